@@ -1,0 +1,115 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Every target builds in the Swift 6 language mode, with complete concurrency checking.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "gatehouse",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .executable(name: "gatehouse", targets: ["GatehouseCLI"]),
+        .library(name: "GatehouseProtocol", targets: ["GatehouseProtocol"]),
+        .library(name: "GatehouseChecks", targets: ["GatehouseChecks"]),
+        .library(name: "GatehouseServer", targets: ["GatehouseServer"]),
+        .library(name: "GatehouseClient", targets: ["GatehouseClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
+    targets: [
+        // Wire types of the MobileFirst 8.0 runtime protocol, JSON values, scopes and JWS: shared by server and SDK.
+        .target(
+            name: "GatehouseProtocol",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The security-check SPI, its base algorithms and the built-in checks.
+        .target(
+            name: "GatehouseChecks",
+            dependencies: [
+                "GatehouseProtocol",
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The storage protocol and its records.
+        .target(
+            name: "GatehouseStore",
+            dependencies: ["GatehouseProtocol", "GatehouseChecks"],
+            swiftSettings: swiftSettings
+        ),
+        // The embedded default store on SQLite.
+        .target(
+            name: "GatehouseSQLite",
+            dependencies: [
+                "GatehouseStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The authorization server: policy, pre-authorization rounds, tokens, HTTP routes.
+        .target(
+            name: "GatehouseServer",
+            dependencies: [
+                "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The client SDK: Foundation and swift-crypto only.
+        .target(
+            name: "GatehouseClient",
+            dependencies: ["GatehouseProtocol"],
+            swiftSettings: swiftSettings
+        ),
+        // The `gatehouse` command.
+        .executableTarget(
+            name: "GatehouseCLI",
+            dependencies: [
+                "GatehouseServer", "GatehouseClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // An example of a custom security check written outside the package's own modules.
+        .target(
+            name: "ExampleChecks",
+            dependencies: ["GatehouseChecks"],
+            path: "Examples/ExampleChecks",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatehouseTests",
+            dependencies: [
+                "GatehouseServer", "GatehouseClient", "ExampleChecks",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,31 @@
+import GatehouseProtocol
+
+/// A user authenticated by a security check (reference §1.5).
+///
+/// Clients see it as the `user` member of the check's success:
+/// `{"id":"john","displayName":"john","authenticatedAt":1455803338008,"authenticatedBy":"UserLogin","attributes":{}}`.
+public struct AuthenticatedUser: Codable, Sendable, Equatable {
+    public var id: String
+    public var displayName: String
+    /// Epoch milliseconds.
+    public var authenticatedAt: Int64
+    /// The name of the check that authenticated the user.
+    public var authenticatedBy: String
+    public var attributes: [String: String]
+
+    public init(id: String, displayName: String, authenticatedAt: Int64, authenticatedBy: String, attributes: [String: String] = [:]) {
+        self.id = id
+        self.displayName = displayName
+        self.authenticatedAt = authenticatedAt
+        self.authenticatedBy = authenticatedBy
+        self.attributes = attributes
+    }
+
+    /// The user as a JSON value, for success data and introspection.
+    public var json: JSON {
+        .object([
+            "id": .string(id), "displayName": .string(displayName), "authenticatedAt": .int(authenticatedAt),
+            "authenticatedBy": .string(authenticatedBy), "attributes": .object(attributes.mapValues(JSON.string)),
+        ])
+    }
+}

@@ -1,0 +1,30 @@
+/// A user that `UserLogin` can authenticate: a name, a bcrypt hash of the password and attributes.
+public struct UserRecord: Codable, Sendable, Equatable {
+    public var username: String
+    public var displayName: String
+    /// A bcrypt hash (`$2b$...`); the password itself is never stored.
+    public var passwordHash: String
+    public var attributes: [String: String]
+
+    public init(username: String, displayName: String, passwordHash: String, attributes: [String: String] = [:]) {
+        self.username = username
+        self.displayName = displayName
+        self.passwordHash = passwordHash
+        self.attributes = attributes
+    }
+}
+
+/// Where user-authenticating checks look users up.
+public protocol UserDirectory: Sendable {
+    /// The user called `username`, or `nil`.
+    func user(named username: String) async throws -> UserRecord?
+}
+
+/// The services a check may use, handed to its factory.
+public struct SecurityCheckServices: Sendable {
+    public var users: any UserDirectory
+
+    public init(users: any UserDirectory) {
+        self.users = users
+    }
+}

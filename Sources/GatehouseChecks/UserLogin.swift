@@ -1,0 +1,67 @@
+import GatehouseProtocol
+import HummingbirdBcrypt
+
+/// Username and password against the stored users (bcrypt hashes), with optional remember-me.
+///
+/// Challenge: `{"errorMsg":null|"...","remainingAttempts":N}`. Answer:
+/// `{"username":"john","password":"...","rememberMe":true}`. Properties: `rememberMeDurationSec` (default 0) and
+/// those of ``CredentialsValidationConfiguration``.
+public struct UserLogin: UserAuthenticationSecurityCheck {
+    public struct CheckData: SecurityCheckData {
+        public var userID: String?
+        public var errorMsg: String?
+        public init() {}
+    }
+
+    /// A hash to check against when the user does not exist, so that both cases take the same time.
+    private static let decoyHash = Bcrypt.hash("gatehouse-decoy", cost: 10)
+
+    public let name: String
+    public let validation: CredentialsValidationConfiguration
+    public let rememberMeDurationSec: Int
+    let users: any UserDirectory
+
+    public init(name: String, properties: inout SecurityCheckProperties, users: any UserDirectory) {
+        self.name = name
+        validation = CredentialsValidationConfiguration(properties: &properties, defaults: .init(maxAttempts: 3))
+        rememberMeDurationSec = properties.int("rememberMeDurationSec", default: 0)
+        self.users = users
+    }
+
+    public func validateCredentials(_ credentials: JSONObject, state: inout State, client: inout ClientContext) async throws -> Bool {
+        guard let username = credentials["username"]?.stringValue, let password = credentials["password"]?.stringValue,
+            !username.isEmpty
+        else {
+            state.data.errorMsg = "Username and password are required."
+            return false
+        }
+        let user = try await users.user(named: username)
+        let hash = user?.passwordHash ?? Self.decoyHash
+        let valid = Bcrypt.verify(password, hash: hash) && user != nil
+        if valid {
+            state.data.userID = username
+            state.data.errorMsg = nil
+        } else {
+            state.data.errorMsg = "Wrong username or password."
+        }
+        return valid
+    }
+
+    public func createChallenge(state: inout State, client: inout ClientContext) async throws -> JSONObject? {
+        let message = state.usedAttempts == 0 ? nil : state.data.errorMsg
+        return ["errorMsg": JSON(message), "remainingAttempts": JSON(state.remainingAttempts(validation))]
+    }
+
+    public func createUser(state: State, client: ClientContext) async throws -> AuthenticatedUser {
+        let id = state.data.userID ?? ""
+        let record = try await users.user(named: id)
+        return AuthenticatedUser(
+            id: id, displayName: record?.displayName ?? id, authenticatedAt: client.now, authenticatedBy: name,
+            attributes: record?.attributes ?? [:]
+        )
+    }
+
+    public func rememberCreatedUser(credentials: JSONObject) -> Bool {
+        credentials["rememberMe"]?.boolValue ?? (credentials["rememberMe"]?.stringValue == "true")
+    }
+}

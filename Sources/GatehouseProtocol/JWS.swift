@@ -1,0 +1,95 @@
+import Crypto
+import CryptoExtras
+import Foundation
+
+/// Why a JWS was refused.
+public enum JWSError: Error, Sendable, Equatable {
+    /// Not three base64url parts of JSON.
+    case malformed
+    /// The header names an algorithm other than RS256.
+    case unsupportedAlgorithm(String)
+    /// The key is not a usable RSA key of 2048 bits or more.
+    case invalidKey
+    /// The signature does not verify.
+    case badSignature
+}
+
+/// The protected header of a MobileFirst JWS: `{"alg":"RS256","jwk":{...}}`.
+public struct JWSHeader: Codable, Sendable {
+    public var alg: String
+    public var jwk: RSAPublicJWK?
+
+    public init(alg: String = "RS256", jwk: RSAPublicJWK?) {
+        self.alg = alg
+        self.jwk = jwk
+    }
+}
+
+/// A JWS in its three parts (header, payload, signature), each base64url.
+///
+/// Registration sends the parts as a JSON object (`signedRegistrationData`); client assertions send the
+/// compact form `header.payload.signature`.
+public struct JWS: Codable, Sendable {
+    public var header: String
+    public var payload: String
+    public var signature: String
+
+    public init(header: String, payload: String, signature: String) {
+        self.header = header
+        self.payload = payload
+        self.signature = signature
+    }
+
+    /// Parses the compact form.
+    public init(compact: String) throws(JWSError) {
+        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw .malformed }
+        self.init(header: String(parts[0]), payload: String(parts[1]), signature: String(parts[2]))
+    }
+
+    /// The compact form `header.payload.signature`.
+    public var compact: String { "\(header).\(payload).\(signature)" }
+
+    /// Signs `payload` with RS256, putting the public key (with `kid`) in the header.
+    public static func sign(_ payload: some Encodable, with key: ClientKeyPair, kid: String?) throws -> JWS {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let header = Base64URL.encode(try encoder.encode(JWSHeader(jwk: try key.jwk(kid: kid))))
+        let body = Base64URL.encode(try encoder.encode(payload))
+        let signature = try key.sign(Data("\(header).\(body)".utf8))
+        return JWS(header: header, payload: body, signature: Base64URL.encode(signature))
+    }
+
+    /// The decoded header.
+    public func decodedHeader() throws(JWSError) -> JWSHeader {
+        try Self.decodeJSON(JWSHeader.self, header)
+    }
+
+    /// The decoded payload.
+    public func decodedPayload<T: Decodable>(as type: T.Type) throws(JWSError) -> T {
+        try Self.decodeJSON(type, payload)
+    }
+
+    /// Verifies the RS256 signature against `key`.
+    public func verify(with key: RSAPublicJWK) throws(JWSError) {
+        let header = try decodedHeader()
+        guard header.alg == "RS256" else { throw .unsupportedAlgorithm(header.alg) }
+        let publicKey = try key.publicKey()
+        guard let signatureBytes = Base64URL.decode(signature) else { throw .malformed }
+        let valid = publicKey.isValidSignature(
+            _RSA.Signing.RSASignature(rawRepresentation: signatureBytes),
+            for: SHA256.hash(data: Data("\(self.header).\(payload)".utf8)),
+            padding: .insecurePKCS1v1_5
+        )
+        guard valid else { throw .badSignature }
+    }
+
+    private static func decodeJSON<T: Decodable>(_ type: T.Type, _ part: String) throws(JWSError) -> T {
+        guard let data = Base64URL.decode(part) else { throw .malformed }
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch {
+            throw .malformed
+        }
+    }
+}

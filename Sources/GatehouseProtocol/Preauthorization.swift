@@ -1,0 +1,42 @@
+/// `POST preauth/v1/preauthorize` body (JSON).
+public struct PreauthorizeRequest: Codable, Sendable {
+    public var client_id: String
+    public var scope: String?
+    /// Answers by security-check name; present only when answering or logging in pre-emptively.
+    public var challengeResponse: [String: JSON]?
+
+    public init(clientID: String, scope: String?, challengeResponse: [String: JSON]? = nil) {
+        self.client_id = clientID
+        self.scope = scope
+        self.challengeResponse = challengeResponse
+    }
+}
+
+/// The outcome of one pre-authorization round (reference §3.5).
+///
+/// - 200: only `successes`.
+/// - 401 with `WWW-Authenticate: MFP-Challenge`: `challenges` (and the `successes` so far).
+/// - 403: `failures`.
+public struct PreauthorizeResponse: Codable, Sendable, Equatable {
+    public var successes: [String: JSON]?
+    public var challenges: [String: JSON]?
+    public var failures: [String: JSON]?
+
+    public init(successes: [String: JSON]? = nil, challenges: [String: JSON]? = nil, failures: [String: JSON]? = nil) {
+        self.successes = successes
+        self.challenges = challenges
+        self.failures = failures
+    }
+}
+
+/// Names the protocol reserves.
+public enum ProtocolNames {
+    /// The pseudo-check in every pre-authorization answer: `{"serverTimeStamp": <ms>}`.
+    public static let clockSynchronization = "clockSynchronization"
+    /// The `WWW-Authenticate` value of a pre-authorization challenge.
+    public static let mfpChallenge = "MFP-Challenge"
+    /// The header of a 409 answer to a write conflict on a client's state.
+    public static let conflictHeader = "MFP-Conflict"
+    /// The redirect URI of native clients.
+    public static let nativeRedirectHost = "mfpredirecturi"
+}

@@ -1,0 +1,35 @@
+/// A scope: a set of space-separated scope elements, such as `"RegisteredClient accessRestricted"`.
+///
+/// Two scopes are equal when they hold the same elements, whatever their order, and with or without the
+/// reserved element `RegisteredClient`, which every scope implies (reference §4.3).
+public struct Scope: Sendable, Hashable, CustomStringConvertible {
+    /// The reserved scope element that every registered client is granted.
+    public static let registeredClient = "RegisteredClient"
+
+    /// The elements, always including ``registeredClient``.
+    public let elements: Set<String>
+
+    /// Parses a space-separated scope string; `nil` or blank means `RegisteredClient` alone.
+    public init(_ string: String?) {
+        let parts = (string ?? "").split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
+        self.init(elements: parts)
+    }
+
+    /// A scope of the given elements (``registeredClient`` is added).
+    public init(elements: some Sequence<String>) {
+        var set = Set(elements.filter { !$0.isEmpty })
+        set.insert(Scope.registeredClient)
+        self.elements = set
+    }
+
+    /// The elements other than ``registeredClient``.
+    public var customElements: Set<String> { elements.subtracting([Scope.registeredClient]) }
+
+    /// The normalised form: sorted elements joined by single spaces (the SDK's cache key).
+    public var normalized: String { elements.sorted().joined(separator: " ") }
+
+    public var description: String { normalized }
+
+    /// Whether every element of `other` is in this scope.
+    public func contains(_ other: Scope) -> Bool { other.elements.isSubset(of: elements) }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import GRDB
+import GatehouseChecks
+import GatehouseProtocol
+import GatehouseStore
+
+/// The embedded default store: one SQLite file in WAL mode, through GRDB.
+///
+/// Writes are serialized by SQLite; a round's state writes run in one transaction that checks every version
+/// first, so a stale round changes nothing.
+public final class SQLiteStore: GatehouseStore {
+    private let pool: DatabasePool
+    private let encoder = JSONEncoder()
+    private let decoder = JSONDecoder()
+
+    /// Opens (and creates or migrates) the database at `path`.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try Self.migrator.migrate(pool)
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE registrations (
+                    client_id TEXT PRIMARY KEY NOT NULL,
+                    record TEXT NOT NULL
+                );
+                CREATE TABLE client_states (
+                    client_id TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    data BLOB NOT NULL,
+                    version INTEGER NOT NULL,
+                    PRIMARY KEY (client_id, name)
+                );
+                CREATE TABLE authorization_codes (
+                    code_hash TEXT PRIMARY KEY NOT NULL,
+                    record TEXT NOT NULL,
+                    expires_at INTEGER NOT NULL
+                );
+                CREATE TABLE signing_keys (
+                    kid TEXT PRIMARY KEY NOT NULL,
+                    record TEXT NOT NULL,
+                    created_at INTEGER NOT NULL
+                );
+                CREATE TABLE users (
+                    username TEXT PRIMARY KEY NOT NULL,
+                    record TEXT NOT NULL
+                );
+                """)
+        }
+        return migrator
+    }
+
+    private func encode(_ value: some Encodable) throws -> String {
+        String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        try decoder.decode(type, from: Data(text.utf8))
+    }
+
+    // MARK: Registrations
+
+    public func createRegistration(_ registration: ClientRegistrationRecord) async throws {
+        let text = try encode(registration)
+        try await pool.write { db in
+            do {
+                try db.execute(sql: "INSERT INTO registrations (client_id, record) VALUES (?, ?)", arguments: [registration.clientID, text])
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                throw StoreError.duplicate
+            }
+        }
+    }
+
+    public func updateRegistration(_ registration: ClientRegistrationRecord) async throws {
+        let text = try encode(registration)
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE registrations SET record = ? WHERE client_id = ?", arguments: [text, registration.clientID])
+            if db.changesCount == 0 { throw StoreError.notFound }
+        }
+    }
+
+    public func registration(clientID: String) async throws -> ClientRegistrationRecord? {
+        let text = try await pool.read { db in
+            try String.fetchOne(db, sql: "SELECT record FROM registrations WHERE client_id = ?", arguments: [clientID])
+        }
+        return try text.map { try decode(ClientRegistrationRecord.self, $0) }
+    }
+
+    // MARK: Client state
+
+    public func clientState(clientID: String) async throws -> [String: VersionedState] {
+        try await pool.read { db in
+            var result: [String: VersionedState] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT name, data, version FROM client_states WHERE client_id = ?", arguments: [clientID])
+            while let row = try rows.next() {
+                let data: Data = row["data"]
+                result[row["name"]] = VersionedState(data: [UInt8](data), version: row["version"])
+            }
+            return result
+        }
+    }
+
+    public func commit(clientID: String, writes: [StateWrite]) async throws -> Bool {
+        guard !writes.isEmpty else { return true }
+        return try await pool.writeWithoutTransaction { db in
+            var applied = false
+            try db.inTransaction(.immediate) {
+                for write in writes {
+                    if write.expectedVersion == 0 {
+                        try db.execute(
+                            sql: "INSERT OR IGNORE INTO client_states (client_id, name, data, version) VALUES (?, ?, ?, 1)",
+                            arguments: [clientID, write.name, Data(write.data)])
+                    } else {
+                        try db.execute(
+                            sql: "UPDATE client_states SET data = ?, version = version + 1 WHERE client_id = ? AND name = ? AND version = ?",
+                            arguments: [Data(write.data), clientID, write.name, write.expectedVersion])
+                    }
+                    if db.changesCount != 1 { return .rollback }
+                }
+                applied = true
+                return .commit
+            }
+            return applied
+        }
+    }
+
+    // MARK: Codes
+
+    public func insertCode(_ code: AuthorizationCodeRecord) async throws {
+        let text = try encode(code)
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM authorization_codes WHERE expires_at < ?", arguments: [code.expiresAt - 3_600_000])
+            try db.execute(
+                sql: "INSERT INTO authorization_codes (code_hash, record, expires_at) VALUES (?, ?, ?)",
+                arguments: [code.codeHash, text, code.expiresAt])
+        }
+    }
+
+    public func consumeCode(hash: String) async throws -> AuthorizationCodeRecord? {
+        let text = try await pool.write { db in
+            try String.fetchOne(db, sql: "DELETE FROM authorization_codes WHERE code_hash = ? RETURNING record", arguments: [hash])
+        }
+        return try text.map { try decode(AuthorizationCodeRecord.self, $0) }
+    }
+
+    // MARK: Keys
+
+    public func signingKeys() async throws -> [SigningKeyRecord] {
+        let texts = try await pool.read { db in
+            try String.fetchAll(db, sql: "SELECT record FROM signing_keys ORDER BY created_at, kid")
+        }
+        return try texts.map { try decode(SigningKeyRecord.self, $0) }
+    }
+
+    public func insertSigningKey(_ key: SigningKeyRecord) async throws {
+        let text = try encode(key)
+        try await pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO signing_keys (kid, record, created_at) VALUES (?, ?, ?)",
+                arguments: [key.kid, text, key.createdAt])
+        }
+    }
+
+    // MARK: Users
+
+    public func upsertUser(_ user: UserRecord) async throws {
+        let text = try encode(user)
+        try await pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO users (username, record) VALUES (?, ?) ON CONFLICT(username) DO UPDATE SET record = excluded.record",
+                arguments: [user.username, text])
+        }
+    }
+
+    public func user(named username: String) async throws -> UserRecord? {
+        let text = try await pool.read { db in
+            try String.fetchOne(db, sql: "SELECT record FROM users WHERE username = ?", arguments: [username])
+        }
+        return try text.map { try decode(UserRecord.self, $0) }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import GatehouseChecks
+import GatehouseSQLite
+import GatehouseStore
+import Hummingbird
+import Logging
+
+/// How to run a Gatehouse authorization server.
+public struct ServerConfiguration: Sendable {
+    /// The address to listen on; loopback by default.
+    public var host: String = "127.0.0.1"
+    /// The port; 0 picks a free one.
+    public var port: Int = 8080
+    /// The policy file; `nil` runs the ``DemoPolicy``.
+    public var policyPath: String?
+    /// Where the embedded store keeps its database.
+    public var dataDirectory: String = ".gatehouse"
+    /// A store to use instead of the embedded SQLite one.
+    public var store: (any GatehouseStore)?
+    /// The check classes the policy may name.
+    public var registry: SecurityCheckRegistry = .builtIn
+    /// The `iss` of issued tokens.
+    public var issuer: String = "gatehouse"
+
+    public init() {}
+}
+
+/// Builds the Gatehouse HTTP application.
+public enum Gatehouse {
+    /// Opens the store, reads the policy (stopping with a ``PolicyError`` if it is wrong), loads or creates the
+    /// signing keys and returns the application, ready to run.
+    ///
+    /// - Parameter onServerRunning: called with the bound port once the server listens.
+    public static func makeApplication(
+        _ configuration: ServerConfiguration, logger: Logger,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws -> some ApplicationProtocol {
+        let service = try await makeService(configuration, logger: logger)
+        let router = Router()
+        router.add(middleware: ErrorMiddleware())
+        router.get("health") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
+        RuntimeRoutes(service: service).add(to: router)
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+    }
+
+    /// The authorization service alone, for embedding or benchmarks.
+    public static func makeService(_ configuration: ServerConfiguration, logger: Logger) async throws -> AuthorizationService {
+        let store: any GatehouseStore
+        if let given = configuration.store {
+            store = given
+        } else {
+            try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+            store = try SQLiteStore(path: (configuration.dataDirectory as NSString).appendingPathComponent("gatehouse.sqlite"))
+        }
+        let services = SecurityCheckServices(users: store)
+        let policy: SecurityPolicy
+        if let path = configuration.policyPath {
+            policy = try SecurityPolicy.load(path: path, registry: configuration.registry, services: services)
+        } else {
+            policy = try SecurityPolicy.parse(yaml: DemoPolicy.yaml, file: "demo policy", registry: configuration.registry, services: services)
+        }
+        for warning in policy.warnings { logger.warning("\(warning)") }
+        for user in policy.users { try await store.upsertUser(user) }
+        let signer = try await TokenSigner.load(from: store)
+        return AuthorizationService(policy: policy, store: store, signer: signer, issuer: configuration.issuer, logger: logger)
+    }
+}

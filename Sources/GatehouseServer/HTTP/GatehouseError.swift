@@ -1,0 +1,67 @@
+import HTTPTypes
+import Foundation
+import GatehouseProtocol
+import Hummingbird
+
+/// An error answered to a client: a status, a JSON body, and headers where the protocol wants them.
+///
+/// MobileFirst endpoints answer `{"errorCode":..,"errorMsg":..}`; OAuth endpoints (`az/v1/token`) answer
+/// `{"error":..,"error_description":..}` (RFC 6749 §5.2).
+public struct GatehouseError: Error, HTTPResponseError, Sendable, CustomStringConvertible {
+    public enum Style: Sendable { case mobileFirst, oauth }
+
+    public var status: HTTPResponse.Status
+    public var code: String
+    public var message: String
+    public var style: Style
+    public var headers: HTTPFields
+
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, style: Style = .mobileFirst, headers: HTTPFields = [:]) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.style = style
+        self.headers = headers
+    }
+
+    public var description: String { "\(status.code) \(code): \(message)" }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let body: [String: String] = switch style {
+        case .mobileFirst: ["errorCode": code, "errorMsg": message]
+        case .oauth: ["error": code, "error_description": message]
+        }
+        var headers = self.headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: JSONBody.buffer(body)))
+    }
+}
+
+extension GatehouseError {
+    static func invalidRequest(_ message: String) -> GatehouseError { .init(.badRequest, "INVALID_REQUEST", message) }
+    static func invalidClientID(_ clientID: String) -> GatehouseError {
+        .init(.badRequest, "INVALID_CLIENT_ID", "Unknown client id '\(clientID.prefix(64))'. Register the client again.")
+    }
+    static func conflict() -> GatehouseError {
+        .init(.conflict, "CONFLICT", "The client's state changed meanwhile; send the request again.",
+              headers: [HTTPField.Name(ProtocolNames.conflictHeader)!: "true"])
+    }
+}
+
+/// Encoding of JSON answers.
+enum JSONBody {
+    static func buffer(_ value: some Encodable) -> ByteBuffer {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return ByteBuffer(bytes: data)
+    }
+
+    /// A JSON response.
+    static func response(_ status: HTTPResponse.Status = .ok, _ value: some Encodable, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: buffer(value)))
+    }
+}

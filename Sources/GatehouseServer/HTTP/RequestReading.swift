@@ -1,0 +1,81 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// Reading of request bodies and queries with limits, content-type checks and clear errors.
+enum RequestReading {
+    /// The largest body an endpoint of the runtime protocol accepts.
+    static let maxBodyBytes = 64 * 1024
+
+    /// Decodes a JSON body of type `T`; 415 for another content type, 400 for bad JSON, 413 when too large.
+    static func json<T: Decodable>(_ type: T.Type, from request: inout Request) async throws -> T {
+        try requireContentType("application/json", request)
+        let buffer = try await collect(&request)
+        do {
+            return try JSONDecoder().decode(type, from: Data(buffer: buffer))
+        } catch let error as DecodingError {
+            throw GatehouseError.invalidRequest("The body is not valid: \(describe(error))")
+        }
+    }
+
+    /// Parses a form body (`application/x-www-form-urlencoded`).
+    static func form(from request: inout Request) async throws -> [String: String] {
+        try requireContentType("application/x-www-form-urlencoded", request)
+        let buffer = try await collect(&request)
+        return parseForm(String(buffer: buffer))
+    }
+
+    /// The query parameters, percent-decoded.
+    static func query(_ request: Request) -> [String: String] {
+        parseForm(request.uri.query ?? "")
+    }
+
+    /// Parses `a=1&b=x%20y` (with `+` as space); the first value of a repeated name wins.
+    static func parseForm(_ text: String) -> [String: String] {
+        var result: [String: String] = [:]
+        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = decodeComponent(parts[0])
+            let value = parts.count > 1 ? decodeComponent(parts[1]) : ""
+            if result[name] == nil { result[name] = value }
+        }
+        return result
+    }
+
+    private static func decodeComponent(_ part: Substring) -> String {
+        let spaced = part.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+    }
+
+    private static func requireContentType(_ expected: String, _ request: Request) throws {
+        let given = request.headers[.contentType]?.lowercased() ?? ""
+        let mediaType = given.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        guard mediaType == expected else {
+            throw GatehouseError(
+                .unsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
+                "Content-Type must be \(expected), not '\(given.prefix(80))'.")
+        }
+    }
+
+    private static func collect(_ request: inout Request) async throws -> ByteBuffer {
+        do {
+            return try await request.collectBody(upTo: maxBodyBytes)
+        } catch is NIOTooManyBytesError {
+            throw GatehouseError(.contentTooLarge, "REQUEST_TOO_LARGE", "The body is larger than \(maxBodyBytes) bytes.")
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let p = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            return p.isEmpty ? "" : " at '\(p)'"
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "missing '\(key.stringValue)'\(path(context))"
+        case .typeMismatch(_, let context): return "wrong type\(path(context))"
+        case .valueNotFound(_, let context): return "missing value\(path(context))"
+        case .dataCorrupted(let context): return context.codingPath.isEmpty ? "not JSON" : "invalid value\(path(context))"
+        @unknown default: return "invalid"
+        }
+    }
+}

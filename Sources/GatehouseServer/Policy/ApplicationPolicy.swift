@@ -1,0 +1,41 @@
+import GatehouseChecks
+import GatehouseProtocol
+
+/// One application's security policy: its checks (configured for it), scope mapping, mandatory scope and token cap.
+public struct ApplicationPolicy: Sendable {
+    public let id: String
+    public let platform: String
+    public let version: String?
+    /// Scope element → check names.
+    public let scopeElementMapping: [String: [String]]
+    public let mandatoryScope: Set<String>
+    /// Seconds.
+    public let maxTokenExpiration: Int
+    /// The checks, configured for this application, by name.
+    public let checks: [String: any SecurityCheck]
+
+    /// Whether a client registering `application` belongs to this policy.
+    public func matches(_ application: ApplicationData) -> Bool {
+        application.id == id && application.clientPlatform.lowercased() == platform.lowercased()
+            && (version == nil || version == application.version)
+    }
+
+    /// A scope element no check answers for.
+    public struct UnknownScopeElement: Error, Sendable {
+        public let element: String
+    }
+
+    /// The checks that `scope` and the mandatory scope map to, each with the scope elements that mapped to it.
+    public func checks(for scope: Scope, includingMandatory: Bool = true) throws(UnknownScopeElement) -> [(check: any SecurityCheck, scope: Set<String>)] {
+        var elementsByCheck: [String: Set<String>] = [:]
+        let elements = includingMandatory ? scope.elements.union(mandatoryScope) : scope.elements
+        for element in elements where element != Scope.registeredClient {
+            let names = scopeElementMapping[element] ?? [element]
+            for name in names {
+                guard checks[name] != nil else { throw UnknownScopeElement(element: element) }
+                elementsByCheck[name, default: []].insert(element)
+            }
+        }
+        return elementsByCheck.keys.sorted().map { (checks[$0]!, elementsByCheck[$0]!) }
+    }
+}

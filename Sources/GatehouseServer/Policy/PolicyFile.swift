@@ -1,0 +1,52 @@
+import GatehouseProtocol
+
+/// The policy file as written (YAML): applications, their scope mappings, the security checks and the users.
+///
+/// ```yaml
+/// securityChecks:
+///   PinCodeAttempts:
+///     class: PinCodeAttempts
+///     properties: { pinCode: "1234", maxAttempts: 3, blockedStateExpirationSec: 60 }
+/// applications:
+///   - id: com.sample.pincodeswift
+///     platform: ios
+///     scopeElementMapping: { accessRestricted: PinCodeAttempts }
+///     maxTokenExpiration: 3600
+/// users:
+///   - { username: john, displayName: John, passwordHash: "$2b$10$..." }
+/// ```
+public struct PolicyFile: Codable, Sendable {
+    public struct CheckDefinition: Codable, Sendable {
+        /// The check class, as registered in the ``SecurityCheckRegistry``.
+        public var `class`: String
+        public var properties: [String: JSON]?
+    }
+
+    public struct Application: Codable, Sendable {
+        public var id: String
+        /// `ios`, `android`, `web`, ...
+        public var platform: String
+        /// The one version allowed; any version when absent.
+        public var version: String?
+        /// Scope element → space-separated check names (`""` maps to no check).
+        public var scopeElementMapping: [String: String]?
+        /// Scope elements added to every protected request of the application.
+        public var mandatoryScope: String?
+        /// The longest a token may live, seconds; 3600 by default.
+        public var maxTokenExpiration: Int?
+        /// Per-application property overrides, by check name.
+        public var securityCheckConfigurations: [String: [String: JSON]]?
+    }
+
+    public struct User: Codable, Sendable {
+        public var username: String
+        public var displayName: String?
+        /// A bcrypt hash of the password.
+        public var passwordHash: String
+        public var attributes: [String: String]?
+    }
+
+    public var securityChecks: [String: CheckDefinition]?
+    public var applications: [Application]?
+    public var users: [User]?
+}

@@ -1,0 +1,155 @@
+import Foundation
+import GatehouseChecks
+import GatehouseProtocol
+import Yams
+
+/// The server's whole policy: every application with its configured checks, and the users to provision.
+public struct SecurityPolicy: Sendable {
+    public let applications: [ApplicationPolicy]
+    public let users: [UserRecord]
+    /// Warnings met while reading the policy, as `key: message`.
+    public let warnings: [String]
+
+    /// The policy of the application a client registered with, if the policy knows it.
+    public func application(for data: ApplicationData) -> ApplicationPolicy? {
+        applications.first { $0.matches(data) }
+    }
+
+    /// Reads a policy file; every problem is a ``PolicyError`` naming the file and key.
+    public static func load(path: String, registry: SecurityCheckRegistry, services: SecurityCheckServices) throws -> SecurityPolicy {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw PolicyError(file: path, key: "", problem: "cannot be read (\(error.localizedDescription))")
+        }
+        return try parse(yaml: text, file: path, registry: registry, services: services)
+    }
+
+    /// Reads a policy from YAML text; `file` names it in errors.
+    public static func parse(yaml: String, file: String, registry: SecurityCheckRegistry, services: SecurityCheckServices) throws -> SecurityPolicy {
+        let policy: PolicyFile
+        do {
+            policy = try YAMLDecoder().decode(PolicyFile.self, from: yaml)
+        } catch let error as DecodingError {
+            throw Self.policyError(file: file, error)
+        } catch {
+            throw PolicyError(file: file, key: "", problem: "is not valid YAML (\(error))")
+        }
+        return try build(policy, file: file, registry: registry, services: services)
+    }
+
+    static func build(_ policy: PolicyFile, file: String, registry: SecurityCheckRegistry, services: SecurityCheckServices) throws -> SecurityPolicy {
+        var warnings: [String] = []
+        let definitions = policy.securityChecks ?? [:]
+        for (name, definition) in definitions {
+            guard !name.isEmpty, name != Scope.registeredClient, !name.contains(" ") else {
+                throw PolicyError(file: file, key: "securityChecks.\(name)", problem: "is not a usable check name")
+            }
+            guard registry.factories[definition.class] != nil else {
+                throw PolicyError(
+                    file: file, key: "securityChecks.\(name).class",
+                    problem: "unknown check class '\(definition.class)' (known: \(registry.factories.keys.sorted().joined(separator: ", ")))")
+            }
+        }
+        guard let applicationEntries = policy.applications, !applicationEntries.isEmpty else {
+            throw PolicyError(file: file, key: "applications", problem: "must list at least one application")
+        }
+        var applications: [ApplicationPolicy] = []
+        for (index, entry) in applicationEntries.enumerated() {
+            let key = "applications[\(index)]"
+            guard !entry.id.isEmpty else { throw PolicyError(file: file, key: "\(key).id", problem: "must not be empty") }
+            guard !entry.platform.isEmpty else { throw PolicyError(file: file, key: "\(key).platform", problem: "must not be empty") }
+            let overrides = entry.securityCheckConfigurations ?? [:]
+            for name in overrides.keys where definitions[name] == nil {
+                throw PolicyError(file: file, key: "\(key).securityCheckConfigurations.\(name)", problem: "names no check in securityChecks")
+            }
+            var checks: [String: any SecurityCheck] = [:]
+            for (name, definition) in definitions {
+                let values = (definition.properties ?? [:]).merging(overrides[name] ?? [:]) { _, app in app }
+                var properties = SecurityCheckProperties(values)
+                let check: any SecurityCheck
+                do {
+                    check = try registry.factories[definition.class]!(name, &properties, services)
+                } catch {
+                    throw PolicyError(file: file, key: "securityChecks.\(name)", problem: "could not be created: \(error)")
+                }
+                properties.warnAboutUnknownProperties()
+                func propertyKey(_ property: String) -> String {
+                    overrides[name]?[property] != nil
+                        ? "\(key).securityCheckConfigurations.\(name).\(property)" : "securityChecks.\(name).properties.\(property)"
+                }
+                if let (property, message) = properties.errors.sorted(by: { $0.key < $1.key }).first {
+                    throw PolicyError(file: file, key: propertyKey(property), problem: message)
+                }
+                for (property, message) in properties.warnings.sorted(by: { $0.key < $1.key }) {
+                    let warning = "\(file): \(propertyKey(property)): \(message)"
+                    if !warnings.contains(warning) { warnings.append(warning) }
+                }
+                checks[name] = check
+            }
+            var mapping: [String: [String]] = [:]
+            for (element, target) in entry.scopeElementMapping ?? [:] {
+                let names = target.split(separator: " ").map(String.init)
+                for name in names where checks[name] == nil {
+                    throw PolicyError(file: file, key: "\(key).scopeElementMapping.\(element)", problem: "maps to '\(name)', which is not in securityChecks")
+                }
+                mapping[element] = names
+            }
+            let mandatory = Scope(entry.mandatoryScope).customElements
+            for element in mandatory where mapping[element] == nil && checks[element] == nil {
+                throw PolicyError(file: file, key: "\(key).mandatoryScope", problem: "element '\(element)' maps to no check")
+            }
+            let maxTokenExpiration = entry.maxTokenExpiration ?? 3600
+            guard (1...86_400 * 365).contains(maxTokenExpiration) else {
+                throw PolicyError(file: file, key: "\(key).maxTokenExpiration", problem: "must be between 1 and 31536000 seconds")
+            }
+            let application = ApplicationPolicy(
+                id: entry.id, platform: entry.platform, version: entry.version, scopeElementMapping: mapping,
+                mandatoryScope: mandatory, maxTokenExpiration: maxTokenExpiration, checks: checks)
+            if applications.contains(where: { $0.id == application.id && $0.platform.lowercased() == application.platform.lowercased() && $0.version == application.version }) {
+                throw PolicyError(file: file, key: key, problem: "application \(entry.id) (\(entry.platform)) is listed twice")
+            }
+            applications.append(application)
+        }
+        var users: [UserRecord] = []
+        for (index, user) in (policy.users ?? []).enumerated() {
+            guard !user.username.isEmpty else { throw PolicyError(file: file, key: "users[\(index)].username", problem: "must not be empty") }
+            guard user.passwordHash.hasPrefix("$2") else {
+                throw PolicyError(file: file, key: "users[\(index)].passwordHash", problem: "must be a bcrypt hash ($2b$...), never a password")
+            }
+            users.append(UserRecord(username: user.username, displayName: user.displayName ?? user.username,
+                                    passwordHash: user.passwordHash, attributes: user.attributes ?? [:]))
+        }
+        return SecurityPolicy(applications: applications, users: users, warnings: warnings)
+    }
+
+    private static func policyError(file: String, _ error: DecodingError) -> PolicyError {
+        func key(_ path: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
+            (path + (last.map { [$0] } ?? [])).reduce(into: "") { text, key in
+                if let index = key.intValue { text += "[\(index)]" } else { text += text.isEmpty ? key.stringValue : ".\(key.stringValue)" }
+            }
+        }
+        switch error {
+        case .keyNotFound(let missing, let context):
+            return PolicyError(file: file, key: key(context.codingPath, missing), problem: "is required")
+        case .typeMismatch(let type, let context):
+            return PolicyError(file: file, key: key(context.codingPath), problem: "must be \(describe(type))")
+        case .valueNotFound(let type, let context):
+            return PolicyError(file: file, key: key(context.codingPath), problem: "must be \(describe(type)), not empty")
+        case .dataCorrupted(let context):
+            return PolicyError(file: file, key: key(context.codingPath), problem: context.debugDescription)
+        @unknown default:
+            return PolicyError(file: file, key: "", problem: "\(error)")
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type: "an integer"
+        case is Array<Any>.Type: "a list"
+        default: "a \(String(describing: type).replacingOccurrences(of: "Dictionary<String, ", with: "mapping of "))"
+        }
+    }
+}

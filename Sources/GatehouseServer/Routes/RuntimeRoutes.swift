@@ -1,0 +1,108 @@
+import HTTPTypes
+import GatehouseChecks
+import GatehouseProtocol
+import Hummingbird
+
+/// The MobileFirst 8.0 runtime protocol under `/mfp/api` (reference §3.1).
+struct RuntimeRoutes<Context: RequestContext> {
+    let service: AuthorizationService
+
+    func add(to router: Router<Context>) {
+        let api = router.group("mfp/api")
+        api.post("registration/v1/self", use: register)
+        api.put("registration/v1/self/:clientId", use: updateRegistration)
+        api.get("registration/v1/self/:clientId", use: readRegistration)
+        api.post("preauth/v1/preauthorize", use: preauthorize)
+        api.get("az/v1/authorization", use: authorize)
+        api.get("az/v1/authorization/redirect/:clientId", use: redirectTarget)
+        api.post("az/v1/token", use: token)
+        api.post("preauth/v1/logout", use: logout)
+        api.post("preauth/v1/heartbeat", use: heartbeat)
+    }
+
+    @Sendable func register(_ request: Request, context: Context) async throws -> Response {
+        var request = request
+        let body = try await RequestReading.json(RegistrationRequest.self, from: &request)
+        let clientID = try await service.register(body)
+        return JSONBody.response(.created, ["clientId": clientID], headers: [.location: "/mfp/api/registration/clients/\(clientID)"])
+    }
+
+    @Sendable func updateRegistration(_ request: Request, context: Context) async throws -> Response {
+        var request = request
+        let clientID = try context.parameters.require("clientId")
+        let body = try await RequestReading.json(RegistrationRequest.self, from: &request)
+        try await service.updateRegistration(clientID: clientID, body)
+        return JSONBody.response(.ok, ["clientId": clientID])
+    }
+
+    @Sendable func readRegistration(_ request: Request, context: Context) async throws -> Response {
+        let clientID = try context.parameters.require("clientId")
+        let record = try await service.registration(clientID: clientID, form: RequestReading.query(request))
+        let registration: JSON = [
+            "device": .object([
+                "id": .string(record.data.device.id), "hardware": JSON(record.data.device.hardware),
+                "platform": JSON(record.data.device.platform), "deviceDisplayName": JSON(record.data.device.deviceDisplayName),
+            ]),
+            "application": .object([
+                "id": .string(record.data.application.id), "clientPlatform": .string(record.data.application.clientPlatform),
+                "version": .string(record.data.application.version),
+            ]),
+            "attributes": .object(record.data.attributes ?? [:]),
+        ]
+        return JSONBody.response(.ok, ["registration": registration])
+    }
+
+    @Sendable func preauthorize(_ request: Request, context: Context) async throws -> Response {
+        var request = request
+        let body = try await RequestReading.json(PreauthorizeRequest.self, from: &request)
+        var headers: [String: String] = [:]
+        for field in request.headers where field.name != .authorization && field.name != .cookie {
+            headers[field.name.canonicalName] = field.value
+        }
+        let outcome = try await service.preauthorize(body, checkRequest: CheckRequest(headers: headers))
+        var responseHeaders: HTTPFields = [.cacheControl: "no-store"]
+        if outcome.status == 401 { responseHeaders[.wwwAuthenticate] = ProtocolNames.mfpChallenge }
+        return JSONBody.response(.init(code: outcome.status), outcome.body, headers: responseHeaders)
+    }
+
+    @Sendable func authorize(_ request: Request, context: Context) async throws -> Response {
+        let location = try await service.authorize(query: RequestReading.query(request), host: request.head.authority)
+        return Response(status: .found, headers: [.location: location, .cacheControl: "no-store", .contentLength: "0"])
+    }
+
+    @Sendable func redirectTarget(_ request: Request, context: Context) async throws -> Response {
+        let query = RequestReading.query(request)
+        if let code = query["code"], !code.isEmpty {
+            return JSONBody.response(.ok, ["code": code], headers: [.cacheControl: "no-store"])
+        }
+        throw GatehouseError(.badRequest, query["error"] ?? "invalid_request", query["errorMsg"] ?? "No code was issued.", style: .oauth)
+    }
+
+    @Sendable func token(_ request: Request, context: Context) async throws -> Response {
+        var request = request
+        let form: [String: String]
+        do {
+            form = try await RequestReading.form(from: &request)
+        } catch let error as GatehouseError {
+            throw GatehouseError(error.status, error.status == .unsupportedMediaType ? "invalid_request" : error.code, error.message, style: .oauth)
+        }
+        let token = try await service.token(form: form)
+        return JSONBody.response(.ok, token, headers: [.cacheControl: "no-store", .pragma: "no-cache"])
+    }
+
+    @Sendable func logout(_ request: Request, context: Context) async throws -> Response {
+        var request = request
+        try await service.logout(form: try await RequestReading.form(from: &request))
+        return JSONBody.response(.ok, [String: String]())
+    }
+
+    @Sendable func heartbeat(_ request: Request, context: Context) async throws -> Response {
+        var request = request
+        try await service.heartbeat(form: try await RequestReading.form(from: &request))
+        return JSONBody.response(.ok, [String: String]())
+    }
+}
+
+extension HTTPField.Name {
+    static let pragma = Self("Pragma")!
+}

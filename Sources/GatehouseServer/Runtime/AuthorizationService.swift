@@ -1,0 +1,304 @@
+import Crypto
+import Foundation
+import GatehouseChecks
+import GatehouseProtocol
+import GatehouseStore
+import Logging
+
+/// The authorization server's logic, apart from HTTP: registration, pre-authorization rounds, codes, tokens,
+/// logout and heartbeat. The routes translate HTTP to these calls and back.
+public struct AuthorizationService: Sendable {
+    public let policy: SecurityPolicy
+    public let store: any GatehouseStore
+    public let signer: TokenSigner
+    let issuer: String
+    let logger: Logger
+    let locks = KeyedLock()
+    let assertions: ClientAssertionVerifier
+    /// Rounds tried again after losing a race for the client's state before answering 409.
+    let maxRoundRetries = 8
+    /// How long an authorization code can be exchanged, ms.
+    let codeLifetime: Int64 = 120_000
+
+    public init(policy: SecurityPolicy, store: any GatehouseStore, signer: TokenSigner, issuer: String, logger: Logger) {
+        self.policy = policy
+        self.store = store
+        self.signer = signer
+        self.issuer = issuer
+        self.logger = logger
+        self.assertions = ClientAssertionVerifier(store: store)
+    }
+
+    // MARK: Registration
+
+    /// Registers a client from its self-signed registration data; returns the new client id.
+    public func register(_ request: RegistrationRequest) async throws -> String {
+        let jws = request.signedRegistrationData
+        let jwk: RSAPublicJWK
+        let data: RegistrationData
+        do {
+            guard let key = try jws.decodedHeader().jwk else {
+                throw GatehouseError.invalidRequest("signedRegistrationData.header must carry the client's public key (jwk)")
+            }
+            jwk = key.withoutKid
+            try jws.verify(with: jwk)
+            data = try jws.decodedPayload(as: RegistrationData.self)
+        } catch let error as JWSError {
+            throw GatehouseError.invalidRequest("signedRegistrationData: \(Self.describe(error))")
+        }
+        _ = try application(for: data)
+        let now = Clock.nowMillis()
+        let clientID = UUID().uuidString.lowercased()
+        try await store.createRegistration(
+            ClientRegistrationRecord(clientID: clientID, data: data, publicKey: jwk, createdAt: now, updatedAt: now))
+        logger.info("Registered client \(clientID) of \(data.application.id) (\(data.application.clientPlatform) \(data.application.version))")
+        return clientID
+    }
+
+    /// Updates a registration; the data must be signed with the key the client registered.
+    public func updateRegistration(clientID: String, _ request: RegistrationRequest) async throws {
+        guard var record = try await store.registration(clientID: clientID) else { throw GatehouseError.invalidClientID(clientID) }
+        let data: RegistrationData
+        do {
+            try request.signedRegistrationData.verify(with: record.publicKey)
+            data = try request.signedRegistrationData.decodedPayload(as: RegistrationData.self)
+        } catch let error as JWSError {
+            throw GatehouseError.invalidRequest("signedRegistrationData: \(Self.describe(error))")
+        }
+        _ = try application(for: data)
+        record.data = data
+        record.updatedAt = Clock.nowMillis()
+        try await store.updateRegistration(record)
+    }
+
+    /// The registration of the client whose assertion `form` carries, which must be `clientID`.
+    public func registration(clientID: String, form: [String: String]) async throws -> ClientRegistrationRecord {
+        let record = try await assertions.verify(form: form, audience: .none, jti: nil, now: Clock.nowMillis(), style: .mobileFirst)
+        guard record.clientID == clientID else {
+            throw GatehouseError(.forbidden, "FORBIDDEN", "The assertion was signed by another client.")
+        }
+        return record
+    }
+
+    private func application(for data: RegistrationData) throws -> ApplicationPolicy {
+        guard let application = policy.application(for: data.application) else {
+            throw GatehouseError(
+                .forbidden, "APPLICATION_NOT_REGISTERED",
+                "Application '\(data.application.id.prefix(128))' for platform '\(data.application.clientPlatform.prefix(32))' version '\(data.application.version.prefix(32))' is not registered in the server's policy.")
+        }
+        return application
+    }
+
+    private func registeredClient(_ clientID: String) async throws -> (ClientRegistrationRecord, ApplicationPolicy) {
+        guard let record = try await store.registration(clientID: clientID) else { throw GatehouseError.invalidClientID(clientID) }
+        return (record, try application(for: record.data))
+    }
+
+    // MARK: Pre-authorization
+
+    /// One pre-authorization round: runs every check the scope maps to with the client's answers.
+    public func preauthorize(_ request: PreauthorizeRequest, checkRequest: CheckRequest) async throws -> PreauthorizeOutcome {
+        let (record, application) = try await registeredClient(request.client_id)
+        let checks = try checks(of: application, for: Scope(request.scope))
+        var answers: [String: JSONObject?] = [:]
+        for (name, answer) in request.challengeResponse ?? [:] {
+            switch answer {
+            case .object(let object): answers[name] = object
+            case .null: answers[name] = .some(nil)
+            default: throw GatehouseError.invalidRequest("challengeResponse.\(name.prefix(64)) must be a JSON object")
+            }
+        }
+        let response = try await withClient(record) { snapshot in
+            var response = AuthorizationResponse()
+            for (check, elements) in checks {
+                var own = AuthorizationResponse()
+                let credentials = answers[check.name] ?? nil
+                try await snapshot.authorize(check, scope: elements, credentials: credentials, request: checkRequest, response: &own)
+                response.merge(own)
+            }
+            return response
+        }
+        return PreauthorizeOutcome(response: response, serverTime: Clock.nowMillis())
+    }
+
+    private func checks(of application: ApplicationPolicy, for scope: Scope) throws -> [(check: any SecurityCheck, scope: Set<String>)] {
+        do {
+            return try application.checks(for: scope)
+        } catch {
+            throw GatehouseError(
+                .badRequest, "INVALID_SCOPE",
+                "Scope element '\(error.element.prefix(64))' maps to no security check of application \(application.id).")
+        }
+    }
+
+    /// Runs `body` on the client's state under the client's lock, and stores its changes atomically; a round that
+    /// lost a race against another node is run again on fresh state.
+    func withClient<T: Sendable>(_ record: ClientRegistrationRecord, _ body: (inout ClientSnapshot) async throws -> T) async throws -> T {
+        try await locks.withLock(record.clientID) {
+            for _ in 0..<maxRoundRetries {
+                let stored = try await store.clientState(clientID: record.clientID)
+                var snapshot = ClientSnapshot(registration: record, stored: stored, now: Clock.nowMillis(), logger: logger)
+                let result = try await body(&snapshot)
+                if try await store.commit(clientID: record.clientID, writes: snapshot.writes()) {
+                    return result
+                }
+            }
+            throw GatehouseError.conflict()
+        }
+    }
+
+    // MARK: Authorization code
+
+    /// `az/v1/authorization`: a code for the scope if every check it maps to is in success. Returns the URI to
+    /// redirect to.
+    public func authorize(query: [String: String], host: String?) async throws -> String {
+        guard query["response_type"] == "code" else {
+            throw GatehouseError(.badRequest, "unsupported_response_type", "response_type must be code", style: .oauth)
+        }
+        guard let clientID = query["client_id"], !clientID.isEmpty else { throw GatehouseError.invalidRequest("client_id is required") }
+        let (record, application) = try await registeredClient(clientID)
+        guard let redirectURI = query["redirect_uri"],
+            RedirectURI.isValid(redirectURI, clientID: clientID, platform: record.data.application.clientPlatform, host: host)
+        else {
+            throw GatehouseError(.badRequest, "INVALID_REDIRECT_URI", "redirect_uri is missing or not allowed for this client.")
+        }
+        let scope = Scope(query["scope"])
+        let checks = try checks(of: application, for: scope)
+        let grant = try await withClient(record) { snapshot -> (expiresAt: Int64, checks: [String], user: String?)? in
+            var introspection = IntrospectionResponse()
+            for (check, elements) in checks {
+                try await snapshot.introspect(check, scope: elements, response: &introspection)
+            }
+            let now = snapshot.context.now
+            var expiresAt = now + Int64(application.maxTokenExpiration) * 1000
+            for (check, _) in checks {
+                guard let entry = introspection.entries[check.name], entry.expiresAt > now else { return nil }
+                expiresAt = min(expiresAt, entry.expiresAt)
+            }
+            return (expiresAt, checks.map(\.check.name), snapshot.context.activeUser?.id)
+        }
+        guard let grant else {
+            throw GatehouseError(
+                .forbidden, "ACCESS_DENIED",
+                "The security checks of scope '\(scope.normalized.prefix(256))' have not all succeeded; pre-authorize first.")
+        }
+        let code = Self.randomToken()
+        try await store.insertCode(
+            AuthorizationCodeRecord(
+                codeHash: Self.hash(code), clientID: clientID, scope: scope.normalized, redirectURI: redirectURI,
+                expiresAt: Clock.nowMillis() + codeLifetime, tokenExpiresAt: grant.expiresAt, checks: grant.checks, userID: grant.user))
+        return redirectURI + "?code=" + code
+    }
+
+    // MARK: Token
+
+    /// `az/v1/token` with `grant_type=authorization_code` and a client assertion.
+    public func token(form: [String: String]) async throws -> TokenResponse {
+        switch form["grant_type"] {
+        case "authorization_code":
+            return try await exchangeCode(form: form)
+        case nil, "":
+            throw GatehouseError(.badRequest, "invalid_request", "grant_type is required", style: .oauth)
+        case let other?:
+            throw GatehouseError(.badRequest, "unsupported_grant_type", "grant_type '\(other.prefix(64))' is not supported", style: .oauth)
+        }
+    }
+
+    private func exchangeCode(form: [String: String]) async throws -> TokenResponse {
+        guard let code = form["code"], !code.isEmpty else {
+            throw GatehouseError(.badRequest, "invalid_request", "code is required", style: .oauth)
+        }
+        let now = Clock.nowMillis()
+        let client = try await assertions.verify(form: form, audience: .tokenEndpoint, jti: code, now: now, style: .oauth)
+        func invalidGrant(_ message: String) -> GatehouseError { GatehouseError(.badRequest, "invalid_grant", message, style: .oauth) }
+        guard let record = try await store.consumeCode(hash: Self.hash(code)) else {
+            throw invalidGrant("The code is unknown, expired or already used.")
+        }
+        guard record.clientID == client.clientID else { throw invalidGrant("The code was issued to another client.") }
+        guard record.expiresAt > now else { throw invalidGrant("The code has expired.") }
+        if let given = form["redirect_uri"], given != record.redirectURI {
+            throw invalidGrant("redirect_uri differs from the one the code was issued for.")
+        }
+        if let given = form["client_id"], !given.isEmpty, given != client.clientID {
+            throw invalidGrant("client_id differs from the assertion's client.")
+        }
+        let expiresIn = Int((record.tokenExpiresAt - now) / 1000)
+        guard expiresIn > 0 else { throw invalidGrant("The security checks' success has expired; pre-authorize again.") }
+        let app = client.data.application
+        let claims = AccessTokenClaims(
+            iss: .init(value: issuer), sub: .init(value: record.userID ?? client.clientID), aud: nil,
+            exp: .init(value: Date(timeIntervalSince1970: Double(now / 1000 + Int64(expiresIn)))),
+            iat: .init(value: Date(timeIntervalSince1970: Double(now / 1000))), jti: .init(value: Self.randomToken(bytes: 16)),
+            scope: record.scope, client_id: client.clientID,
+            app: .init(id: app.id, clientPlatform: app.clientPlatform, version: app.version),
+            checks: record.checks, user: record.userID)
+        return TokenResponse(accessToken: try await signer.sign(claims), expiresIn: expiresIn, scope: record.scope)
+    }
+
+    // MARK: Logout and heartbeat
+
+    /// `preauth/v1/logout`: logs the client out of one check.
+    public func logout(form: [String: String]) async throws {
+        guard let name = form["security_check"], !name.isEmpty else { throw GatehouseError.invalidRequest("security_check is required") }
+        let record = try await assertions.verify(form: form, audience: .none, jti: nil, now: Clock.nowMillis(), style: .mobileFirst)
+        let application = try application(for: record.data)
+        guard let check = application.checks[name] else {
+            throw GatehouseError(.badRequest, "INVALID_SECURITY_CHECK", "Unknown security check '\(name.prefix(64))'.")
+        }
+        try await withClient(record) { snapshot in try await snapshot.logout(check) }
+    }
+
+    /// `preauth/v1/heartbeat`: records the client's activity.
+    public func heartbeat(form: [String: String]) async throws {
+        let record = try await assertions.verify(form: form, audience: .none, jti: nil, now: Clock.nowMillis(), style: .mobileFirst)
+        try await withClient(record) { _ in }
+    }
+
+    // MARK: Helpers
+
+    static func randomToken(bytes count: Int = 32) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Base64URL.encode((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    static func hash(_ secret: String) -> String {
+        Base64URL.encode(Data(SHA256.hash(data: Data(secret.utf8))))
+    }
+
+    static func describe(_ error: JWSError) -> String {
+        switch error {
+        case .malformed: "not a well-formed JWS"
+        case .unsupportedAlgorithm(let alg): "algorithm '\(alg.prefix(16))' is not supported; use RS256"
+        case .invalidKey: "the key is not an RSA key of 2048 bits or more"
+        case .badSignature: "the signature does not verify"
+        }
+    }
+}
+
+/// The aggregated answer of a pre-authorization round (reference §3.5): failures win over challenges, which
+/// win over successes; every answer carries `clockSynchronization`.
+public struct PreauthorizeOutcome: Sendable {
+    public let response: AuthorizationResponse
+    /// Epoch ms.
+    public let serverTime: Int64
+
+    /// 200, 401 or 403.
+    public var status: Int {
+        switch response.type {
+        case .failure: 403
+        case .challenge: 401
+        case .success, nil: 200
+        }
+    }
+
+    /// The JSON body.
+    public var body: PreauthorizeResponse {
+        var successes = response.successes.mapValues { JSON.object($0.data) }
+        successes[ProtocolNames.clockSynchronization] = ["serverTimeStamp": .int(serverTime)]
+        switch response.type {
+        case .failure: return PreauthorizeResponse(successes: successes, failures: response.failures)
+        case .challenge: return PreauthorizeResponse(successes: successes, challenges: response.challenges)
+        case .success, nil: return PreauthorizeResponse(successes: successes)
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import GatehouseProtocol
+import GatehouseStore
+
+/// Checks a client assertion (reference §3.3): a JWS signed with the client's registered key, for the right
+/// audience, within its 60-second window.
+struct ClientAssertionVerifier: Sendable {
+    /// The longest an assertion may be valid, ms.
+    static let window: Int64 = 60_000
+    /// Clock difference tolerated between client and server, ms.
+    static let skew: Int64 = 10_000
+
+    enum Audience { case tokenEndpoint, none }
+
+    let store: any GatehouseStore
+
+    /// The registration of the client that signed `form`'s `client_assertion`.
+    ///
+    /// - Parameters:
+    ///   - jti: the value the assertion's `jti` must have (the authorization code), if any.
+    ///   - style: how errors are shaped (OAuth for the token endpoint).
+    func verify(form: [String: String], audience: Audience, jti: String?, now: Int64, style: GatehouseError.Style) async throws
+        -> ClientRegistrationRecord
+    {
+        func refuse(_ message: String) -> GatehouseError {
+            GatehouseError(.unauthorized, style == .oauth ? "invalid_client" : "INVALID_CLIENT_ASSERTION", message, style: style)
+        }
+        guard let assertion = form["client_assertion"], !assertion.isEmpty else {
+            throw GatehouseError(.badRequest, style == .oauth ? "invalid_request" : "INVALID_REQUEST", "client_assertion is required", style: style)
+        }
+        guard form["client_assertion_type"] == ClientAssertionClaims.assertionType else {
+            throw GatehouseError(.badRequest, style == .oauth ? "invalid_request" : "INVALID_REQUEST",
+                                 "client_assertion_type must be \(ClientAssertionClaims.assertionType)", style: style)
+        }
+        let claims: ClientAssertionClaims
+        let jws: JWS
+        do {
+            jws = try JWS(compact: assertion)
+            claims = try jws.decodedPayload(as: ClientAssertionClaims.self)
+        } catch {
+            throw refuse("client_assertion is not a JWS")
+        }
+        guard let clientID = claims.sub, !clientID.isEmpty else { throw refuse("client_assertion has no sub") }
+        guard let registration = try await store.registration(clientID: clientID) else {
+            if style == .oauth { throw refuse("client_assertion names an unknown client") }
+            throw GatehouseError.invalidClientID(clientID)
+        }
+        do {
+            try jws.verify(with: registration.publicKey)
+        } catch {
+            throw refuse("client_assertion is not signed by the client's registered key")
+        }
+        guard let iat = claims.iat, let exp = claims.exp else { throw refuse("client_assertion needs iat and exp") }
+        guard exp > iat, exp - iat <= Self.window, now >= iat - Self.skew, now <= exp + Self.skew else {
+            throw refuse("client_assertion is outside its validity window")
+        }
+        switch audience {
+        case .tokenEndpoint:
+            guard let aud = claims.aud, aud == "az/v1/token" || aud.hasSuffix("/az/v1/token") else {
+                throw refuse("client_assertion aud must be the token endpoint")
+            }
+        case .none:
+            break
+        }
+        if let jti {
+            guard let given = claims.jti, ConstantTime.equals(given, jti) else { throw refuse("client_assertion jti must be the code") }
+        }
+        return registration
+    }
+}

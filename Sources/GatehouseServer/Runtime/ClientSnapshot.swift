@@ -1,0 +1,100 @@
+import Foundation
+import GatehouseChecks
+import GatehouseProtocol
+import GatehouseStore
+import Logging
+
+/// A client's state as one round sees it: the client context and the states of its checks, with the versions
+/// they were read at, so that the round's changes are written back as one conditional update.
+struct ClientSnapshot {
+    /// The stored piece that holds the client context.
+    static let contextName = "@client"
+
+    /// The client context as stored.
+    private struct StoredContext: Codable, Equatable {
+        var registration = RegistrationContext()
+        var activeUser: AuthenticatedUser?
+        /// Epoch ms of the client's last request; inactivity timeouts count from it.
+        var lastActivity: Int64?
+    }
+
+    var context: ClientContext
+    private let stored: [String: VersionedState]
+    private let lastActivity: Int64?
+    private var changed: [String: [UInt8]] = [:]
+    private let logger: Logger
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    init(registration: ClientRegistrationRecord, stored: [String: VersionedState], now: Int64, logger: Logger) {
+        self.stored = stored
+        self.logger = logger
+        let decoded = stored[Self.contextName].flatMap { try? JSONDecoder().decode(StoredContext.self, from: Data($0.data)) }
+        lastActivity = decoded?.lastActivity
+        context = ClientContext(
+            clientID: registration.clientID, application: registration.data.application, device: registration.data.device,
+            now: now, registration: decoded?.registration ?? RegistrationContext(), activeUser: decoded?.activeUser)
+    }
+
+    /// The state of `check` for this client: stored, or new when there is none, it cannot be read, or the client
+    /// was inactive for longer than the check's inactivity timeout.
+    func state<C: SecurityCheck>(of check: C) -> C.State {
+        if check.inactivityTimeoutSec > 0, let lastActivity,
+            context.now - lastActivity >= Int64(check.inactivityTimeoutSec) * 1000
+        {
+            return check.makeState()
+        }
+        guard let bytes = changed[check.name] ?? stored[check.name]?.data else { return check.makeState() }
+        do {
+            return try JSONDecoder().decode(C.State.self, from: Data(bytes))
+        } catch {
+            logger.warning("Stored state of check \(check.name) for client \(context.clientID) is unreadable; starting anew")
+            return check.makeState()
+        }
+    }
+
+    /// Records the new state of `check`.
+    mutating func setState<C: SecurityCheck>(_ state: C.State, of check: C) throws {
+        changed[check.name] = [UInt8](try Self.encoder.encode(state))
+    }
+
+    /// Runs `authorize` of a check on this client.
+    mutating func authorize<C: SecurityCheck>(
+        _ check: C, scope: Set<String>, credentials: JSONObject?, request: CheckRequest, response: inout AuthorizationResponse
+    ) async throws {
+        var state = state(of: check)
+        try await check.authorize(scope: scope, credentials: credentials, request: request, state: &state, client: &context, response: &response)
+        try setState(state, of: check)
+    }
+
+    /// Runs `introspect` of a check on this client.
+    mutating func introspect<C: SecurityCheck>(_ check: C, scope: Set<String>, response: inout IntrospectionResponse) async throws {
+        var state = state(of: check)
+        try await check.introspect(scope: scope, state: &state, client: &context, response: &response)
+        try setState(state, of: check)
+    }
+
+    /// Logs the client out of a check: the check's `logout`, then its state starts anew.
+    mutating func logout<C: SecurityCheck>(_ check: C) async throws {
+        var state = state(of: check)
+        try await check.logout(state: &state, client: &context)
+        try setState(check.makeState(), of: check)
+    }
+
+    /// The writes that store this round: every changed check state and the client context (whose activity time
+    /// always changes, so that concurrent rounds of one client always conflict rather than interleave).
+    func writes() throws -> [StateWrite] {
+        var writes: [StateWrite] = []
+        for (name, bytes) in changed.sorted(by: { $0.key < $1.key }) where bytes != stored[name]?.data {
+            writes.append(StateWrite(name: name, expectedVersion: stored[name]?.version ?? 0, data: bytes))
+        }
+        let contextBytes = try Self.encoder.encode(
+            StoredContext(registration: context.registration, activeUser: context.activeUser, lastActivity: context.now))
+        writes.append(StateWrite(name: Self.contextName, expectedVersion: stored[Self.contextName]?.version ?? 0, data: [UInt8](contextBytes)))
+        return writes
+    }
+}

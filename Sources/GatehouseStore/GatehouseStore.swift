@@ -1,0 +1,43 @@
+import GatehouseChecks
+import GatehouseProtocol
+
+/// Why a store refused a write.
+public enum StoreError: Error, Sendable, Equatable {
+    /// A record with this key exists already.
+    case duplicate
+    /// The record to update does not exist.
+    case notFound
+}
+
+/// Where Gatehouse keeps everything that outlives a request: registrations, client states, codes, keys, users.
+///
+/// Client state is versioned: ``commit(clientID:writes:)`` applies all writes of a round or none, and refuses
+/// them when another round changed the state meanwhile, so that no update is lost and no attempt is granted
+/// twice, on one node or several.
+public protocol GatehouseStore: UserDirectory {
+    /// Stores a new registration; throws ``StoreError/duplicate`` if the id is taken.
+    func createRegistration(_ registration: ClientRegistrationRecord) async throws
+    /// Replaces an existing registration; throws ``StoreError/notFound`` if there is none.
+    func updateRegistration(_ registration: ClientRegistrationRecord) async throws
+    /// The registration of `clientID`.
+    func registration(clientID: String) async throws -> ClientRegistrationRecord?
+
+    /// Every stored piece of the client's state, by name.
+    func clientState(clientID: String) async throws -> [String: VersionedState]
+    /// Applies all `writes` atomically if every expected version still holds; returns `false` (and writes
+    /// nothing) on a conflict.
+    func commit(clientID: String, writes: [StateWrite]) async throws -> Bool
+
+    /// Stores a new authorization code.
+    func insertCode(_ code: AuthorizationCodeRecord) async throws
+    /// Removes and returns the code with this hash: a code is used once.
+    func consumeCode(hash: String) async throws -> AuthorizationCodeRecord?
+
+    /// All signing keys, oldest first.
+    func signingKeys() async throws -> [SigningKeyRecord]
+    /// Stores a signing key.
+    func insertSigningKey(_ key: SigningKeyRecord) async throws
+
+    /// Creates or replaces a user.
+    func upsertUser(_ user: UserRecord) async throws
+}
