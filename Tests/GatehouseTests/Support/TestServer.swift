@@ -1,0 +1,58 @@
+import Foundation
+import GatehouseChecks
+import GatehouseServer
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// A real Gatehouse server on a free loopback port, with its own data folder.
+struct TestServer: Sendable {
+    let port: Int
+    let dataDirectory: String
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Runs `body` against a server started with `policy` (YAML), then stops the server.
+    static func run<T: Sendable>(
+        policy: String = TestPolicies.standard, dataDirectory: String? = nil,
+        registry: SecurityCheckRegistry = .builtIn,
+        _ body: (TestServer) async throws -> T
+    ) async throws -> T {
+        let directory = dataDirectory ?? Self.temporaryDirectory()
+        let policyPath = (directory as NSString).appendingPathComponent("policy.yaml")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try policy.write(toFile: policyPath, atomically: true, encoding: .utf8)
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.policyPath = policyPath
+        configuration.dataDirectory = directory
+        configuration.registry = registry
+        var logger = Logger(label: "gatehouse-test")
+        logger.logLevel = .warning
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let app = try await Gatehouse.makeApplication(configuration, logger: logger) { port in continuation.yield(port) }
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        let task = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw TestFailure("server did not start") }
+        let server = TestServer(port: port, dataDirectory: directory)
+        do {
+            let result = try await body(server)
+            await group.triggerGracefulShutdown()
+            _ = await task.result
+            return result
+        } catch {
+            await group.triggerGracefulShutdown()
+            _ = await task.result
+            throw error
+        }
+    }
+
+    static func temporaryDirectory() -> String {
+        (NSTemporaryDirectory() as NSString).appendingPathComponent("gatehouse-test-\(UUID().uuidString)")
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
