@@ -103,6 +103,20 @@ let package = Package(
             path: "Examples/ExampleChecks",
             swiftSettings: swiftSettings
         ),
+        // `scripts/bench`: complete MobileFirst flows per second against a real server on loopback.
+        .executableTarget(
+            name: "FlowBenchmark",
+            dependencies: [
+                "GatehouseServer", "GatehouseProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/FlowBenchmark",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "GatehouseTests",
             dependencies: [

@@ -1,0 +1,2 @@
+// Filled in by the benchmark work.
+print("flow benchmark: not written yet")
