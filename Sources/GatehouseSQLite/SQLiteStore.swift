@@ -52,6 +52,16 @@ public final class SQLiteStore: GatehouseStore {
                 );
                 """)
         }
+        migrator.registerMigration("v2-revocations") { db in
+            try db.execute(sql: """
+                CREATE TABLE revocations (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    record TEXT NOT NULL,
+                    revoked_at INTEGER NOT NULL
+                );
+                CREATE INDEX revocations_by_time ON revocations (revoked_at);
+                """)
+        }
         return migrator
     }
 
@@ -182,5 +192,21 @@ public final class SQLiteStore: GatehouseStore {
             try String.fetchOne(db, sql: "SELECT record FROM users WHERE username = ?", arguments: [username])
         }
         return try text.map { try decode(UserRecord.self, $0) }
+    }
+
+    // MARK: Revocations
+
+    public func insertRevocation(_ revocation: RevocationRecord) async throws {
+        let text = try encode(revocation)
+        try await pool.write { db in
+            try db.execute(sql: "INSERT INTO revocations (record, revoked_at) VALUES (?, ?)", arguments: [text, revocation.revokedAt])
+        }
+    }
+
+    public func revocations(since: Int64) async throws -> [RevocationRecord] {
+        let texts = try await pool.read { db in
+            try String.fetchAll(db, sql: "SELECT record FROM revocations WHERE revoked_at >= ? ORDER BY revoked_at, id", arguments: [since])
+        }
+        return try texts.map { try decode(RevocationRecord.self, $0) }
     }
 }

@@ -21,6 +21,8 @@ public struct ServerConfiguration: Sendable {
     public var registry: SecurityCheckRegistry = .builtIn
     /// The `iss` of issued tokens.
     public var issuer: String = "gatehouse"
+    /// The adapters whose resources the server serves under `/mfp/api/adapters/`.
+    public var adapters: [any Adapter] = [ResourceAdapter()]
 
     public init() {}
 }
@@ -40,6 +42,8 @@ public enum Gatehouse {
         router.add(middleware: ErrorMiddleware())
         router.get("health") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
         RuntimeRoutes(service: service).add(to: router)
+        AdapterRoutes(adapters: configuration.adapters, validator: service.validator).add(to: router)
+        DiscoveryRoutes(signer: service.signer).add(to: router)
         return Application(
             router: router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
@@ -67,6 +71,10 @@ public enum Gatehouse {
         for warning in policy.warnings { logger.warning("\(warning)") }
         for user in policy.users { try await store.upsertUser(user) }
         let signer = try await TokenSigner.load(from: store)
-        return AuthorizationService(policy: policy, store: store, signer: signer, issuer: configuration.issuer, logger: logger)
+        let revocations = RevocationList(store: store)
+        let longestToken = policy.applications.map(\.maxTokenExpiration).max() ?? 3600
+        try await revocations.load(since: Int64(Date().timeIntervalSince1970 * 1000) - Int64(max(longestToken, 3600)) * 1000)
+        return AuthorizationService(
+            policy: policy, store: store, signer: signer, revocations: revocations, issuer: configuration.issuer, logger: logger)
     }
 }

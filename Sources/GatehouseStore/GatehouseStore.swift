@@ -40,4 +40,10 @@ public protocol GatehouseStore: UserDirectory {
 
     /// Creates or replaces a user.
     func upsertUser(_ user: UserRecord) async throws
+
+    /// Records that tokens issued before `revocation.revokedAt` no longer hold: a check stopped granting a client
+    /// (logout, block), or a token was revoked.
+    func insertRevocation(_ revocation: RevocationRecord) async throws
+    /// Revocations recorded at or after `since` (epoch ms), oldest first.
+    func revocations(since: Int64) async throws -> [RevocationRecord]
 }

@@ -92,3 +92,22 @@ public struct SigningKeyRecord: Codable, Sendable, Equatable {
         self.createdAt = createdAt
     }
 }
+
+/// Tokens that no longer hold: those of a client granted by a check, or one token by its `jti`.
+public struct RevocationRecord: Codable, Sendable, Equatable, Hashable {
+    public enum Subject: Codable, Sendable, Equatable, Hashable {
+        /// Every token of `clientID` that `check` granted, issued at or before `revokedAt`.
+        case grant(clientID: String, check: String)
+        /// The token with this `jti`.
+        case token(jti: String)
+    }
+
+    public var subject: Subject
+    /// Epoch milliseconds.
+    public var revokedAt: Int64
+
+    public init(subject: Subject, revokedAt: Int64) {
+        self.subject = subject
+        self.revokedAt = revokedAt
+    }
+}

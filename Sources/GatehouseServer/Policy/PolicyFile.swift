@@ -14,6 +14,8 @@ import GatehouseProtocol
 ///     maxTokenExpiration: 3600
 /// users:
 ///   - { username: john, displayName: John, passwordHash: "$2b$10$..." }
+/// confidentialClients:
+///   - { id: balance-service, secretHash: "$2b$10$...", allowedScope: "authorization.introspect" }
 /// ```
 public struct PolicyFile: Codable, Sendable {
     public struct CheckDefinition: Codable, Sendable {
@@ -46,7 +48,17 @@ public struct PolicyFile: Codable, Sendable {
         public var attributes: [String: String]?
     }
 
+    public struct ConfidentialClientEntry: Codable, Sendable {
+        public var id: String
+        public var displayName: String?
+        /// A bcrypt hash of the secret.
+        public var secretHash: String
+        /// Space-separated allowed scope elements, `*` wildcards allowed.
+        public var allowedScope: String
+    }
+
     public var securityChecks: [String: CheckDefinition]?
+    public var confidentialClients: [ConfidentialClientEntry]?
     public var applications: [Application]?
     public var users: [User]?
 }

@@ -7,6 +7,7 @@ import Yams
 public struct SecurityPolicy: Sendable {
     public let applications: [ApplicationPolicy]
     public let users: [UserRecord]
+    public let confidentialClients: [ConfidentialClient]
     /// Warnings met while reading the policy, as `key: message`.
     public let warnings: [String]
 
@@ -121,7 +122,21 @@ public struct SecurityPolicy: Sendable {
             users.append(UserRecord(username: user.username, displayName: user.displayName ?? user.username,
                                     passwordHash: user.passwordHash, attributes: user.attributes ?? [:]))
         }
-        return SecurityPolicy(applications: applications, users: users, warnings: warnings)
+        var confidentialClients: [ConfidentialClient] = []
+        for (index, entry) in (policy.confidentialClients ?? []).enumerated() {
+            let key = "confidentialClients[\(index)]"
+            guard !entry.id.isEmpty, !entry.id.contains(":") else { throw PolicyError(file: file, key: "\(key).id", problem: "must be non-empty and without ':'") }
+            guard entry.secretHash.hasPrefix("$2") else {
+                throw PolicyError(file: file, key: "\(key).secretHash", problem: "must be a bcrypt hash ($2b$...), never a secret")
+            }
+            guard !confidentialClients.contains(where: { $0.id == entry.id }) else {
+                throw PolicyError(file: file, key: "\(key).id", problem: "'\(entry.id)' is listed twice")
+            }
+            confidentialClients.append(ConfidentialClient(
+                id: entry.id, displayName: entry.displayName ?? entry.id, secretHash: entry.secretHash,
+                allowedScope: entry.allowedScope.split(separator: " ").map(String.init)))
+        }
+        return SecurityPolicy(applications: applications, users: users, confidentialClients: confidentialClients, warnings: warnings)
     }
 
     private static func policyError(file: String, _ error: DecodingError) -> PolicyError {

@@ -16,6 +16,8 @@ struct RuntimeRoutes<Context: RequestContext> {
         api.get("az/v1/authorization", use: authorize)
         api.get("az/v1/authorization/redirect/:clientId", use: redirectTarget)
         api.post("az/v1/token", use: token)
+        api.post("az/v1/introspection", use: introspect)
+        api.post("az/v1/revoke", use: revoke)
         api.post("preauth/v1/logout", use: logout)
         api.post("preauth/v1/heartbeat", use: heartbeat)
     }
@@ -80,14 +82,32 @@ struct RuntimeRoutes<Context: RequestContext> {
 
     @Sendable func token(_ request: Request, context: Context) async throws -> Response {
         var request = request
-        let form: [String: String]
+        let form = try await oauthForm(&request)
+        let token = try await service.token(form: form, authorization: request.headers[.authorization])
+        return JSONBody.response(.ok, token, headers: [.cacheControl: "no-store", .pragma: "no-cache"])
+    }
+
+    @Sendable func introspect(_ request: Request, context: Context) async throws -> Response {
+        var request = request
+        let form = try await oauthForm(&request)
+        return JSONBody.response(.ok, try await service.introspect(form: form, authorization: request.headers[.authorization]),
+                                 headers: [.cacheControl: "no-store"])
+    }
+
+    @Sendable func revoke(_ request: Request, context: Context) async throws -> Response {
+        var request = request
+        let form = try await oauthForm(&request)
+        try await service.revoke(form: form, authorization: request.headers[.authorization])
+        return JSONBody.response(.ok, [String: String]())
+    }
+
+    /// A form body, with errors in the OAuth shape.
+    private func oauthForm(_ request: inout Request) async throws -> [String: String] {
         do {
-            form = try await RequestReading.form(from: &request)
+            return try await RequestReading.form(from: &request)
         } catch let error as GatehouseError {
             throw GatehouseError(error.status, error.status == .unsupportedMediaType ? "invalid_request" : error.code, error.message, style: .oauth)
         }
-        let token = try await service.token(form: form)
-        return JSONBody.response(.ok, token, headers: [.cacheControl: "no-store", .pragma: "no-cache"])
     }
 
     @Sendable func logout(_ request: Request, context: Context) async throws -> Response {

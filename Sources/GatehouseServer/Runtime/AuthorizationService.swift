@@ -15,18 +15,23 @@ public struct AuthorizationService: Sendable {
     let logger: Logger
     let locks = KeyedLock()
     let assertions: ClientAssertionVerifier
+    /// Validates access tokens for resources and introspection.
+    public let validator: TokenValidator
+    let confidentialClients: ConfidentialClients
     /// Rounds tried again after losing a race for the client's state before answering 409.
     let maxRoundRetries = 8
     /// How long an authorization code can be exchanged, ms.
     let codeLifetime: Int64 = 120_000
 
-    public init(policy: SecurityPolicy, store: any GatehouseStore, signer: TokenSigner, issuer: String, logger: Logger) {
+    init(policy: SecurityPolicy, store: any GatehouseStore, signer: TokenSigner, revocations: RevocationList, issuer: String, logger: Logger) {
         self.policy = policy
         self.store = store
         self.signer = signer
         self.issuer = issuer
         self.logger = logger
         self.assertions = ClientAssertionVerifier(store: store)
+        self.validator = TokenValidator(signer: signer, revocations: revocations)
+        self.confidentialClients = ConfidentialClients(policy.confidentialClients)
     }
 
     // MARK: Registration
@@ -62,7 +67,7 @@ public struct AuthorizationService: Sendable {
         do {
             try request.signedRegistrationData.verify(with: record.publicKey)
             data = try request.signedRegistrationData.decodedPayload(as: RegistrationData.self)
-        } catch let error as JWSError {
+        } catch {
             throw GatehouseError.invalidRequest("signedRegistrationData: \(Self.describe(error))")
         }
         _ = try application(for: data)
@@ -140,6 +145,11 @@ public struct AuthorizationService: Sendable {
                 var snapshot = ClientSnapshot(registration: record, stored: stored, now: Clock.nowMillis(), logger: logger)
                 let result = try await body(&snapshot)
                 if try await store.commit(clientID: record.clientID, writes: snapshot.writes()) {
+                    if !snapshot.lostGrants.isEmpty {
+                        try await validator.revocations.add(snapshot.lostGrants.map {
+                            RevocationRecord(subject: .grant(clientID: record.clientID, check: $0), revokedAt: snapshot.context.now)
+                        })
+                    }
                     return result
                 }
             }
@@ -192,11 +202,13 @@ public struct AuthorizationService: Sendable {
 
     // MARK: Token
 
-    /// `az/v1/token` with `grant_type=authorization_code` and a client assertion.
-    public func token(form: [String: String]) async throws -> TokenResponse {
+    /// `az/v1/token`: `authorization_code` with a client assertion, or `client_credentials` with HTTP Basic.
+    public func token(form: [String: String], authorization: String?) async throws -> TokenResponse {
         switch form["grant_type"] {
         case "authorization_code":
             return try await exchangeCode(form: form)
+        case "client_credentials":
+            return try await clientCredentials(form: form, authorization: authorization)
         case nil, "":
             throw GatehouseError(.badRequest, "invalid_request", "grant_type is required", style: .oauth)
         case let other?:
@@ -228,11 +240,102 @@ public struct AuthorizationService: Sendable {
         let claims = AccessTokenClaims(
             iss: .init(value: issuer), sub: .init(value: record.userID ?? client.clientID), aud: nil,
             exp: .init(value: Date(timeIntervalSince1970: Double(now / 1000 + Int64(expiresIn)))),
-            iat: .init(value: Date(timeIntervalSince1970: Double(now / 1000))), jti: .init(value: Self.randomToken(bytes: 16)),
+            iat: .init(value: Date(timeIntervalSince1970: Double(now / 1000))), iat_ms: now, jti: .init(value: Self.randomToken(bytes: 16)),
             scope: record.scope, client_id: client.clientID,
             app: .init(id: app.id, clientPlatform: app.clientPlatform, version: app.version),
             checks: record.checks, user: record.userID)
         return TokenResponse(accessToken: try await signer.sign(claims), expiresIn: expiresIn, scope: record.scope)
+    }
+
+    /// The lifetime of a confidential client's token, seconds.
+    let confidentialTokenLifetime = 3600
+
+    private func clientCredentials(form: [String: String], authorization: String?) async throws -> TokenResponse {
+        guard let client = confidentialClients.authenticate(authorization: authorization) else {
+            throw GatehouseError(.unauthorized, "invalid_client", "Unknown confidential client or wrong secret.", style: .oauth,
+                                 headers: [.wwwAuthenticate: "Basic realm=\"gatehouse\""])
+        }
+        let scope = Scope(form["scope"])
+        guard client.allows(scope) else {
+            throw GatehouseError(.badRequest, "invalid_scope", "Scope '\(scope.normalized.prefix(256))' is not allowed for client \(client.id).", style: .oauth)
+        }
+        let now = Clock.nowMillis()
+        let claims = AccessTokenClaims(
+            iss: .init(value: issuer), sub: .init(value: client.id), aud: nil,
+            exp: .init(value: Date(timeIntervalSince1970: Double(now / 1000 + Int64(confidentialTokenLifetime)))),
+            iat: .init(value: Date(timeIntervalSince1970: Double(now / 1000))), iat_ms: now, jti: .init(value: Self.randomToken(bytes: 16)),
+            scope: scope.normalized, client_id: client.id, app: nil, checks: [], user: nil)
+        return TokenResponse(accessToken: try await signer.sign(claims), expiresIn: confidentialTokenLifetime, scope: scope.normalized)
+    }
+
+    // MARK: Introspection and revocation
+
+    /// The scope a caller of the introspection endpoint needs.
+    public static let introspectScope = "authorization.introspect"
+
+    /// `az/v1/introspection`: for a confidential client holding `authorization.introspect` (by its bearer token
+    /// or, as RFC 7662 allows, by HTTP Basic), what a token grants; `{"active":false}` for anything not valid now.
+    public func introspect(form: [String: String], authorization: String?) async throws -> JSON {
+        if authorization?.lowercased().hasPrefix("basic ") == true {
+            guard let client = confidentialClients.authenticate(authorization: authorization) else {
+                throw GatehouseError(.unauthorized, "invalid_client", "Unknown confidential client or wrong secret.", style: .oauth)
+            }
+            guard client.allows(Scope(Self.introspectScope)) else {
+                throw GatehouseError(.forbidden, "insufficient_scope", "Client \(client.id) may not introspect tokens.", style: .oauth)
+            }
+        } else {
+            do {
+                _ = try await validator.validate(authorization: authorization, scope: Scope(Self.introspectScope))
+            } catch {
+                throw GatehouseError(error.status == 403 ? .forbidden : .unauthorized, error.status == 403 ? "insufficient_scope" : "invalid_token",
+                                     "The caller needs a valid token with scope \(Self.introspectScope).", style: .oauth,
+                                     headers: [.wwwAuthenticate: error.challenge])
+            }
+        }
+        guard let token = form["token"], !token.isEmpty else {
+            throw GatehouseError(.badRequest, "invalid_request", "token is required", style: .oauth)
+        }
+        guard let claims = try? await validator.claims(of: token) else { return ["active": false] }
+        var result: JSONObject = [
+            "active": true, "scope": .string(claims.scope), "client_id": .string(claims.client_id),
+            "exp": .int(Int64(claims.exp.value.timeIntervalSince1970 * 1000)), "iat": .int(claims.iat_ms),
+            "sub": .string(claims.sub.value), "iss": .string(claims.iss.value), "jti": .string(claims.jti.value),
+            "token_type": "Bearer", "username": .string(claims.user ?? "anonymous"),
+            "mfp-application": .null, "mfp-device": .null, "mfp-user": .null,
+            "mfp-checks": .object(Dictionary(uniqueKeysWithValues: claims.checks.map { ($0, JSON.object([:])) })),
+        ]
+        if let app = claims.app {
+            result["mfp-application"] = ["id": .string(app.id), "clientPlatform": .string(app.clientPlatform), "version": .string(app.version)]
+            if let record = try await store.registration(clientID: claims.client_id) {
+                let device = record.data.device
+                result["mfp-device"] = [
+                    "id": .string(device.id), "hardware": JSON(device.hardware), "platform": JSON(device.platform),
+                    "deviceDisplayName": JSON(device.deviceDisplayName), "status": "ACTIVE",
+                ]
+                let stored = try await store.clientState(clientID: claims.client_id)
+                let snapshot = ClientSnapshot(registration: record, stored: stored, now: Clock.nowMillis(), logger: logger)
+                if let user = snapshot.context.activeUser, user.id == claims.user { result["mfp-user"] = user.json }
+            }
+        }
+        return .object(result)
+    }
+
+    /// `az/v1/revoke` (RFC 7009): a client revokes one of its own tokens. Authenticated by a client assertion
+    /// (mobile clients) or HTTP Basic (confidential clients); unknown or foreign tokens are ignored.
+    public func revoke(form: [String: String], authorization: String?) async throws {
+        let callerID: String
+        if let client = confidentialClients.authenticate(authorization: authorization) {
+            callerID = client.id
+        } else if form["client_assertion"] != nil {
+            callerID = try await assertions.verify(form: form, audience: .none, jti: nil, now: Clock.nowMillis(), style: .oauth).clientID
+        } else {
+            throw GatehouseError(.unauthorized, "invalid_client", "Authenticate with a client assertion or HTTP Basic.", style: .oauth)
+        }
+        guard let token = form["token"], !token.isEmpty else {
+            throw GatehouseError(.badRequest, "invalid_request", "token is required", style: .oauth)
+        }
+        guard let claims = try? await validator.claims(of: token), claims.client_id == callerID else { return }
+        try await validator.revocations.add([RevocationRecord(subject: .token(jti: claims.jti.value), revokedAt: Clock.nowMillis())])
     }
 
     // MARK: Logout and heartbeat

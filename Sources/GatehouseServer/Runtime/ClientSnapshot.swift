@@ -22,6 +22,8 @@ struct ClientSnapshot {
     private let stored: [String: VersionedState]
     private let lastActivity: Int64?
     private var changed: [String: [UInt8]] = [:]
+    /// Checks that granted the client before this round and no longer do (logout, block): their tokens are revoked.
+    private(set) var lostGrants: [String] = []
     private let logger: Logger
 
     private static let encoder: JSONEncoder = {
@@ -67,8 +69,19 @@ struct ClientSnapshot {
         _ check: C, scope: Set<String>, credentials: JSONObject?, request: CheckRequest, response: inout AuthorizationResponse
     ) async throws {
         var state = state(of: check)
+        let wasGranting = try await grants(check, state: state, scope: scope)
         try await check.authorize(scope: scope, credentials: credentials, request: request, state: &state, client: &context, response: &response)
         try setState(state, of: check)
+        if wasGranting, try await !grants(check, state: state, scope: scope) { lostGrants.append(check.name) }
+    }
+
+    /// Whether `state` grants `scope`, by the check's own introspection, changing nothing.
+    private func grants<C: SecurityCheck>(_ check: C, state: C.State, scope: Set<String>) async throws -> Bool {
+        var state = state
+        var context = context
+        var response = IntrospectionResponse()
+        try await check.introspect(scope: scope, state: &state, client: &context, response: &response)
+        return response.entries[check.name] != nil
     }
 
     /// Runs `introspect` of a check on this client.
@@ -83,6 +96,7 @@ struct ClientSnapshot {
         var state = state(of: check)
         try await check.logout(state: &state, client: &context)
         try setState(check.makeState(), of: check)
+        lostGrants.append(check.name)
     }
 
     /// The writes that store this round: every changed check state and the client context (whose activity time

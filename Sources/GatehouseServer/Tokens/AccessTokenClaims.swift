@@ -10,6 +10,8 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public var aud: AudienceClaim?
     public var exp: ExpirationClaim
     public var iat: IssuedAtClaim
+    /// Issued at, epoch milliseconds: revocations compare with it.
+    public var iat_ms: Int64
     public var jti: IDClaim
     public var scope: String
     public var client_id: String

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseStore
+import GatehouseProtocol
 import JWTKit
 
 /// Signs and verifies access tokens with the server's ES256 keys.
@@ -9,6 +10,8 @@ import JWTKit
 public struct TokenSigner: Sendable {
     let keys: JWTKeyCollection
     let currentKID: String
+    /// The public keys as a JWK set: `{"keys":[{"kty":"EC","crv":"P-256","x":..,"y":..,"kid":..,"alg":"ES256","use":"sig"}]}`.
+    public let jwks: JSON
 
     /// Loads the signing keys from `store`, generating and storing the first one if there is none.
     public static func load(from store: any GatehouseStore) async throws -> TokenSigner {
@@ -27,10 +30,17 @@ public struct TokenSigner: Sendable {
         }
         guard let newest = records.last else { throw TokenError.noKey }
         let keys = JWTKeyCollection()
+        var published: [JSON] = []
         for record in records {
-            await keys.add(ecdsa: try ES256PrivateKey(pem: record.privateKeyPEM), kid: JWKIdentifier(string: record.kid))
+            let key = try ES256PrivateKey(pem: record.privateKeyPEM)
+            await keys.add(ecdsa: key, kid: JWKIdentifier(string: record.kid))
+            if let (x, y) = key.publicKey.parameters {
+                published.append([
+                    "kty": "EC", "crv": "P-256", "x": .string(x), "y": .string(y), "kid": .string(record.kid), "alg": "ES256", "use": "sig",
+                ])
+            }
         }
-        return TokenSigner(keys: keys, currentKID: newest.kid)
+        return TokenSigner(keys: keys, currentKID: newest.kid, jwks: ["keys": .array(published)])
     }
 
     enum TokenError: Error { case noKey }

@@ -27,6 +27,13 @@ enum TestPolicies {
             scopeElementMapping: { accessRestricted: PinCodeAttempts }
           - id: com.sample.web
             platform: web
+          - id: com.sample.tiny
+            platform: ios
+            maxTokenExpiration: 2
+            scopeElementMapping: { accessRestricted: PinCodeAttempts }
+        confidentialClients:
+          - { id: balance-service, secretHash: "$2b$04$axi4I88RAaRiFuao0JVORezeW1NmWqrlkcjbmbaiCdWPCDsWSH.J2", allowedScope: "authorization.introspect" }
+          - { id: reporter, secretHash: "$2b$04$D.nE/o5m0hVipa6x0PFC/uQtnvEfXFvsrGsmvfNrWNxDTxhPO4Rw2", allowedScope: "reports.* accessRestricted" }
         users:
           - { username: john, displayName: John Doe, passwordHash: "$2b$10$76AvwGKgVW/h00AzoxZvzuD99o1F8N6mS5HjlLgyAdDz5Gn3Cb2uu", attributes: { country: DE } }
         """

@@ -1,0 +1,75 @@
+import Crypto
+import Foundation
+import GatehouseProtocol
+import HummingbirdBcrypt
+import Synchronization
+
+/// A confidential client (reference §2.4): a back-end with an id and a secret, allowed some scopes.
+public struct ConfidentialClient: Sendable {
+    public let id: String
+    public let displayName: String
+    /// A bcrypt hash of the secret.
+    let secretHash: String
+    /// Allowed scope elements; `*` matches any run of characters (`*` alone allows every scope).
+    public let allowedScope: [String]
+
+    public init(id: String, displayName: String, secretHash: String, allowedScope: [String]) {
+        self.id = id
+        self.displayName = displayName
+        self.secretHash = secretHash
+        self.allowedScope = allowedScope
+    }
+
+    /// Whether every element of `scope` is allowed.
+    public func allows(_ scope: Scope) -> Bool {
+        scope.customElements.allSatisfy { element in allowedScope.contains { Self.glob($0, matches: element) } }
+    }
+
+    static func glob(_ pattern: String, matches text: String) -> Bool {
+        let parts = pattern.split(separator: "*", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count > 1 else { return pattern == text }
+        guard text.hasPrefix(parts[0]) else { return false }
+        var rest = Substring(text.dropFirst(parts[0].count))
+        for (index, part) in parts.dropFirst().enumerated() {
+            let isLast = index == parts.count - 2
+            if isLast { return part.isEmpty || rest.hasSuffix(part) }
+            guard let range = rest.range(of: part) else { return false }
+            rest = rest[range.upperBound...]
+        }
+        return true
+    }
+}
+
+/// Authenticates confidential clients by HTTP Basic. A secret is checked with bcrypt once; later requests
+/// compare SHA-256 digests in constant time, so the token and introspection endpoints stay fast.
+final class ConfidentialClients: Sendable {
+    private let clients: [String: ConfidentialClient]
+    private let verified = Mutex<[String: SHA256.Digest]>([:])
+
+    init(_ clients: [ConfidentialClient]) {
+        self.clients = Dictionary(clients.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The client named by an `Authorization: Basic` header with the right secret, or `nil`.
+    func authenticate(authorization: String?) -> ConfidentialClient? {
+        guard let authorization, authorization.prefix(6).lowercased() == "basic ",
+            let decoded = Data(base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
+        else { return nil }
+        let id = String(text[..<colon]).removingPercentEncoding ?? String(text[..<colon])
+        let secret = String(text[text.index(after: colon)...]).removingPercentEncoding ?? String(text[text.index(after: colon)...])
+        guard let client = clients[id] else {
+            _ = Bcrypt.verify(secret, hash: "$2b$10$0123456789012345678901uJ3gn5yZ/TbqyLpmlKeFQ1Lz5nYQu5zS")
+            return nil
+        }
+        let digest = SHA256.hash(data: Data(secret.utf8))
+        if let known = verified.withLock({ $0[id] }) {
+            var difference: UInt8 = 0
+            for (a, b) in zip(known, digest) { difference |= a ^ b }
+            return difference == 0 ? client : nil
+        }
+        guard Bcrypt.verify(secret, hash: client.secretHash) else { return nil }
+        verified.withLock { $0[id] = digest }
+        return client
+    }
+}
