@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // Wire types of the MobileFirst 8.0 runtime protocol, JSON values, scopes and JWS: shared by server and SDK.
@@ -64,6 +65,28 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The store on PostgreSQL, for several stateless nodes.
+        .target(
+            name: "GatehousePostgres",
+            dependencies: [
+                "GatehouseStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Middleware for any Hummingbird service that trusts Gatehouse's tokens.
+        .target(
+            name: "GatehouseResourceServer",
+            dependencies: [
+                "GatehouseProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The authorization server: policy, pre-authorization rounds, tokens, HTTP routes.
         .target(
             name: "GatehouseServer",
@@ -88,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "GatehouseCLI",
             dependencies: [
-                "GatehouseServer", "GatehouseClient",
+                "GatehouseServer", "GatehouseClient", "GatehousePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -121,7 +144,7 @@ let package = Package(
             name: "GatehouseTests",
             dependencies: [
                 "GatehouseServer", "GatehouseClient", "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite",
-                "ExampleChecks",
+                "GatehousePostgres", "GatehouseResourceServer", "ExampleChecks",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

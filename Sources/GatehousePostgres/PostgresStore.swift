@@ -1,0 +1,4 @@
+import GatehouseStore
+
+// The PostgreSQL store is being written (issue 6).
+enum PostgresStorePlaceholder {}
