@@ -83,7 +83,9 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -140,11 +142,18 @@ let package = Package(
             path: "Benchmarks/FlowBenchmark",
             swiftSettings: swiftSettings
         ),
+        // An example service that trusts Gatehouse: its balance endpoint needs `accessRestricted`.
+        .target(
+            name: "BalanceService",
+            dependencies: ["GatehouseResourceServer", .product(name: "Hummingbird", package: "hummingbird")],
+            path: "Examples/BalanceService",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "GatehouseTests",
             dependencies: [
                 "GatehouseServer", "GatehouseClient", "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite",
-                "GatehousePostgres", "GatehouseResourceServer", "ExampleChecks",
+                "GatehousePostgres", "GatehouseResourceServer", "ExampleChecks", "BalanceService",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -41,6 +41,7 @@ public enum Gatehouse {
         let router = Router()
         router.add(middleware: ErrorMiddleware())
         router.get("health") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
+        router.get("openapi.json") { _, _ in JSONBody.response(.ok, OpenAPIDocument.json) }
         RuntimeRoutes(service: service).add(to: router)
         AdapterRoutes(adapters: configuration.adapters, validator: service.validator).add(to: router)
         DiscoveryRoutes(signer: service.signer).add(to: router)

@@ -17,10 +17,11 @@ struct TestResponse: Sendable {
 
 /// Plain HTTP for tests: no redirects followed, bounded time.
 enum HTTP {
-    static let client = HTTPClient(
-        eventLoopGroupProvider: .singleton,
-        configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(30)))
-    )
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(30), read: .seconds(60)))
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
 
     static func send(_ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], body: Data? = nil) async throws -> TestResponse {
         var request = HTTPClientRequest(url: url)

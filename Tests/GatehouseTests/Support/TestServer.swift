@@ -3,7 +3,6 @@ import GatehouseChecks
 import GatehouseServer
 import Hummingbird
 import Logging
-import ServiceLifecycle
 
 /// A real Gatehouse server on a free loopback port, with its own data folder.
 struct TestServer: Sendable {
@@ -28,21 +27,16 @@ struct TestServer: Sendable {
         configuration.registry = registry
         var logger = Logger(label: "gatehouse-test")
         logger.logLevel = .warning
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = try await Gatehouse.makeApplication(configuration, logger: logger) { port in continuation.yield(port) }
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        let task = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw TestFailure("server did not start") }
-        let server = TestServer(port: port, dataDirectory: directory)
+        let running = try await RunningApp.start(logger: logger) { onRunning in
+            try await Gatehouse.makeApplication(configuration, logger: logger, onServerRunning: onRunning)
+        }
+        let server = TestServer(port: running.port, dataDirectory: directory)
         do {
             let result = try await body(server)
-            await group.triggerGracefulShutdown()
-            _ = await task.result
+            await running.stop()
             return result
         } catch {
-            await group.triggerGracefulShutdown()
-            _ = await task.result
+            await running.stop()
             throw error
         }
     }

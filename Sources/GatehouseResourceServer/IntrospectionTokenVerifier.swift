@@ -1,0 +1,95 @@
+import AsyncHTTPClient
+import Foundation
+import GatehouseProtocol
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// Verifies tokens by asking Gatehouse (`POST /mfp/api/az/v1/introspection`), as MobileFirst's token validators
+/// do: logout, blocks and revocation take effect at once.
+///
+/// It authenticates as a confidential client holding `authorization.introspect`: it obtains its own token with
+/// `client_credentials`, and obtains a new one once when the server answers 401. Answers can be cached for
+/// `cacheDuration` (0 by default: every request is checked).
+public final class IntrospectionTokenVerifier: TokenVerifier {
+    private struct State {
+        var ownToken: (value: String, expiresAt: Date)?
+        var answers: [String: (token: VerifiedToken, until: Date)] = [:]
+    }
+
+    private let apiURL: String
+    private let clientID: String
+    private let secret: String
+    private let httpClient: HTTPClient
+    private let cacheDuration: TimeInterval
+    private let state = Mutex(State())
+
+    /// - Parameters:
+    ///   - serverURL: Gatehouse's base URL, e.g. `http://gatehouse:8080`.
+    ///   - clientID: a confidential client allowed `authorization.introspect`.
+    public init(serverURL: String, clientID: String, secret: String, httpClient: HTTPClient = .shared, cacheDuration: TimeInterval = 0) {
+        self.apiURL = serverURL + "/mfp/api/az/v1"
+        self.clientID = clientID
+        self.secret = secret
+        self.httpClient = httpClient
+        self.cacheDuration = cacheDuration
+    }
+
+    public func verify(_ token: String) async throws(TokenRejection) -> VerifiedToken {
+        let now = Date()
+        if let cached = state.withLock({ $0.answers[token] }), cached.until > now, cached.token.expiresAt > now { return cached.token }
+        do {
+            var (status, json) = try await introspect(token, renew: false)
+            if status == 401 { (status, json) = try await introspect(token, renew: true) }
+            if status == 409 { throw TokenRejection.conflict }
+            guard status == 200, json["active"] == true, let scope = json["scope"]?.stringValue,
+                let client = json["client_id"]?.stringValue, let exp = json["exp"]?.intValue
+            else { throw TokenRejection.invalidToken }
+            let verified = VerifiedToken(
+                scope: Scope(scope), clientID: client, userID: json["mfp-user"]?["id"]?.stringValue,
+                checks: json["mfp-checks"]?.objectValue.map { Array($0.keys).sorted() } ?? [],
+                expiresAt: Date(timeIntervalSince1970: Double(exp) / 1000))
+            if cacheDuration > 0 {
+                state.withLock { $0.answers[token] = (verified, now.addingTimeInterval(cacheDuration)) }
+            }
+            return verified
+        } catch let rejection as TokenRejection {
+            throw rejection
+        } catch {
+            throw .invalidToken
+        }
+    }
+
+    private func introspect(_ token: String, renew: Bool) async throws -> (Int, JSON) {
+        let own = try await ownToken(renew: renew)
+        var request = HTTPClientRequest(url: apiURL + "/introspection")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "Authorization", value: "Bearer \(own)")
+        request.body = .bytes(ByteBuffer(string: "token=" + Self.formEscape(token)))
+        let response = try await httpClient.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1024 * 1024)
+        let json = (try? JSONDecoder().decode(JSON.self, from: Data(buffer: body))) ?? .null
+        return (Int(response.status.code), json)
+    }
+
+    private func ownToken(renew: Bool) async throws -> String {
+        if !renew, let own = state.withLock({ $0.ownToken }), own.expiresAt > Date().addingTimeInterval(10) { return own.value }
+        var request = HTTPClientRequest(url: apiURL + "/token")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "Authorization", value: "Basic " + Data("\(clientID):\(secret)".utf8).base64EncodedString())
+        request.body = .bytes(ByteBuffer(string: "grant_type=client_credentials&scope=authorization.introspect"))
+        let response = try await httpClient.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1024 * 1024)
+        let token = try JSONDecoder().decode(TokenResponse.self, from: Data(buffer: body))
+        state.withLock { $0.ownToken = (token.access_token, Date().addingTimeInterval(TimeInterval(token.expires_in))) }
+        return token.access_token
+    }
+
+    private static func formEscape(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}

@@ -1,0 +1,111 @@
+import AsyncHTTPClient
+import Foundation
+import GatehouseProtocol
+import JWTKit
+import NIOCore
+import Synchronization
+
+/// Verifies Gatehouse tokens locally against the server's JWKS: no call to Gatehouse per request.
+///
+/// The key set is fetched once and again when a token names an unknown `kid` (key rotation), at most once per
+/// `minimumRefreshInterval`. Verified tokens are cached until they expire. A token stays valid until it expires:
+/// use ``IntrospectionTokenVerifier`` where logout or revocation must take effect at once.
+public final class LocalTokenVerifier: TokenVerifier {
+    private struct State {
+        var keys: JWTKeyCollection?
+        var kids: Set<String> = []
+        var lastFetch: ContinuousClock.Instant?
+        var verified: [String: VerifiedToken] = [:]
+    }
+
+    private let jwksURL: String
+    private let httpClient: HTTPClient
+    private let minimumRefreshInterval: Duration
+    private let state = Mutex(State())
+    private let cacheLimit = 100_000
+
+    /// - Parameters:
+    ///   - jwksURL: the server's key set, e.g. `http://gatehouse:8080/.well-known/jwks.json`.
+    ///   - minimumRefreshInterval: the shortest time between two fetches of the key set.
+    public init(jwksURL: String, httpClient: HTTPClient = .shared, minimumRefreshInterval: Duration = .seconds(10)) {
+        self.jwksURL = jwksURL
+        self.httpClient = httpClient
+        self.minimumRefreshInterval = minimumRefreshInterval
+    }
+
+    public func verify(_ token: String) async throws(TokenRejection) -> VerifiedToken {
+        let now = Date()
+        if let cached = state.withLock({ $0.verified[token] }) {
+            guard cached.expiresAt > now else { throw .invalidToken }
+            return cached
+        }
+        guard let kid = Self.kid(of: token) else { throw .invalidToken }
+        let keys = try await keys(for: kid)
+        let claims: GatehouseClaims
+        do {
+            claims = try await keys.verify(token, as: GatehouseClaims.self)
+        } catch {
+            throw .invalidToken
+        }
+        let verified = VerifiedToken(
+            scope: Scope(claims.scope), clientID: claims.client_id, userID: claims.user, checks: claims.checks ?? [],
+            expiresAt: claims.exp.value)
+        state.withLock { state in
+            if state.verified.count >= cacheLimit { state.verified = state.verified.filter { $0.value.expiresAt > now } }
+            if state.verified.count < cacheLimit { state.verified[token] = verified }
+        }
+        return verified
+    }
+
+    /// The key collection, fetched anew when `kid` is unknown and the last fetch is old enough.
+    private func keys(for kid: String) async throws(TokenRejection) -> JWTKeyCollection {
+        let (current, known, lastFetch) = state.withLock { ($0.keys, $0.kids.contains(kid), $0.lastFetch) }
+        if let current, known { return current }
+        if let lastFetch, ContinuousClock.now - lastFetch < minimumRefreshInterval {
+            if let current { return current }
+            throw .invalidToken
+        }
+        do {
+            var request = HTTPClientRequest(url: jwksURL)
+            request.method = .GET
+            let response = try await httpClient.execute(request, timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 1024 * 1024)
+            guard response.status == .ok else { throw TokenRejection.invalidToken }
+            let jwks = try JSONDecoder().decode(JWKS.self, from: Data(buffer: body))
+            let keys = JWTKeyCollection()
+            try await keys.add(jwks: jwks)
+            let kids = Set(jwks.keys.compactMap { $0.keyIdentifier?.string })
+            state.withLock { state in
+                state.keys = keys
+                state.kids = kids
+                state.lastFetch = .now
+            }
+            guard kids.contains(kid) else { throw TokenRejection.invalidToken }
+            return keys
+        } catch {
+            state.withLock { $0.lastFetch = .now }
+            throw .invalidToken
+        }
+    }
+
+    private static func kid(of token: String) -> String? {
+        guard let header = token.split(separator: ".", omittingEmptySubsequences: false).first,
+            let data = Base64URL.decode(header),
+            let json = try? JSONDecoder().decode(JSON.self, from: data)
+        else { return nil }
+        return json["kid"]?.stringValue
+    }
+}
+
+/// The claims of a Gatehouse access token that a resource server reads.
+struct GatehouseClaims: JWTPayload {
+    var exp: ExpirationClaim
+    var scope: String
+    var client_id: String
+    var checks: [String]?
+    var user: String?
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+    }
+}

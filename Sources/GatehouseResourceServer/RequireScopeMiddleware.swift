@@ -1,0 +1,63 @@
+import GatehouseProtocol
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// A request context that carries the caller's verified token.
+public protocol GatehouseRequestContext: RequestContext {
+    var token: VerifiedToken? { get set }
+}
+
+/// The plain request context with a token slot.
+public struct TokenRequestContext: GatehouseRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public var token: VerifiedToken?
+
+    public init(source: Source) {
+        coreContext = .init(source: source)
+    }
+}
+
+/// Protects the routes after it with a scope, answering exactly as MobileFirst resources do:
+/// 401 `Bearer`, 401 `Bearer error="invalid_token"`, 403 `Bearer error="insufficient_scope", scope="..."`.
+///
+/// ```swift
+/// let verifier = LocalTokenVerifier(jwksURL: "http://gatehouse:8080/.well-known/jwks.json")
+/// let router = Router(context: TokenRequestContext.self)
+/// router.group("accounts").add(middleware: RequireScope(verifier: verifier, scope: "accessRestricted"))
+///     .get("balance") { _, context in "19938.80 for \(context.token!.clientID)" }
+/// ```
+public struct RequireScope<Context: GatehouseRequestContext>: RouterMiddleware {
+    let verifier: any TokenVerifier
+    let scope: Scope
+
+    /// - Parameter scope: the required scope elements (`RegisteredClient` is always implied).
+    public init(verifier: any TokenVerifier, scope: String) {
+        self.verifier = verifier
+        self.scope = Scope(scope)
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        do throws(TokenRejection) {
+            context.token = try await verifier.authorize(authorization: request.headers[.authorization], scope: scope)
+        } catch {
+            return Self.response(for: error)
+        }
+        return try await next(request, context)
+    }
+
+    /// The answer for a rejection: its status, `WWW-Authenticate` and a JSON body.
+    public static func response(for rejection: TokenRejection) -> Response {
+        let code = switch rejection {
+        case .missing: "invalid_request"
+        case .invalidToken: "invalid_token"
+        case .insufficientScope: "insufficient_scope"
+        case .conflict: "conflict"
+        }
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
+        if let challenge = rejection.challenge { headers[.wwwAuthenticate] = challenge }
+        if rejection == .conflict { headers[HTTPField.Name(ProtocolNames.conflictHeader)!] = "true" }
+        return Response(status: .init(code: rejection.status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: "{\"error\":\"\(code)\"}")))
+    }
+}

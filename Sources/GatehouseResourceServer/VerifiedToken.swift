@@ -1,0 +1,24 @@
+import Foundation
+import GatehouseProtocol
+
+/// What a resource server knows of a caller once its token is accepted.
+public struct VerifiedToken: Sendable, Equatable {
+    /// The token's scope.
+    public var scope: Scope
+    /// The client registration (or confidential client) the token was issued to.
+    public var clientID: String
+    /// The authenticated user's id, if a check authenticated one.
+    public var userID: String?
+    /// The checks whose success granted the token.
+    public var checks: [String]
+    /// When the token expires.
+    public var expiresAt: Date
+
+    public init(scope: Scope, clientID: String, userID: String?, checks: [String], expiresAt: Date) {
+        self.scope = scope
+        self.clientID = clientID
+        self.userID = userID
+        self.checks = checks
+        self.expiresAt = expiresAt
+    }
+}

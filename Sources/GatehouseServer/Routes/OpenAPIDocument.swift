@@ -1,0 +1,240 @@
+import GatehouseProtocol
+import Yams
+
+/// The OpenAPI 3.1 description of every HTTP endpoint, served at `/openapi.json`. A test checks real answers
+/// against it.
+public enum OpenAPIDocument {
+    /// The document as JSON.
+    public static let json: JSON = (try? YAMLDecoder().decode(JSON.self, from: yaml)) ?? .null
+
+    static let yaml = #"""
+    openapi: 3.1.0
+    info:
+      title: Gatehouse
+      version: "1.0"
+      description: MobileFirst 8.0 runtime protocol (/mfp/api), adapters' resources and standard OAuth discovery.
+    paths:
+      /health:
+        get:
+          responses:
+            "200": { description: Up, content: { application/json: { schema: { type: object, required: [status], properties: { status: { type: string } } } } } }
+      /mfp/api/registration/v1/self:
+        post:
+          summary: Self-registration with signed registration data
+          requestBody: { required: true, content: { application/json: { schema: { $ref: "#/components/schemas/RegistrationRequest" } } } }
+          responses:
+            "201":
+              description: Registered; the client id is the last segment of Location
+              headers: { Location: { required: true, schema: { type: string } } }
+              content: { application/json: { schema: { type: object, required: [clientId], properties: { clientId: { type: string } } } } }
+            "400": { $ref: "#/components/responses/Error" }
+            "403": { $ref: "#/components/responses/Error" }
+            "413": { $ref: "#/components/responses/Error" }
+            "415": { $ref: "#/components/responses/Error" }
+      /mfp/api/registration/v1/self/{clientId}:
+        parameters: [{ name: clientId, in: path, required: true, schema: { type: string } }]
+        put:
+          summary: Update a registration, signed with the registered key
+          requestBody: { required: true, content: { application/json: { schema: { $ref: "#/components/schemas/RegistrationRequest" } } } }
+          responses:
+            "200": { description: Updated, content: { application/json: { schema: { type: object } } } }
+            "400": { $ref: "#/components/responses/Error" }
+            "403": { $ref: "#/components/responses/Error" }
+        get:
+          summary: Read the own registration (client assertion in the query)
+          parameters:
+            - { name: client_assertion, in: query, required: true, schema: { type: string } }
+            - { name: client_assertion_type, in: query, required: true, schema: { type: string } }
+          responses:
+            "200": { description: The registration, content: { application/json: { schema: { type: object, required: [registration], properties: { registration: { type: object } } } } } }
+            "400": { $ref: "#/components/responses/Error" }
+            "401": { $ref: "#/components/responses/Error" }
+            "403": { $ref: "#/components/responses/Error" }
+      /mfp/api/preauth/v1/preauthorize:
+        post:
+          summary: One round of security checks
+          requestBody: { required: true, content: { application/json: { schema: { $ref: "#/components/schemas/PreauthorizeRequest" } } } }
+          responses:
+            "200": { description: Every check succeeded, content: { application/json: { schema: { $ref: "#/components/schemas/PreauthorizeResponse" } } } }
+            "401":
+              description: Challenges to answer
+              headers: { WWW-Authenticate: { required: true, schema: { const: MFP-Challenge } } }
+              content: { application/json: { schema: { $ref: "#/components/schemas/PreauthorizeResponse" } } }
+            "403": { description: Failures (or another refusal), content: { application/json: { schema: { type: object } } } }
+            "400": { $ref: "#/components/responses/Error" }
+            "409": { $ref: "#/components/responses/Error" }
+            "413": { $ref: "#/components/responses/Error" }
+            "415": { $ref: "#/components/responses/Error" }
+      /mfp/api/az/v1/authorization:
+        get:
+          summary: Authorization code for a pre-authorized scope
+          parameters:
+            - { name: response_type, in: query, required: true, schema: { const: code } }
+            - { name: client_id, in: query, required: true, schema: { type: string } }
+            - { name: redirect_uri, in: query, required: true, schema: { type: string } }
+            - { name: scope, in: query, schema: { type: string } }
+          responses:
+            "302": { description: Redirect to redirect_uri with ?code=, headers: { Location: { required: true, schema: { type: string } } } }
+            "400": { $ref: "#/components/responses/Error" }
+            "403": { $ref: "#/components/responses/Error" }
+      /mfp/api/az/v1/authorization/redirect/{clientId}:
+        parameters: [{ name: clientId, in: path, required: true, schema: { type: string } }]
+        get:
+          summary: The web SDK's redirect target
+          responses:
+            "200": { description: The code, content: { application/json: { schema: { type: object, required: [code], properties: { code: { type: string } } } } } }
+            "400": { $ref: "#/components/responses/OAuthError" }
+      /mfp/api/az/v1/token:
+        post:
+          summary: Token for a code (client assertion) or for a confidential client (HTTP Basic)
+          requestBody:
+            required: true
+            content:
+              application/x-www-form-urlencoded:
+                schema:
+                  type: object
+                  required: [grant_type]
+                  properties:
+                    grant_type: { enum: [authorization_code, client_credentials] }
+                    code: { type: string }
+                    redirect_uri: { type: string }
+                    client_id: { type: string }
+                    client_assertion: { type: string }
+                    client_assertion_type: { type: string }
+                    scope: { type: string }
+          responses:
+            "200":
+              description: The token
+              headers: { Cache-Control: { schema: { const: no-store } } }
+              content: { application/json: { schema: { $ref: "#/components/schemas/TokenResponse" } } }
+            "400": { $ref: "#/components/responses/OAuthError" }
+            "401": { $ref: "#/components/responses/OAuthError" }
+            "415": { $ref: "#/components/responses/OAuthError" }
+      /mfp/api/az/v1/introspection:
+        post:
+          summary: What a token grants (confidential clients with authorization.introspect; Bearer or Basic)
+          requestBody: { required: true, content: { application/x-www-form-urlencoded: { schema: { type: object, required: [token], properties: { token: { type: string } } } } } }
+          responses:
+            "200": { description: The token's data, content: { application/json: { schema: { $ref: "#/components/schemas/Introspection" } } } }
+            "400": { $ref: "#/components/responses/OAuthError" }
+            "401": { $ref: "#/components/responses/OAuthError" }
+            "403": { $ref: "#/components/responses/OAuthError" }
+      /mfp/api/az/v1/revoke:
+        post:
+          summary: RFC 7009 revocation of a client's own token
+          requestBody: { required: true, content: { application/x-www-form-urlencoded: { schema: { type: object, required: [token], properties: { token: { type: string } } } } } }
+          responses:
+            "200": { description: Revoked (or unknown), content: { application/json: { schema: { type: object } } } }
+            "400": { $ref: "#/components/responses/OAuthError" }
+            "401": { $ref: "#/components/responses/OAuthError" }
+      /mfp/api/az/v1/jwks:
+        get:
+          responses:
+            "200": { description: The token keys, content: { application/json: { schema: { $ref: "#/components/schemas/JWKS" } } } }
+      /mfp/api/preauth/v1/logout:
+        post:
+          summary: Log the client out of one security check
+          requestBody: { required: true, content: { application/x-www-form-urlencoded: { schema: { type: object, required: [security_check, client_assertion], properties: { security_check: { type: string }, client_assertion: { type: string }, client_assertion_type: { type: string } } } } } }
+          responses:
+            "200": { description: Logged out, content: { application/json: { schema: { type: object } } } }
+            "400": { $ref: "#/components/responses/Error" }
+            "401": { $ref: "#/components/responses/Error" }
+      /mfp/api/preauth/v1/heartbeat:
+        post:
+          summary: Record the client's activity
+          requestBody: { required: true, content: { application/x-www-form-urlencoded: { schema: { type: object, required: [client_assertion], properties: { client_assertion: { type: string }, client_assertion_type: { type: string } } } } } }
+          responses:
+            "200": { description: Recorded, content: { application/json: { schema: { type: object } } } }
+            "400": { $ref: "#/components/responses/Error" }
+            "401": { $ref: "#/components/responses/Error" }
+      /mfp/api/adapters/ResourceAdapter/balance:
+        get:
+          summary: The demo bank balance, scope accessRestricted
+          security: [{ bearer: [accessRestricted] }]
+          responses:
+            "200": { description: The balance, content: { text/plain: { schema: { type: string } } } }
+            "401": { $ref: "#/components/responses/Bearer" }
+            "403": { $ref: "#/components/responses/Bearer" }
+      /mfp/api/adapters/ResourceAdapter/unprotected:
+        get:
+          responses:
+            "200": { description: Open, content: { text/plain: { schema: { type: string } } } }
+      /.well-known/jwks.json:
+        get:
+          responses:
+            "200": { description: The token keys, content: { application/json: { schema: { $ref: "#/components/schemas/JWKS" } } } }
+      /.well-known/oauth-authorization-server:
+        get:
+          responses:
+            "200":
+              description: RFC 8414 metadata
+              content: { application/json: { schema: { type: object, required: [issuer, token_endpoint, jwks_uri], properties: { issuer: { type: string }, token_endpoint: { type: string }, jwks_uri: { type: string } } } } }
+      /openapi.json:
+        get:
+          responses:
+            "200": { description: This document, content: { application/json: { schema: { type: object, required: [openapi, paths] } } } }
+    components:
+      securitySchemes:
+        bearer: { type: http, scheme: bearer, bearerFormat: JWT }
+      responses:
+        Error:
+          description: A MobileFirst error
+          content: { application/json: { schema: { type: object, required: [errorCode, errorMsg], properties: { errorCode: { type: string }, errorMsg: { type: string } } } } }
+        OAuthError:
+          description: An OAuth error (RFC 6749 §5.2)
+          content: { application/json: { schema: { type: object, required: [error], properties: { error: { type: string }, error_description: { type: string } } } } }
+        Bearer:
+          description: A refused token (RFC 6750)
+          headers: { WWW-Authenticate: { required: true, schema: { type: string } } }
+          content: { application/json: { schema: { type: object, required: [error], properties: { error: { type: string }, error_description: { type: string } } } } }
+      schemas:
+        JWS:
+          type: object
+          required: [header, payload, signature]
+          properties: { header: { type: string }, payload: { type: string }, signature: { type: string } }
+        RegistrationRequest:
+          type: object
+          required: [signedRegistrationData]
+          properties: { signedRegistrationData: { $ref: "#/components/schemas/JWS" } }
+        PreauthorizeRequest:
+          type: object
+          required: [client_id]
+          properties:
+            client_id: { type: string }
+            scope: { type: string }
+            challengeResponse: { type: object, additionalProperties: { type: [object, "null"] } }
+        PreauthorizeResponse:
+          type: object
+          properties:
+            successes:
+              type: object
+              required: [clockSynchronization]
+              properties: { clockSynchronization: { type: object, required: [serverTimeStamp], properties: { serverTimeStamp: { type: integer } } } }
+            challenges: { type: object, additionalProperties: { type: [object, "null"] } }
+            failures: { type: object, additionalProperties: { type: [object, "null"] } }
+        TokenResponse:
+          type: object
+          required: [token_type, expires_in, access_token, scope]
+          properties:
+            token_type: { const: Bearer }
+            expires_in: { type: integer }
+            access_token: { type: string }
+            scope: { type: string }
+        Introspection:
+          type: object
+          required: [active]
+          properties:
+            active: { type: boolean }
+            scope: { type: string }
+            client_id: { type: string }
+            exp: { type: integer, description: epoch milliseconds }
+            mfp-application: { type: [object, "null"] }
+            mfp-device: { type: [object, "null"] }
+            mfp-user: { type: [object, "null"] }
+            mfp-checks: { type: object }
+        JWKS:
+          type: object
+          required: [keys]
+          properties: { keys: { type: array, items: { type: object, required: [kty, kid], properties: { kty: { type: string }, kid: { type: string } } } } }
+    """#
+}

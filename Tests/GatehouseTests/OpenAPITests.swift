@@ -1,0 +1,63 @@
+import Foundation
+import GatehouseProtocol
+import Testing
+
+/// The served OpenAPI document stays true: real answers of every endpoint conform to it.
+@Suite struct OpenAPITests {
+    @Test func realAnswersConformToTheServedDocument() async throws {
+        try await TestServer.run { server in
+            let served = try await HTTP.send(.GET, server.baseURL + "/openapi.json")
+            #expect(served.status == 200)
+            let checker = OpenAPIChecker(document: try #require(served.json))
+            #expect(served.json?["openapi"] == "3.1.0")
+            var exchanges: [(String, String, TestResponse)] = []
+            func record(_ method: String, _ url: String, _ response: TestResponse) {
+                exchanges.append((method, String(url.dropFirst(server.baseURL.count)), response))
+            }
+            let api = server.baseURL + "/mfp/api"
+            var client = try ProtocolClient(server)
+            let registration = try await client.registerRequest()
+            record("POST", api + "/registration/v1/self", registration)
+            try await client.register()
+            record("POST", api + "/registration/v1/self", try await ProtocolClient(server, app: "com.nobody").registerRequest())
+            record("POST", api + "/preauth/v1/preauthorize", try await client.preauthorize(scope: "accessRestricted"))
+            record("POST", api + "/preauth/v1/preauthorize", try await client.preauthorize(scope: "accessRestricted", answers: ["PinCodeAttempts": ["pin": "1234"]]))
+            record("POST", api + "/preauth/v1/preauthorize", try await client.preauthorize(scope: "Nope"))
+            record("POST", api + "/preauth/v1/preauthorize",
+                   try await HTTP.send(.POST, api + "/preauth/v1/preauthorize", headers: [("Content-Type", "text/plain")], body: Data("x".utf8)))
+            let authorization = try await client.authorize(scope: "accessRestricted")
+            record("GET", api + "/az/v1/authorization", authorization)
+            record("GET", api + "/az/v1/authorization", try await client.authorize(scope: "accessRestricted", redirectURI: "https://evil"))
+            let code = try #require(ProtocolClient.code(from: authorization))
+            let tokenResponse = try await client.token(code: code)
+            record("POST", api + "/az/v1/token", tokenResponse)
+            record("POST", api + "/az/v1/token", try await client.token(code: code))
+            let token = try tokenResponse.decode(TokenResponse.self).access_token
+            let basic = ("Authorization", "Basic " + Data("balance-service:s3cret".utf8).base64EncodedString())
+            record("POST", api + "/az/v1/introspection", try await HTTP.postForm(api + "/az/v1/introspection", [("token", token)], headers: [basic]))
+            record("POST", api + "/az/v1/introspection", try await HTTP.postForm(api + "/az/v1/introspection", [("token", token)]))
+            let balanceURL = api + "/adapters/ResourceAdapter/balance"
+            record("GET", balanceURL, try await HTTP.send(.GET, balanceURL, headers: [("Authorization", "Bearer \(token)")]))
+            record("GET", balanceURL, try await HTTP.send(.GET, balanceURL))
+            record("GET", balanceURL, try await HTTP.send(.GET, balanceURL, headers: [("Authorization", "Bearer \(try await client.obtainToken(scope: nil).access_token)")]))
+            record("GET", api + "/adapters/ResourceAdapter/unprotected", try await HTTP.send(.GET, api + "/adapters/ResourceAdapter/unprotected"))
+            record("POST", api + "/preauth/v1/heartbeat", try await HTTP.postForm(api + "/preauth/v1/heartbeat", [
+                ("client_assertion_type", ClientAssertionClaims.assertionType), ("client_assertion", try client.assertion(jti: nil, aud: nil)),
+            ]))
+            record("POST", api + "/az/v1/revoke", try await HTTP.postForm(api + "/az/v1/revoke", [("token", token)], headers: [basic]))
+            record("POST", api + "/preauth/v1/logout", try await client.logout(securityCheck: "PinCodeAttempts"))
+            record("POST", api + "/preauth/v1/logout", try await client.logout(securityCheck: "Nope"))
+            for path in ["/health", "/.well-known/jwks.json", "/mfp/api/az/v1/jwks", "/.well-known/oauth-authorization-server"] {
+                record("GET", server.baseURL + path, try await HTTP.send(.GET, server.baseURL + path))
+            }
+            #expect(exchanges.count == 24)
+            for (method, path, response) in exchanges {
+                let problems = checker.problems(method: method, path: path, response: response)
+                #expect(problems.isEmpty, "\(problems)")
+            }
+            // The checker itself catches a wrong body.
+            let wrong = checker.validate(["token_type": "MAC"], against: ["$ref": "#/components/schemas/TokenResponse"], at: "x")
+            #expect(wrong.count == 4)
+        }
+    }
+}
