@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
     ],
     targets: [
         // Wire types of the MobileFirst 8.0 runtime protocol, JSON values, scopes and JWS: shared by server and SDK.
@@ -89,6 +90,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The gateway: HTTP and WebSocket services behind challenge schemes, realms and login modules.
+        .target(
+            name: "GatehouseGateway",
+            dependencies: [
+                "GatehouseProtocol", "GatehouseResourceServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The authorization server: policy, pre-authorization rounds, tokens, HTTP routes.
         .target(
             name: "GatehouseServer",
@@ -113,7 +129,7 @@ let package = Package(
         .executableTarget(
             name: "GatehouseCLI",
             dependencies: [
-                "GatehouseServer", "GatehouseClient", "GatehousePostgres",
+                "GatehouseServer", "GatehouseClient", "GatehousePostgres", "GatehouseGateway",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -153,13 +169,15 @@ let package = Package(
             name: "GatehouseTests",
             dependencies: [
                 "GatehouseServer", "GatehouseClient", "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite",
-                "GatehousePostgres", "GatehouseResourceServer", "ExampleChecks", "BalanceService",
+                "GatehousePostgres", "GatehouseResourceServer", "GatehouseGateway", "ExampleChecks", "BalanceService",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             swiftSettings: swiftSettings
         ),
