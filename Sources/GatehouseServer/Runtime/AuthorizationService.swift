@@ -252,8 +252,7 @@ public struct AuthorizationService: Sendable {
 
     private func clientCredentials(form: [String: String], authorization: String?) async throws -> TokenResponse {
         guard let client = confidentialClients.authenticate(authorization: authorization) else {
-            throw GatehouseError(.unauthorized, "invalid_client", "Unknown confidential client or wrong secret.", style: .oauth,
-                                 headers: [.wwwAuthenticate: "Basic realm=\"gatehouse\""])
+            throw GatehouseError.invalidConfidentialClient
         }
         let scope = Scope(form["scope"])
         guard client.allows(scope) else {
@@ -278,7 +277,7 @@ public struct AuthorizationService: Sendable {
     public func introspect(form: [String: String], authorization: String?) async throws -> JSON {
         if authorization?.lowercased().hasPrefix("basic ") == true {
             guard let client = confidentialClients.authenticate(authorization: authorization) else {
-                throw GatehouseError(.unauthorized, "invalid_client", "Unknown confidential client or wrong secret.", style: .oauth)
+                throw GatehouseError.invalidConfidentialClient
             }
             guard client.allows(Scope(Self.introspectScope)) else {
                 throw GatehouseError(.forbidden, "insufficient_scope", "Client \(client.id) may not introspect tokens.", style: .oauth)

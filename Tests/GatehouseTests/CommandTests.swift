@@ -1,0 +1,36 @@
+import Foundation
+import GatehouseProtocol
+import Testing
+
+/// `gatehouse serve` as a person runs it: the banner, a clean stop on SIGTERM, a clear policy error.
+@Suite struct CommandTests {
+    @Test func serveStartsTheDemoAndStopsCleanlyOnSIGTERM() async throws {
+        let directory = TestServer.temporaryDirectory()
+        let gatehouse = try GatehouseProcess.start(["serve", "--port", "0", "--data", directory])
+        let line = try await gatehouse.waitForLine(containing: "listens on")
+        let base = try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).description
+        #expect(try await HTTP.send(.GET, base + "/health").status == 200)
+        // A registration from an application the demo policy does not know gets a clear error.
+        let jws = try JWS.sign(
+            RegistrationData(device: .init(id: "d"), application: .init(id: "com.unknown", clientPlatform: "ios", version: "1")),
+            with: try ClientKeyPair(), kid: nil)
+        let refused = try await HTTP.postJSON(base + "/mfp/api/registration/v1/self", RegistrationRequest(signedRegistrationData: jws))
+        #expect(refused.status == 403)
+        #expect(refused.json?["errorCode"] == "APPLICATION_NOT_REGISTERED")
+        kill(gatehouse.process.processIdentifier, SIGTERM)
+        #expect(try await gatehouse.waitForExit(seconds: 20) == 0)
+        #expect(FileManager.default.fileExists(atPath: directory + "/gatehouse.sqlite"))
+    }
+
+    @Test func aWrongPolicyStopsStartUpNamingTheFileAndKey() async throws {
+        let directory = TestServer.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let policy = directory + "/policy.yaml"
+        try "applications:\n  - { id: a, platform: ios, scopeElementMapping: { x: Missing } }\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        let gatehouse = try GatehouseProcess.start(["serve", "--port", "0", "--data", directory, "--policy", policy])
+        #expect(try await gatehouse.waitForExit() != 0)
+        let message = String(decoding: gatehouse.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(message.contains("\(policy): applications[0].scopeElementMapping.x"), "\(message)")
+        #expect(!message.contains("Fatal error"))
+    }
+}
