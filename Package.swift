@@ -94,7 +94,7 @@ let package = Package(
         .target(
             name: "GatehouseGateway",
             dependencies: [
-                "GatehouseProtocol", "GatehouseResourceServer",
+                "GatehouseProtocol", "GatehouseResourceServer", "GatehouseClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -131,9 +131,11 @@ let package = Package(
             dependencies: [
                 "GatehouseServer", "GatehouseClient", "GatehousePostgres", "GatehouseGateway",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,2 +1,162 @@
-// Filled in by the benchmark work.
-print("flow benchmark: not written yet")
+// Complete MobileFirst flows per second against a real Gatehouse server, in-process on loopback.
+//
+// Each flow: register a new client (JWS signed with an RSA key from a small pre-generated pool) → preauthorize
+// `accessRestricted` (401 challenge) → answer the PIN (200) → authorize (302 with a code) → token (200).
+// Run through `scripts/bench` for a release build.
+import AsyncHTTPClient
+import Foundation
+import GatehouseProtocol
+import GatehouseServer
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
+
+let policyYAML = """
+    securityChecks:
+      PinCodeAttempts:
+        class: PinCodeAttempts
+        properties: { pinCode: "1234", maxAttempts: 3, successStateExpirationSec: 60 }
+    applications:
+      - id: com.bench.app
+        platform: ios
+        scopeElementMapping: { accessRestricted: PinCodeAttempts }
+    """
+
+/// Runs `body` against a Gatehouse server on 127.0.0.1 with a fresh data directory, then stops it.
+func withServer<T: Sendable>(_ body: (_ baseURL: String, _ dataDirectory: String) async throws -> T) async throws -> T {
+    let directory = (NSTemporaryDirectory() as NSString).appendingPathComponent("gatehouse-bench-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let policyPath = (directory as NSString).appendingPathComponent("policy.yaml")
+    try policyYAML.write(toFile: policyPath, atomically: true, encoding: .utf8)
+
+    var configuration = ServerConfiguration()
+    configuration.host = "127.0.0.1"
+    configuration.port = 0
+    configuration.policyPath = policyPath
+    configuration.dataDirectory = directory
+    var logger = Logger(label: "gatehouse-bench")
+    logger.logLevel = .warning
+
+    let (ports, continuation) = AsyncStream<Int>.makeStream()
+    let app = try await Gatehouse.makeApplication(configuration, logger: logger) { port in continuation.yield(port) }
+    let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+    let task = Task {
+        defer { continuation.finish() }
+        try await group.run()
+    }
+    var iterator = ports.makeAsyncIterator()
+    guard let port = await iterator.next() else {
+        _ = await task.result
+        throw FlowError(step: .register, detail: "the server did not start")
+    }
+    do {
+        let result = try await body("http://127.0.0.1:\(port)", directory)
+        await group.triggerGracefulShutdown()
+        _ = await task.result
+        return result
+    } catch {
+        await group.triggerGracefulShutdown()
+        _ = await task.result
+        throw error
+    }
+}
+
+/// One worker: flows back to back until the deadline or the flow cap.
+func worker(client: FlowClient, keys: [ClientKeyPair], tickets: Tickets, deadline: ContinuousClock.Instant) async -> WorkerResult {
+    var result = WorkerResult()
+    let clock = ContinuousClock()
+    while clock.now < deadline, !Task.isCancelled, let ticket = tickets.take() {
+        let start = clock.now
+        do {
+            let timing = try await client.run(key: keys[ticket % keys.count])
+            result.latencies.append(clock.now - start)
+            for i in result.stepTotals.indices { result.stepTotals[i] += timing.steps[i] }
+            result.signingTotal += timing.signing
+        } catch {
+            result.errors += 1
+            let sample = "\(error)"
+            if result.errorSamples.count < 5, !result.errorSamples.contains(sample) { result.errorSamples.append(sample) }
+        }
+    }
+    return result
+}
+
+/// The whole benchmark; returns the process exit status.
+func runBenchmark() async throws -> Int32 {
+    // Client keys are client cost, not server cost: a small pool, reused (each registration still gets a new client id).
+    let keyCount = 8
+    print("Generating \(keyCount) client RSA-2048 keys…")
+    let keys = try (0..<keyCount).map { _ in try ClientKeyPair() }
+
+    var httpConfiguration = HTTPClient.Configuration(
+        redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(30)))
+    httpConfiguration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(8, options.workers))
+    let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
+
+    let status: Int32
+    do {
+        status = try await withServer { baseURL, directory in
+            let client = FlowClient(
+                http: http, api: baseURL + "/mfp/api", application: ApplicationData(id: "com.bench.app", clientPlatform: "ios", version: "1.0"))
+            print("Gatehouse on \(baseURL), SQLite in \(directory), log level warning")
+
+            // One flow first, so that a broken setup fails loudly instead of printing errors per second.
+            do {
+                _ = try await client.run(key: keys[0])
+            } catch {
+                print("warm-up flow failed: \(error)")
+                return 1
+            }
+
+            print("Running \(options.workers) workers for \(fixed(options.seconds)) s (at most \(options.maxFlows) flows)…")
+            let tickets = Tickets(limit: options.maxFlows)
+            let clock = ContinuousClock()
+            let start = clock.now
+            let deadline = start + .milliseconds(Int64(options.seconds * 1000))
+            let total = await withTaskGroup(of: WorkerResult.self) { group in
+                for _ in 0..<options.workers {
+                    group.addTask { await worker(client: client, keys: keys, tickets: tickets, deadline: deadline) }
+                }
+                var total = WorkerResult()
+                for await result in group { total.merge(result) }
+                return total
+            }
+            let elapsed = (clock.now - start).seconds
+            report(total, elapsed: elapsed)
+            return total.latencies.isEmpty ? 1 : 0
+        }
+    } catch {
+        print("benchmark failed: \(error)")
+        try await http.shutdown()
+        return 1
+    }
+    try await http.shutdown()
+    return status
+}
+
+func report(_ total: WorkerResult, elapsed: Double) {
+    let flows = total.latencies.count
+    let ms = total.latencies.map(\.milliseconds).sorted()
+    let mean = ms.isEmpty ? 0 : ms.reduce(0, +) / Double(ms.count)
+    let rate = elapsed > 0 ? Double(flows) / elapsed : 0
+    func perFlow(_ d: Duration) -> String { fixed(flows > 0 ? d.milliseconds / Double(flows) : 0, 2) }
+    print("""
+
+        workers:          \(options.workers)
+        flows:            \(flows)
+        errors:           \(total.errors)
+        elapsed:          \(fixed(elapsed, 2)) s
+        flows/s:          \(fixed(rate))
+        latency (ms):     mean \(fixed(mean, 2)), p50 \(fixed(percentile(ms, 0.50), 2)), p99 \(fixed(percentile(ms, 0.99), 2))
+        steps (mean ms):  \(FlowStep.allCases.map { "\($0.name) \(perFlow(total.stepTotals[$0.rawValue]))" }.joined(separator: ", "))
+        client signing:   \(perFlow(total.signingTotal)) ms per flow (2 RS256 signatures)
+        """)
+    for sample in total.errorSamples { print("error sample:     \(sample)") }
+    print("flows/s: \(fixed(rate))")
+}
+
+let status = try await runBenchmark()
+exit(status)

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
+import GatehousePostgres
+import GatehouseSQLite
 import GatehouseServer
+import GatehouseStore
 import Hummingbird
 import Logging
 
@@ -17,6 +20,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The folder of the embedded database.")
     var data: String = ".gatehouse"
 
+    @Option(help: ArgumentHelp(
+        "A PostgreSQL database shared by several nodes, instead of the embedded one in --data.",
+        discussion: "postgres://user:password@host:port/database, options sslmode=disable|prefer|require, pool_size (10), connect_timeout (s).",
+        valueName: "url"))
+    var database: String?
+
+    @Flag(help: "Store a new token-signing key that becomes the current one of every node; older keys keep verifying their tokens.")
+    var rotateSigningKey = false
+
     @Option(help: "The address to listen on.")
     var host: String = "127.0.0.1"
 
@@ -26,6 +38,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    func validate() throws {
+        if let database {
+            do {
+                _ = try PostgresLocation(url: database)
+            } catch {
+                throw ValidationError("--database: \(error)")
+            }
+        }
+    }
+
     func run() async throws {
         var logger = Logger(label: "gatehouse")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
@@ -34,6 +56,40 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.dataDirectory = data
         configuration.host = host
         configuration.port = port
+        var postgres: PostgresStore?
+        if let database {
+            let location = try PostgresLocation(url: database)
+            do {
+                postgres = try await PostgresStore.connect(location, logger: logger)
+            } catch {
+                throw ValidationError("Cannot open the PostgreSQL database \(location): \(String(reflecting: error))")
+            }
+            configuration.store = postgres
+            logger.info("Store: PostgreSQL \(location)")
+        }
+        do {
+            try await serve(configuration, logger: logger)
+        } catch {
+            await postgres?.shutdown()
+            throw error
+        }
+        await postgres?.shutdown()
+    }
+
+    private func serve(_ configuration: ServerConfiguration, logger: Logger) async throws {
+        var configuration = configuration
+        if rotateSigningKey {
+            let store: any GatehouseStore
+            if let given = configuration.store {
+                store = given
+            } else {
+                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+                store = try SQLiteStore(path: (data as NSString).appendingPathComponent("gatehouse.sqlite"))
+                configuration.store = store
+            }
+            let kid = try await TokenSigner.rotate(in: store)
+            logger.notice("New token-signing key \(kid) is current; older keys still verify their tokens")
+        }
         let demo = policy == nil
         let host = self.host
         let app: any ApplicationProtocol

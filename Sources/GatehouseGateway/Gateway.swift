@@ -1,4 +1,222 @@
-import GatehouseProtocol
+import Foundation
+import GatehouseResourceServer
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import Synchronization
 
-// The gateway is being written (issue 5).
-enum GatewayPlaceholder {}
+/// The gateway: protected HTTP and WebSocket services behind realms (challenge schemes and login-module
+/// chains), proxied to their upstreams.
+///
+/// ```swift
+/// let gateway = try Gateway(configuration: .load(path: "gateway.yaml"))
+/// try await gateway.makeApplication().runService()
+/// ```
+public final class Gateway: Sendable {
+    public let services: [Service]
+    public let statistics = GatewayStatistics()
+    let host: String
+    let port: Int
+    let maxMessageSize: Int
+    let logger: Logger
+    let proxy = HTTPProxy(timeout: .seconds(120))
+    /// Answers decided while checking a refused upgrade, sent by the HTTP side of the same connection.
+    let refusedUpgrades = Mutex<[ObjectIdentifier: Response]>([:])
+    /// Upgrades accepted, waiting for their WebSocket handler.
+    let acceptedUpgrades = Mutex<[ObjectIdentifier: WebSocketRelay]>([:])
+
+    /// A gateway of `services`, built in Swift.
+    public init(services: [Service], host: String = "127.0.0.1", port: Int = 0, maxWebSocketMessageSize: Int = 1 << 20,
+                logger: Logger = Logger(label: "gatehouse-gateway")) {
+        self.services = services.sorted { $0.path.count > $1.path.count }
+        self.host = host
+        self.port = port
+        self.maxMessageSize = maxWebSocketMessageSize
+        self.logger = logger
+    }
+
+    /// A gateway from a configuration; `customModules` are the login modules that `type:` names besides
+    /// `users` and `gatehouse-token`.
+    public convenience init(configuration: GatewayConfiguration, customModules: [String: any LoginModule] = [:],
+                            logger: Logger = Logger(label: "gatehouse-gateway")) throws {
+        var realms: [String: Realm] = [:]
+        for realm in configuration.realms {
+            var entries: [LoginChain.Entry] = []
+            for module in realm.loginModules {
+                entries.append(.init(try Self.makeModule(module, custom: customModules), flag: module.flag))
+            }
+            guard !entries.isEmpty else { throw GatewayConfigurationError("realm \(realm.name) has no login module") }
+            realms[realm.name] = Realm(
+                name: realm.name, description: realm.description, scheme: realm.scheme, headers: realm.headers ?? [],
+                queryParameters: realm.queryParameters ?? [], cookies: realm.cookies ?? [],
+                authorizationTimeout: realm.authorizationTimeout.map { .milliseconds(Int64($0 * 1000)) },
+                sessionTimeout: realm.sessionTimeout.map { .milliseconds(Int64($0 * 1000)) }, chain: LoginChain(entries))
+        }
+        let services = try configuration.services.map { service in
+            guard let upstream = URL(string: service.upstream), upstream.host != nil else {
+                throw GatewayConfigurationError("service \(service.name): upstream \(service.upstream) is not a URL")
+            }
+            var realm: Realm?
+            if let name = service.realm {
+                guard let found = realms[name] else { throw GatewayConfigurationError("service \(service.name): no realm \(name)") }
+                realm = found
+            }
+            let roles = service.requireRoles ?? []
+            if roles.contains("*"), roles.count > 1 {
+                throw GatewayConfigurationError("service \(service.name): conflicting roles, remove the wildcard")
+            }
+            return Service(name: service.name, path: service.path, upstream: upstream, realm: realm, requiredRoles: roles,
+                           webSocket: service.webSocket ?? false)
+        }
+        self.init(services: services, host: configuration.host, port: configuration.port,
+                  maxWebSocketMessageSize: configuration.maxWebSocketMessageSize ?? 1 << 20, logger: logger)
+    }
+
+    static func makeModule(_ module: LoginModuleConfiguration, custom: [String: any LoginModule]) throws -> any LoginModule {
+        switch module.type {
+        case "users":
+            var users = module.users ?? []
+            if let file = module.usersFile {
+                users += try YAMLUsers.load(path: file)
+            }
+            return UsersLoginModule(users: users)
+        case "gatehouse-token":
+            if let introspection = module.introspection {
+                return GatehouseTokenLoginModule(
+                    verifier: IntrospectionTokenVerifier(serverURL: introspection.serverURL, clientID: introspection.clientID, secret: introspection.secret),
+                    requiredScope: module.requiredScope)
+            }
+            guard let jwks = module.jwksURL else { throw GatewayConfigurationError("gatehouse-token module needs jwksURL or introspection") }
+            return GatehouseTokenLoginModule(verifier: LocalTokenVerifier(jwksURL: jwks), requiredScope: module.requiredScope)
+        default:
+            guard let found = custom[module.type] else { throw GatewayConfigurationError("unknown login module type \(module.type)") }
+            return found
+        }
+    }
+
+    // MARK: Routing and authorization
+
+    /// The service for a path, with the rest of the path.
+    func route(_ path: String) -> (Service, String)? {
+        for service in services {
+            if let rest = service.remainder(of: path) { return (service, rest) }
+        }
+        return nil
+    }
+
+    enum Admission: Sendable {
+        case allow(Subject?)
+        case answer(Response)
+    }
+
+    /// Challenges a request for `service`.
+    func admit(_ request: Request, to service: Service) async -> Admission {
+        guard let realm = service.realm else { return .allow(nil) }
+        let credentials = realm.credentials(from: request)
+        let decision = await realm.decide(credentials, requiredRoles: service.requiredRoles)
+        statistics.record(realm: realm.name, credentials: credentials, decision: decision)
+        switch decision {
+        case .allow(let subject):
+            return .allow(subject)
+        case .challenge(let reason):
+            logger.debug("challenge", metadata: ["realm": .string(realm.name), "reason": .string(reason)])
+            return .answer(realm.challengeResponse())
+        case .forbidden(let subject):
+            logger.debug("forbidden", metadata: ["realm": .string(realm.name), "user": .string(subject.name ?? "-")])
+            return .answer(Realm.forbiddenResponse())
+        }
+    }
+
+    /// Every plain HTTP request (and refused upgrades).
+    func respond(to request: Request, context: GatewayRequestContext) async throws -> Response {
+        if request.headers[.upgrade]?.lowercased() == "websocket",
+           let decided = refusedUpgrades.withLock({ $0.removeValue(forKey: context.connection) }) {
+            return decided
+        }
+        guard let (service, rest) = route(request.uri.path) else {
+            return Response(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: "404 Not Found\n")))
+        }
+        switch await admit(request, to: service) {
+        case .answer(let response):
+            return response
+        case .allow(let subject):
+            return try await proxy.forward(request, to: service.upstreamURL(remainder: rest, query: request.uri.query),
+                                           subject: subject, realm: service.realm)
+        }
+    }
+
+    /// Checks an upgrade request: accepted ones get their relay ready; refused ones leave their answer.
+    func shouldUpgrade(_ request: Request, context: GatewayRequestContext) async -> RouterShouldUpgrade {
+        guard let (service, rest) = route(request.uri.path), service.webSocket else { return .dontUpgrade }
+        switch await admit(request, to: service) {
+        case .answer(let response):
+            refusedUpgrades.withLock { $0[context.connection] = response }
+            return .dontUpgrade
+        case .allow(let subject):
+            var deadline: WebSocketRelay.Deadline?
+            func tighten(_ after: Duration, _ reason: String) {
+                let instant = ContinuousClock.now.advanced(by: after)
+                if deadline == nil || instant < deadline!.instant { deadline = .init(instant: instant, reason: reason) }
+            }
+            if let expiry = subject?.expiresAt {
+                tighten(.milliseconds(Int64(max(0, expiry.timeIntervalSinceNow) * 1000)), "credentials expired")
+            }
+            if let timeout = service.realm?.authorizationTimeout { tighten(timeout, "authorization timeout") }
+            if let timeout = service.realm?.sessionTimeout { tighten(timeout, "session timeout") }
+            var headers = HTTPFields()
+            if let name = subject?.name, let field = HTTPField.Name(HTTPProxy.userHeader) { headers[field] = name }
+            let realmName = service.realm?.name ?? ""
+            let relay = WebSocketRelay(
+                upstreamURL: service.upstreamURL(remainder: rest, query: request.uri.query, webSocket: true), extraHeaders: headers,
+                maxMessageSize: maxMessageSize, deadline: deadline,
+                onExpiry: { [statistics] in statistics.recordExpiry(realm: realmName) }, logger: logger)
+            acceptedUpgrades.withLock { $0[context.connection] = relay }
+            return .upgrade([:])
+        }
+    }
+
+    // MARK: Application
+
+    /// The gateway's Hummingbird application (port 0 picks a free one; `onServerRunning` gets the port).
+    public func makeApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        let webSocketRouter = Router(context: GatewayRequestContext.self)
+        let upgrade: @Sendable (Request, GatewayRequestContext) async throws -> RouterShouldUpgrade = { [self] request, context in
+            await shouldUpgrade(request, context: context)
+        }
+        let relay: WebSocketDataHandler<WebSocketRouterContext<GatewayRequestContext>> = { [self] inbound, outbound, context in
+            guard let relay = acceptedUpgrades.withLock({ $0.removeValue(forKey: context.requestContext.connection) }) else {
+                try await outbound.close(.unexpectedServerError, reason: "no accepted upgrade")
+                return
+            }
+            await relay.run(client: inbound, outbound)
+        }
+        webSocketRouter.ws("/", shouldUpgrade: upgrade, onUpgrade: relay)
+        webSocketRouter.ws("**", shouldUpgrade: upgrade, onUpgrade: relay)
+        return Application(
+            responder: GatewayResponder(gateway: self),
+            server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter),
+            configuration: .init(address: .hostname(host, port: port), serverName: "Gatehouse-Gateway"),
+            onServerRunning: { await onServerRunning($0.localAddress?.port ?? 0) },
+            logger: logger)
+    }
+
+    /// A gateway from `configuration` and its application.
+    public static func makeApplication(
+        _ configuration: GatewayConfiguration, customModules: [String: any LoginModule] = [:], logger: Logger = Logger(label: "gatehouse-gateway"),
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) throws -> (gateway: Gateway, application: some ApplicationProtocol) {
+        let gateway = try Gateway(configuration: configuration, customModules: customModules, logger: logger)
+        return (gateway, gateway.makeApplication(onServerRunning: onServerRunning))
+    }
+}
+
+/// Sends every request through ``Gateway/respond(to:context:)``.
+struct GatewayResponder: HTTPResponder {
+    let gateway: Gateway
+    func respond(to request: Request, context: GatewayRequestContext) async throws -> Response {
+        try await gateway.respond(to: request, context: context)
+    }
+}

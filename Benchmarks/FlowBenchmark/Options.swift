@@ -1,0 +1,55 @@
+import Foundation
+
+/// Command-line options of the benchmark.
+struct Options: Sendable {
+    var workers = 8
+    var seconds = 10.0
+    var maxFlows = 100_000
+
+    static let usage = """
+        usage: FlowBenchmark [--workers N] [--seconds S] [--max-flows M]
+
+        Runs complete MobileFirst flows (register, preauthorize 401, preauthorize 200, authorize 302, token 200)
+        against an in-process Gatehouse server on 127.0.0.1 and prints flows per second.
+
+          --workers N     concurrent flows (1...512, default 8)
+          --seconds S     how long to run (0 < S <= 3600, default 10)
+          --max-flows M   stop after M flow attempts at most (1...10000000, default 100000)
+        """
+
+    /// Parses `arguments` (without the program name); exits with the usage on an error.
+    static func parse(_ arguments: [String]) -> Options {
+        var options = Options()
+        var index = 0
+        func fail(_ message: String) -> Never {
+            FileHandle.standardError.write(Data("error: \(message)\n\n\(usage)\n".utf8))
+            exit(2)
+        }
+        func value(_ name: String) -> String {
+            index += 1
+            guard index < arguments.count else { fail("\(name) needs a value") }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "--workers", "-w":
+                guard let n = Int(value(argument)), (1...512).contains(n) else { fail("--workers must be 1...512") }
+                options.workers = n
+            case "--seconds", "-s":
+                guard let s = Double(value(argument)), s > 0, s <= 3600 else { fail("--seconds must be in (0, 3600]") }
+                options.seconds = s
+            case "--max-flows":
+                guard let m = Int(value(argument)), (1...10_000_000).contains(m) else { fail("--max-flows must be 1...10000000") }
+                options.maxFlows = m
+            case "--help", "-h":
+                print(usage)
+                exit(0)
+            default:
+                fail("unknown argument \(argument)")
+            }
+            index += 1
+        }
+        return options
+    }
+}

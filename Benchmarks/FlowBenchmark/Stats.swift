@@ -1,0 +1,51 @@
+import Foundation
+import Synchronization
+
+/// Hands out flow tickets so that all workers together stop at the flow cap.
+final class Tickets: Sendable {
+    private let next = Atomic<Int>(0)
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// The next ticket, or `nil` once the cap is reached.
+    func take() -> Int? {
+        let ticket = next.wrappingAdd(1, ordering: .relaxed).oldValue
+        return ticket < limit ? ticket : nil
+    }
+}
+
+/// What one worker saw.
+struct WorkerResult: Sendable {
+    var latencies: [Duration] = []
+    var stepTotals = [Duration](repeating: .zero, count: FlowStep.allCases.count)
+    var signingTotal: Duration = .zero
+    var errors = 0
+    var errorSamples: [String] = []
+
+    mutating func merge(_ other: WorkerResult) {
+        latencies += other.latencies
+        for i in stepTotals.indices { stepTotals[i] += other.stepTotals[i] }
+        signingTotal += other.signingTotal
+        errors += other.errors
+        for sample in other.errorSamples where errorSamples.count < 5 && !errorSamples.contains(sample) { errorSamples.append(sample) }
+    }
+}
+
+extension Duration {
+    var milliseconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
+    }
+    var seconds: Double { milliseconds / 1000 }
+}
+
+/// Formats a number with a fixed count of decimals.
+func fixed(_ value: Double, _ decimals: Int = 1) -> String { String(format: "%.\(decimals)f", value) }
+
+/// The value at quantile `q` (nearest rank) of sorted `values`.
+func percentile(_ sorted: [Double], _ q: Double) -> Double {
+    guard !sorted.isEmpty else { return 0 }
+    let rank = Int((q * Double(sorted.count)).rounded(.up)) - 1
+    return sorted[min(max(rank, 0), sorted.count - 1)]
+}

@@ -1,0 +1,226 @@
+import Foundation
+import GatehouseProtocol
+
+/// Access tokens, login and logout (reference §4.3).
+///
+/// - Tokens are cached per normalised scope (`"b a"`, `"a b"` and `"RegisteredClient a b"` share one token) until
+///   they expire; a cached token costs no HTTP at all.
+/// - One authorization flow runs at a time. Callers that want the same scope share one flow; other scopes
+///   wait their turn. `login` and `logout` take their turn in the same queue, so concurrent calls are served in
+///   order, never refused as "already in process".
+/// - When the server no longer knows the client (`INVALID_CLIENT_ID`), the flow wipes the registration,
+///   registers again and retries — once.
+public actor AuthorizationManager {
+    let api: RuntimeAPI
+    let registrar: Registrar
+    let registry: ChallengeHandlerRegistry
+    let preauthorizer: Preauthorizer
+
+    /// The native clients' redirect URI; the authorization code comes back in its query.
+    static let redirectURI = "https://\(ProtocolNames.nativeRedirectHost)"
+
+    private var tokens: [String: AccessToken] = [:]
+    private var flows: [String: Task<Result<AccessToken, GatehouseClientError>, Never>] = [:]
+    private var busy = false
+    private var turns: [CheckedContinuation<Void, Never>] = []
+
+    init(api: RuntimeAPI, registrar: Registrar, registry: ChallengeHandlerRegistry) {
+        self.api = api
+        self.registrar = registrar
+        self.registry = registry
+        self.preauthorizer = Preauthorizer(api: api, registry: registry)
+    }
+
+    // MARK: Tokens
+
+    /// An access token for `scope` (`nil`: `RegisteredClient`): the cached one while it is valid, else one from
+    /// a new authorization flow — registration if needed, pre-authorization rounds (challenges go to the
+    /// registered handlers), authorization code, token.
+    ///
+    /// - Throws: ``GatehouseClientError/challengeCancelled(securityCheck:)``,
+    ///   ``GatehouseClientError/securityCheckFailed(failures:)``, ... when the flow fails.
+    public func obtainAccessToken(forScope scope: String? = nil) async throws(GatehouseClientError) -> AccessToken {
+        try await obtainAccessToken(forScope: scope, origin: registry.nextSequence())
+    }
+
+    func obtainAccessToken(forScope scope: String?, origin: UInt64) async throws(GatehouseClientError) -> AccessToken {
+        let key = Scope(scope).normalized
+        if let token = validToken(key) { return token }
+        if let flow = flows[key] { return try await flow.value.get() }
+        let flow = Task { await self.tokenFlow(key: key, origin: origin) }
+        flows[key] = flow
+        return try await flow.value.get()
+    }
+
+    /// The cached, unexpired token for `scope`, without any flow.
+    public func cachedAccessToken(forScope scope: String? = nil) -> AccessToken? {
+        validToken(Scope(scope).normalized)
+    }
+
+    /// Forgets `token` (for instance after a resource refused it).
+    public func clearAccessToken(_ token: AccessToken) {
+        if tokens[token.scope] == token { tokens[token.scope] = nil }
+    }
+
+    /// Forgets the token of `scope`.
+    public func clearAccessToken(forScope scope: String?) {
+        tokens[Scope(scope).normalized] = nil
+    }
+
+    /// Forgets every token.
+    public func clearAccessTokens() {
+        tokens.removeAll()
+    }
+
+    private func validToken(_ key: String) -> AccessToken? {
+        guard let token = tokens[key] else { return nil }
+        if token.isExpired {
+            tokens[key] = nil
+            return nil
+        }
+        return token
+    }
+
+    private func tokenFlow(key: String, origin: UInt64) async -> Result<AccessToken, GatehouseClientError> {
+        await takeTurn()
+        defer {
+            flows[key] = nil
+            endTurn()
+        }
+        if let token = validToken(key) { return .success(token) }
+        do throws(GatehouseClientError) {
+            return .success(try await withRegistration { (identity) async throws(GatehouseClientError) -> AccessToken in
+                _ = try await self.preauthorizer.run(identity: identity, scope: key, origin: origin)
+                let code = try await self.authorizationCode(identity: identity, scope: key)
+                let token = try await self.exchange(code: code, identity: identity)
+                self.tokens[token.scope] = token
+                return token
+            })
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// `GET az/v1/authorization`: the code from the redirect's `Location` (the redirect is not followed).
+    private func authorizationCode(identity: ClientIdentity, scope: String) async throws(GatehouseClientError) -> String {
+        let response = try await api.send("GET", "az/v1/authorization", query: [
+            ("response_type", "code"), ("client_id", identity.clientID), ("redirect_uri", Self.redirectURI), ("scope", scope),
+        ])
+        let fromLocation = response.header("Location").map(FormEncoding.queryItems(of:)) ?? [:]
+        if let code = fromLocation["code"], !code.isEmpty, [200, 222].contains(response.status) || (300..<400).contains(response.status) {
+            return code
+        }
+        if response.status == 200, let code = (try? JSONDecoder().decode(JSON.self, from: response.body))?["code"]?.stringValue {
+            return code
+        }
+        if let message = fromLocation["errorMsg"] ?? fromLocation["error"] {
+            throw .authorizationFailed("no authorization code for scope '\(scope)': \(message)")
+        }
+        let error = RuntimeAPI.error(from: response)
+        if error.isInvalidClientID { throw error }
+        throw .authorizationFailed("no authorization code for scope '\(scope)': \(error)")
+    }
+
+    /// `POST az/v1/token` with the code and a client assertion.
+    private func exchange(code: String, identity: ClientIdentity) async throws(GatehouseClientError) -> AccessToken {
+        let assertion = try api.assertion(for: identity, audience: api.tokenEndpoint, jti: code)
+        let response = try await api.postForm("az/v1/token", [
+            ("grant_type", "authorization_code"), ("code", code), ("client_id", identity.clientID), ("redirect_uri", Self.redirectURI),
+            ("client_assertion_type", ClientAssertionClaims.assertionType), ("client_assertion", assertion),
+        ])
+        guard response.status == 200 else {
+            throw .authorizationFailed("the token endpoint refused the code: \(RuntimeAPI.error(from: response))")
+        }
+        guard let token = try? JSONDecoder().decode(TokenResponse.self, from: response.body) else {
+            throw .authorizationFailed("the token endpoint's answer is not a token")
+        }
+        return AccessToken(value: token.access_token, scope: token.scope, expiresAt: Date().addingTimeInterval(Double(token.expires_in)))
+    }
+
+    // MARK: Login and logout
+
+    /// Logs in to `securityCheck` pre-emptively with `credentials` (`{"username":..,"password":..}`), without
+    /// obtaining a token; returns the check's success data (for `UserLogin`, `{"user":{...}}`).
+    ///
+    /// Wrong credentials bring a challenge to the check's handler, as for any request. Called while a
+    /// challenge of the same check is open (typically from its handler), the credentials answer that challenge
+    /// and `login` returns that check's outcome — no "login already in process" error, no deadlock.
+    public func login(securityCheck: String, credentials: JSONObject) async throws(GatehouseClientError) -> JSONObject {
+        if let outcome = await registry.answerOpenChallenge(securityCheck, with: credentials) {
+            return try outcome.get()
+        }
+        let origin = registry.nextSequence()
+        await takeTurn()
+        defer { endTurn() }
+        let successes = try await withRegistration { (identity) async throws(GatehouseClientError) -> [String: JSON] in
+            try await self.preauthorizer.run(
+                identity: identity, scope: securityCheck, answers: [securityCheck: .object(credentials)], origin: origin)
+        }
+        return successes[securityCheck]?.objectValue ?? [:]
+    }
+
+    /// Logs out of `securityCheck` (`POST preauth/v1/logout`) and forgets every cached token. Logging out a
+    /// client that never registered does nothing.
+    public func logout(securityCheck: String) async throws(GatehouseClientError) {
+        await takeTurn()
+        defer { endTurn() }
+        tokens.removeAll()
+        guard let identity = try await registrar.existingIdentity() else { return }
+        let response = try await api.postForm("preauth/v1/logout", [
+            ("security_check", securityCheck), ("client_assertion_type", ClientAssertionClaims.assertionType),
+            ("client_assertion", try api.assertion(for: identity, audience: nil, jti: nil)),
+        ])
+        guard (200..<300).contains(response.status) else {
+            let error = RuntimeAPI.error(from: response)
+            if error.isInvalidClientID {
+                // The server forgot the client: nothing is logged in there any more.
+                try await registrar.wipe()
+                return
+            }
+            throw error
+        }
+    }
+
+    /// Records the client's activity (`POST preauth/v1/heartbeat`), for checks with inactivity timeouts.
+    public func heartbeat() async throws(GatehouseClientError) {
+        guard let identity = try await registrar.existingIdentity() else { return }
+        let response = try await api.postForm("preauth/v1/heartbeat", [
+            ("client_assertion_type", ClientAssertionClaims.assertionType),
+            ("client_assertion", try api.assertion(for: identity, audience: nil, jti: nil)),
+        ])
+        guard (200..<300).contains(response.status) else { throw RuntimeAPI.error(from: response) }
+    }
+
+    // MARK: Registration
+
+    /// Runs `body` with the client's identity; after `INVALID_CLIENT_ID`, wipes the registration, registers
+    /// again and runs `body` once more (never more).
+    private func withRegistration<T: Sendable>(_ body: (ClientIdentity) async throws(GatehouseClientError) -> T) async throws(GatehouseClientError) -> T {
+        let identity = try await registrar.identity()
+        do {
+            return try await body(identity)
+        } catch where error.isInvalidClientID {
+            tokens.removeAll()
+            try await registrar.wipe()
+            return try await body(try await registrar.identity())
+        }
+    }
+
+    // MARK: One flow at a time
+
+    private func takeTurn() async {
+        if busy {
+            await withCheckedContinuation { turns.append($0) }
+        } else {
+            busy = true
+        }
+    }
+
+    private func endTurn() {
+        if turns.isEmpty {
+            busy = false
+        } else {
+            turns.removeFirst().resume()
+        }
+    }
+}

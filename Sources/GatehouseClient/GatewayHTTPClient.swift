@@ -1,0 +1,93 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Why a request through a gateway failed.
+public enum GatewayClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The retry limit was reached: `attempts` answers were refused with a new challenge.
+    case retryLimitReached(location: URL, attempts: Int, challenge: String)
+    /// The challenge handler gave up (returned `nil`, e.g. the user cancelled the login).
+    case cancelled(location: URL, challenge: String)
+    /// No handler can answer this challenge's scheme.
+    case unsupportedChallenge(location: URL, challenge: String)
+    /// The HTTP exchange failed.
+    case transport(String)
+
+    public var description: String {
+        switch self {
+        case .retryLimitReached(let location, let attempts, let challenge):
+            "gave up on \(location.absoluteString) after \(attempts) refused tries (\(challenge))"
+        case .cancelled(let location, let challenge): "the challenge handler gave up on \(location.absoluteString) (\(challenge))"
+        case .unsupportedChallenge(let location, let challenge): "no challenge handler for \(challenge) at \(location.absoluteString)"
+        case .transport(let message): "HTTP failed: \(message)"
+        }
+    }
+}
+
+/// Runs gateway challenges: the loop of the KAAZING clients (reference §4.6) with a retry limit. Shared by
+/// HTTP requests and WebSocket handshakes.
+public struct GatewayChallengeLoop: Sendable {
+    public let challengeHandler: any ChallengeHandler
+    /// The most answers sent for one request before giving up (the seed's "give up after 2 tries").
+    public let maxAttempts: Int
+
+    public init(challengeHandler: any ChallengeHandler, maxAttempts: Int = 2) {
+        self.challengeHandler = challengeHandler
+        self.maxAttempts = maxAttempts
+    }
+
+    /// Where a loop stands for one request; start a new one per request (the count resets on success).
+    public struct State: Sendable {
+        public internal(set) var attempts = 0
+        var next: (any ChallengeHandler)?
+        public init() {}
+    }
+
+    /// The `Authorization` value that answers `challenge`, or the error that ends the request.
+    public func answer(_ challenge: String, location: URL, state: inout State) async throws(GatewayClientError) -> String {
+        guard state.attempts < maxAttempts else {
+            throw .retryLimitReached(location: location, attempts: state.attempts, challenge: challenge)
+        }
+        let request = ChallengeRequest(location: location, challenge: challenge)
+        let handler = state.next ?? challengeHandler
+        guard handler.canHandle(request) else { throw .unsupportedChallenge(location: location, challenge: challenge) }
+        guard let response = await handler.handle(request) else { throw .cancelled(location: location, challenge: challenge) }
+        state.attempts += 1
+        state.next = response.nextChallengeHandler
+        return response.credentials
+    }
+}
+
+/// Sends requests through a gateway with URLSession, answering its `401` challenges through a challenge
+/// handler, up to a retry limit.
+public struct GatewayHTTPClient: Sendable {
+    public let loop: GatewayChallengeLoop
+    let session: URLSession
+
+    public init(challengeHandler: any ChallengeHandler, maxAttempts: Int = 2, session: URLSession = .shared) {
+        loop = GatewayChallengeLoop(challengeHandler: challengeHandler, maxAttempts: maxAttempts)
+        self.session = session
+    }
+
+    /// Sends `request`; a `401` with `WWW-Authenticate` is answered and the request sent again. Other answers
+    /// (including `403`) are returned.
+    /// Throws ``GatewayClientError``.
+    public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        var state = GatewayChallengeLoop.State()
+        var request = request
+        while true {
+            let data: Data
+            let response: URLResponse
+            do {
+                (data, response) = try await session.data(for: request)
+            } catch {
+                throw GatewayClientError.transport("\(error)")
+            }
+            guard let http = response as? HTTPURLResponse else { throw GatewayClientError.transport("not an HTTP answer") }
+            guard http.statusCode == 401, let challenge = http.value(forHTTPHeaderField: "WWW-Authenticate") else { return (data, http) }
+            let location = request.url ?? http.url!
+            request.setValue(try await loop.answer(challenge, location: location, state: &state), forHTTPHeaderField: "Authorization")
+        }
+    }
+}

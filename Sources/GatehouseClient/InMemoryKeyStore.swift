@@ -1,0 +1,23 @@
+import Synchronization
+
+/// A ``KeyStore`` in memory: the registration lasts as long as the store (tests, short-lived tools).
+public final class InMemoryKeyStore: KeyStore {
+    private let stored: Mutex<StoredRegistration?>
+
+    /// A store holding `registration` (empty by default).
+    public init(_ registration: StoredRegistration? = nil) {
+        stored = Mutex(registration)
+    }
+
+    /// What the store holds now.
+    public var current: StoredRegistration? { stored.withLock { $0 } }
+
+    /// What the store holds.
+    public func load() async throws -> StoredRegistration? { current }
+
+    /// Replaces what the store holds.
+    public func save(_ registration: StoredRegistration) async throws { stored.withLock { $0 = registration } }
+
+    /// Empties the store.
+    public func delete() async throws { stored.withLock { $0 = nil } }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import GatehouseProtocol
+
+/// Requests to the authorization server's runtime API (reference §3.1, §3.2), with the SDK's common headers.
+struct RuntimeAPI: Sendable {
+    let configuration: ClientConfiguration
+    let transport: any HTTPTransport
+    let clock: ServerClock
+
+    /// The header fields every request carries.
+    var commonHeaders: [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = [
+            ("X-Requested-With", "XMLHttpRequest"),
+            ("x-wl-app-version", configuration.version),
+            ("x-wl-platform-version", GatehouseClient.platformVersion),
+            ("Accept-Language", Locale.preferredLanguages.first ?? "en"),
+            ("User-Agent", "GatehouseClient/\(GatehouseClient.sdkVersion) (\(configuration.platform); \(configuration.applicationID)/\(configuration.version))"),
+        ]
+        for (name, value) in configuration.globalHeaders.sorted(by: { $0.key < $1.key }) { headers.append((name, value)) }
+        return headers
+    }
+
+    func send(_ method: String, _ path: String, query: [(String, String)] = [], headers: [(name: String, value: String)] = [], body: Data? = nil)
+        async throws(GatehouseClientError) -> TransportResponse
+    {
+        let url = FormEncoding.url(configuration.apiURL(path), adding: query)
+        let request = TransportRequest(method: method, url: url, headers: commonHeaders + headers, body: body, timeout: configuration.requestTimeout)
+        return try await transport.send(request)
+    }
+
+    func sendJSON(_ method: String, _ path: String, _ value: some Encodable) async throws(GatehouseClientError) -> TransportResponse {
+        let body: Data
+        do {
+            body = try JSONEncoder().encode(value)
+        } catch {
+            throw .invalidArgument("cannot encode the body of \(path): \(error)")
+        }
+        return try await send(method, path, headers: [("Content-Type", "application/json; charset=UTF-8"), ("Accept", "application/json")], body: body)
+    }
+
+    func postForm(_ path: String, _ fields: [(String, String)]) async throws(GatehouseClientError) -> TransportResponse {
+        try await send("POST", path, headers: [("Content-Type", "application/x-www-form-urlencoded; charset=UTF-8"), ("Accept", "application/json")],
+                       body: Data(FormEncoding.encode(fields).utf8))
+    }
+
+    /// A client assertion (reference §3.3) for `identity`, dated by the server's clock.
+    ///
+    /// - Parameters:
+    ///   - audience: the token endpoint for a token request; `nil` for logout and heartbeat.
+    ///   - jti: the authorization code of a token request.
+    func assertion(for identity: ClientIdentity, audience: String?, jti: String?) throws(GatehouseClientError) -> String {
+        let iat = clock.nowMillis()
+        let claims = ClientAssertionClaims(iss: configuration.assertionIssuer, sub: identity.clientID, aud: audience, iat: iat, exp: iat + 60_000, jti: jti)
+        do {
+            return try JWS.sign(claims, with: identity.key, kid: identity.clientID).compact
+        } catch {
+            throw .invalidArgument("cannot sign the client assertion: \(error)")
+        }
+    }
+
+    /// The token endpoint, the audience of token-request assertions.
+    var tokenEndpoint: String { configuration.apiURL("az/v1/token").absoluteString }
+
+    /// The error for an unexpected answer: its status and, for MobileFirst error bodies, `errorCode`/`errorMsg`
+    /// (or OAuth's `error`/`error_description`).
+    static func error(from response: TransportResponse) -> GatehouseClientError {
+        let json = try? JSONDecoder().decode(JSON.self, from: response.body)
+        let code = json?["errorCode"]?.stringValue ?? json?["error"]?.stringValue
+        let message = json?["errorMsg"]?.stringValue ?? json?["error_description"]?.stringValue
+            ?? (json == nil && !response.body.isEmpty ? String(decoding: response.body.prefix(300), as: UTF8.self) : nil)
+        return .serverError(status: response.status, errorCode: code, message: message)
+    }
+}
+
+/// A registered client: its id and its key.
+struct ClientIdentity: Sendable {
+    let clientID: String
+    let key: ClientKeyPair
+}

@@ -1,0 +1,39 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+
+/// An upstream for tests and the demo: WebSocket echo on every path, and an HTTP echo that describes the
+/// request it got (`GET /path?query user=<X-Gateway-User> authorization=<...> body=<...>`).
+public enum EchoService {
+    public static func makeApplication(
+        host: String = "127.0.0.1", port: Int = 0, logger: Logger = Logger(label: "echo-service"),
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        let describe: @Sendable (Request, BasicWebSocketRequestContext) async throws -> String = { request, _ in
+            var request = request
+            let body = try await request.collectBody(upTo: 1 << 20)
+            let user = request.headers[HTTPField.Name(HTTPProxy.userHeader)!] ?? "-"
+            let authorization = request.headers[.authorization] ?? "-"
+            return "\(request.method) \(request.uri) user=\(user) authorization=\(authorization) body=\(String(buffer: body))"
+        }
+        for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch] {
+            router.on("/", method: method, use: describe)
+            router.on("**", method: method, use: describe)
+        }
+        let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
+        let echo: WebSocketDataHandler<WebSocketRouterContext<BasicWebSocketRequestContext>> = { inbound, outbound, _ in
+            for try await message in inbound.messages(maxSize: 1 << 20) {
+                try await outbound.write(WebSocketRelay.frame(message))
+            }
+        }
+        webSocketRouter.ws("/", onUpgrade: echo)
+        webSocketRouter.ws("**", onUpgrade: echo)
+        return Application(
+            router: router, server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter),
+            configuration: .init(address: .hostname(host, port: port)),
+            onServerRunning: { await onServerRunning($0.localAddress?.port ?? 0) }, logger: logger)
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import Yams
+
+/// The gateway's configuration: where it listens, its realms and its services. Loaded from YAML
+/// (``load(path:)``) or built in Swift.
+///
+/// ```yaml
+/// host: 127.0.0.1
+/// port: 8090
+/// realms:
+///   - name: demo
+///     description: Demo realm
+///     scheme: Application Basic          # Basic | Application Basic | Application Token | Bearer
+///     queryParameters: [access_token]    # also headers: [...], cookies: [...]
+///     authorizationTimeout: 1800         # seconds; WebSockets are closed after it
+///     loginModules:
+///       - { type: users, flag: required, usersFile: users.yaml }
+///       - { type: gatehouse-token, flag: sufficient, jwksURL: "http://127.0.0.1:8080/.well-known/jwks.json" }
+/// services:
+///   - { name: echo, path: /echo, upstream: "http://127.0.0.1:9000/echo", realm: demo, requireRoles: [AUTHORIZED], webSocket: true }
+/// ```
+public struct GatewayConfiguration: Sendable, Codable {
+    public var host: String
+    public var port: Int
+    public var realms: [RealmConfiguration]
+    public var services: [ServiceConfiguration]
+    /// The largest WebSocket message relayed, in bytes.
+    public var maxWebSocketMessageSize: Int?
+
+    public init(host: String = "127.0.0.1", port: Int = 8090, realms: [RealmConfiguration] = [], services: [ServiceConfiguration] = [],
+                maxWebSocketMessageSize: Int? = nil) {
+        self.host = host
+        self.port = port
+        self.realms = realms
+        self.services = services
+        self.maxWebSocketMessageSize = maxWebSocketMessageSize
+    }
+
+    /// Decodes YAML; relative `usersFile` paths are resolved against `baseDirectory`.
+    public static func decode(yaml: String, baseDirectory: String? = nil) throws -> GatewayConfiguration {
+        var configuration = try YAMLDecoder().decode(GatewayConfiguration.self, from: yaml)
+        if let baseDirectory {
+            for r in configuration.realms.indices {
+                for m in configuration.realms[r].loginModules.indices {
+                    if let file = configuration.realms[r].loginModules[m].usersFile, !file.hasPrefix("/") {
+                        configuration.realms[r].loginModules[m].usersFile = (baseDirectory as NSString).appendingPathComponent(file)
+                    }
+                }
+            }
+        }
+        return configuration
+    }
+
+    /// Reads a YAML file.
+    public static func load(path: String) throws -> GatewayConfiguration {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        return try decode(yaml: text, baseDirectory: (path as NSString).deletingLastPathComponent)
+    }
+}
+
+/// A realm: how requests are challenged and which login modules check the answers.
+public struct RealmConfiguration: Sendable, Codable {
+    public var name: String
+    /// Sent as `realm="<description>"` in the challenge (the name when absent).
+    public var description: String?
+    public var scheme: ChallengeScheme
+    /// Headers that may carry the credentials besides `Authorization`.
+    public var headers: [String]?
+    /// Query parameters that may carry the credentials (a browser's WebSocket cannot set headers).
+    public var queryParameters: [String]?
+    /// Cookies that may carry the credentials.
+    public var cookies: [String]?
+    /// Seconds after which an authenticated WebSocket is closed (no in-band revalidation yet).
+    public var authorizationTimeout: Double?
+    /// Seconds an authenticated WebSocket may live at most.
+    public var sessionTimeout: Double?
+    public var loginModules: [LoginModuleConfiguration]
+
+    public init(name: String, description: String? = nil, scheme: ChallengeScheme, headers: [String]? = nil, queryParameters: [String]? = nil,
+                cookies: [String]? = nil, authorizationTimeout: Double? = nil, sessionTimeout: Double? = nil,
+                loginModules: [LoginModuleConfiguration] = []) {
+        self.name = name
+        self.description = description
+        self.scheme = scheme
+        self.headers = headers
+        self.queryParameters = queryParameters
+        self.cookies = cookies
+        self.authorizationTimeout = authorizationTimeout
+        self.sessionTimeout = sessionTimeout
+        self.loginModules = loginModules
+    }
+}
+
+/// One login module of a realm's chain.
+public struct LoginModuleConfiguration: Sendable, Codable {
+    /// `users` (bcrypt users, inline or from `usersFile`), `gatehouse-token` (JWKS or introspection), or the name of
+    /// a custom module passed to ``Gateway/init(configuration:customModules:logger:)``.
+    public var type: String
+    public var flag: LoginModuleFlag
+    public var users: [GatewayUser]?
+    /// A YAML file holding a list of users (`username`, `passwordHash`, `roles`).
+    public var usersFile: String?
+    /// `gatehouse-token`: the server's key set, for local verification.
+    public var jwksURL: String?
+    /// `gatehouse-token`: introspection instead of JWKS.
+    public var introspection: IntrospectionConfiguration?
+    /// `gatehouse-token`: scope elements every token must hold.
+    public var requiredScope: String?
+
+    public init(type: String, flag: LoginModuleFlag = .required, users: [GatewayUser]? = nil, usersFile: String? = nil, jwksURL: String? = nil,
+                introspection: IntrospectionConfiguration? = nil, requiredScope: String? = nil) {
+        self.type = type
+        self.flag = flag
+        self.users = users
+        self.usersFile = usersFile
+        self.jwksURL = jwksURL
+        self.introspection = introspection
+        self.requiredScope = requiredScope
+    }
+}
+
+/// A confidential client allowed to introspect tokens at Gatehouse.
+public struct IntrospectionConfiguration: Sendable, Codable {
+    public var serverURL: String
+    public var clientID: String
+    public var secret: String
+
+    public init(serverURL: String, clientID: String, secret: String) {
+        self.serverURL = serverURL
+        self.clientID = clientID
+        self.secret = secret
+    }
+}
+
+/// A protected service: a public path prefix proxied to an upstream.
+public struct ServiceConfiguration: Sendable, Codable {
+    public var name: String
+    /// The public path prefix, e.g. `/echo`; matched on whole segments, the longest prefix wins.
+    public var path: String
+    /// The upstream base URL (`http://host:port/base`); WebSockets go to the same URL with `ws://`.
+    public var upstream: String
+    /// The realm; none means the service is open.
+    public var realm: String?
+    /// Roles the subject must all hold; `*` = any authenticated user. Empty with a realm means `*`.
+    public var requireRoles: [String]?
+    /// Whether WebSocket upgrades are accepted and relayed to the upstream.
+    public var webSocket: Bool?
+
+    public init(name: String, path: String, upstream: String, realm: String? = nil, requireRoles: [String]? = nil, webSocket: Bool? = nil) {
+        self.name = name
+        self.path = path
+        self.upstream = upstream
+        self.realm = realm
+        self.requireRoles = requireRoles
+        self.webSocket = webSocket
+    }
+}
+
+/// A configuration that cannot run.
+public struct GatewayConfigurationError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,107 @@
+import AsyncHTTPClient
+import Foundation
+import GatehouseClient
+import HTTPTypes
+import HummingbirdWSClient
+import Logging
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// Opens a WebSocket through the gateway, answering `401` challenges on the handshake.
+///
+/// The challenge is read from a handshake sent without credentials (not counted by the gateway as a try);
+/// each answer is then one real upgrade attempt. `answer` gets the `WWW-Authenticate` value and returns the
+/// `Authorization` value, or throws to give up (e.g. the SDK's `GatewayChallengeLoop` at its retry limit).
+public enum GatewayWebSocketClient {
+    /// The handshake was refused.
+    public struct Refused: Error, Sendable, Equatable, CustomStringConvertible {
+        public let status: Int
+        public let challenge: String?
+        public var description: String { "WebSocket handshake refused with \(status)" + (challenge.map { " (\($0))" } ?? "") }
+    }
+
+    static let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+
+    /// Sends an upgrade request with `authorization` and returns the status and `WWW-Authenticate` of a refusal
+    /// (`101` when the gateway would upgrade: the connection is then dropped at once).
+    public static func probe(url: String, authorization: String? = nil) async throws -> (status: Int, challenge: String?) {
+        var components = URLComponents(string: url)!
+        components.scheme = components.scheme == "wss" ? "https" : "http"
+        var request = HTTPClientRequest(url: components.string!)
+        request.headers.add(name: "Connection", value: "Upgrade")
+        request.headers.add(name: "Upgrade", value: "websocket")
+        request.headers.add(name: "Sec-WebSocket-Version", value: "13")
+        request.headers.add(name: "Sec-WebSocket-Key", value: Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString())
+        if let authorization { request.headers.add(name: "Authorization", value: authorization) }
+        let response = try await http.execute(request, timeout: .seconds(30))
+        _ = try? await response.body.collect(upTo: 1 << 16)
+        return (Int(response.status.code), response.headers.first(name: "WWW-Authenticate"))
+    }
+
+    /// Connects to `url`, answering challenges with `answer`, then runs `handler` until the connection closes;
+    /// returns the close frame the gateway sent, if any.
+    @discardableResult
+    public static func connect(
+        url: String, logger: Logger = Logger(label: "gateway-websocket-client"),
+        answer: @escaping @Sendable (_ challenge: String) async throws -> String,
+        handler: @escaping WebSocketDataHandler<WebSocketClient.Context>
+    ) async throws -> WebSocketCloseFrame? {
+        while true {
+            let (status, challenge) = try await probe(url: url)
+            var headers = HTTPFields()
+            if status == 401, let challenge {
+                headers[.authorization] = try await answer(challenge)
+            } else if status != 101 && status != 200 {
+                throw Refused(status: status, challenge: challenge)
+            }
+            do {
+                return try await WebSocketClient.connect(url: url, configuration: .init(additionalHeaders: headers), logger: logger, handler: handler)
+            } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
+                guard headers[.authorization] != nil else { throw Refused(status: status, challenge: challenge) }
+                continue  // refused: read the challenge again and answer it (the caller's retry limit ends this)
+            }
+        }
+    }
+
+    /// Connects to `url`, answering the handshake's challenges with the SDK's `challengeHandler` (a
+    /// `BasicChallengeHandler`, a `TokenChallengeHandler`, a `DispatchChallengeHandler`, ...), giving up with
+    /// `GatewayClientError.retryLimitReached` after `maxAttempts` refused answers.
+    @discardableResult
+    public static func connect(
+        url: String, challengeHandler: any ChallengeHandler, maxAttempts: Int = 2,
+        logger: Logger = Logger(label: "gateway-websocket-client"),
+        handler: @escaping WebSocketDataHandler<WebSocketClient.Context>
+    ) async throws -> WebSocketCloseFrame? {
+        let answers = try WebSocketChallengeAnswers(challengeHandler, url: url, maxAttempts: maxAttempts)
+        return try await connect(url: url, logger: logger, answer: answers.answer, handler: handler)
+    }
+}
+
+/// The SDK's gateway challenge loop for one WebSocket connection attempt: answers each `WWW-Authenticate` of the
+/// handshake and counts the answers, so that the retry limit covers the whole attempt.
+public final class WebSocketChallengeAnswers: Sendable {
+    let loop: GatewayChallengeLoop
+    let location: URL
+    private let state = Mutex(GatewayChallengeLoop.State())
+
+    /// A loop answering with `handler` for `url`, at most `maxAttempts` times.
+    public init(_ handler: any ChallengeHandler, url: String, maxAttempts: Int = 2) throws {
+        guard let location = URL(string: url), location.host != nil else {
+            throw GatewayClientError.transport("\(url) is not a WebSocket URL")
+        }
+        loop = GatewayChallengeLoop(challengeHandler: handler, maxAttempts: maxAttempts)
+        self.location = location
+    }
+
+    /// The answers sent so far.
+    public var attempts: Int { state.withLock { $0.attempts } }
+
+    /// The `Authorization` value for `challenge`, or the error that ends the attempt.
+    public func answer(_ challenge: String) async throws -> String {
+        var current = state.withLock { $0 }
+        let value = try await loop.answer(challenge, location: location, state: &current)
+        state.withLock { [current] in $0 = current }
+        return value
+    }
+}

@@ -1,0 +1,61 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOHTTP1
+
+/// Relays HTTP requests to upstreams with AsyncHTTPClient, bodies streamed both ways.
+struct HTTPProxy: Sendable {
+    /// Never followed: the client sees the upstream's redirects.
+    static let client = HTTPClient(
+        eventLoopGroupProvider: .singleton,
+        configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(120)), decompression: .disabled))
+
+    /// Header fields that are about one connection only (RFC 9110 §7.6.1), never forwarded.
+    static let hopByHop: Set<String> = [
+        "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade",
+        "proxy-connection", "host",
+    ]
+    /// Set by the gateway for the upstream; never taken from the client.
+    static let userHeader = "X-Gateway-User"
+
+    let timeout: TimeAmount
+
+    func forward(_ request: Request, to url: String, subject: Subject?, realm: Realm?) async throws -> Response {
+        var outbound = HTTPClientRequest(url: url)
+        outbound.method = HTTPMethod(rawValue: request.method.rawValue)
+        let connectionTokens = Set(request.headers[values: .connection].flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        let credentialHeaders = Set((realm?.headers ?? []).map { $0.lowercased() })
+        for field in request.headers {
+            let name = field.name.canonicalName
+            if Self.hopByHop.contains(name) || connectionTokens.contains(name) || name == "authorization"
+                || name == Self.userHeader.lowercased() || credentialHeaders.contains(name) { continue }
+            outbound.headers.add(name: field.name.rawName, value: field.value)
+        }
+        if let name = subject?.name { outbound.headers.add(name: Self.userHeader, value: name) }
+        if let length = request.headers[.contentLength].flatMap({ Int64($0) }) {
+            if length > 0 { outbound.body = .stream(request.body, length: .known(length)) }
+        } else if request.headers[.transferEncoding] != nil {
+            outbound.body = .stream(request.body, length: .unknown)
+        }
+        let upstream: HTTPClientResponse
+        do {
+            upstream = try await Self.client.execute(outbound, timeout: timeout)
+        } catch {
+            return Response(status: .badGateway, headers: [.contentType: "text/plain; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: "502 Bad Gateway\n")))
+        }
+        var headers = HTTPFields()
+        let upstreamConnectionTokens = Set(upstream.headers["connection"].flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        for (name, value) in upstream.headers {
+            let lower = name.lowercased()
+            if Self.hopByHop.contains(lower) || upstreamConnectionTokens.contains(lower) { continue }
+            if let fieldName = HTTPField.Name(name) { headers.append(HTTPField(name: fieldName, value: value)) }
+        }
+        return Response(status: HTTPResponse.Status(code: Int(upstream.status.code)), headers: headers,
+                        body: ResponseBody(asyncSequence: upstream.body))
+    }
+}

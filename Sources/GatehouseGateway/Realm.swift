@@ -1,0 +1,97 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// A realm at run time: extracts credentials from a request, runs the login chain and decides.
+public struct Realm: Sendable {
+    public let name: String
+    public let description: String
+    public let scheme: ChallengeScheme
+    public let headers: [String]
+    public let queryParameters: [String]
+    public let cookies: [String]
+    public let authorizationTimeout: Duration?
+    public let sessionTimeout: Duration?
+    public let chain: LoginChain
+
+    public init(name: String, description: String? = nil, scheme: ChallengeScheme, headers: [String] = [], queryParameters: [String] = [],
+                cookies: [String] = [], authorizationTimeout: Duration? = nil, sessionTimeout: Duration? = nil, chain: LoginChain) {
+        self.name = name
+        self.description = description ?? name
+        self.scheme = scheme
+        self.headers = headers
+        self.queryParameters = queryParameters
+        self.cookies = cookies
+        self.authorizationTimeout = authorizationTimeout
+        self.sessionTimeout = sessionTimeout
+        self.chain = chain
+    }
+
+    /// The `WWW-Authenticate` value.
+    public var challenge: String { scheme.challenge(realmDescription: description) }
+
+    /// The credentials a request carries for this realm.
+    public func credentials(from request: Request) -> Credentials {
+        let (scheme, value) = Credentials.parseAuthorization(request.headers[.authorization])
+        var named: [String: String] = [:]
+        for header in headers {
+            if let name = HTTPField.Name(header), let value = request.headers[name], !value.isEmpty { named[header] = value }
+        }
+        if !queryParameters.isEmpty {
+            let items = URLComponents(string: request.uri.description)?.queryItems ?? []
+            for parameter in queryParameters {
+                if let value = items.first(where: { $0.name == parameter })?.value, !value.isEmpty { named[parameter] = value }
+            }
+        }
+        if !cookies.isEmpty {
+            let pairs = request.headers[values: .cookie].flatMap { $0.split(separator: ";") }.compactMap { pair -> (String, String)? in
+                guard let equals = pair.firstIndex(of: "=") else { return nil }
+                return (pair[..<equals].trimmingCharacters(in: .whitespaces), pair[pair.index(after: equals)...].trimmingCharacters(in: .whitespaces))
+            }
+            for cookie in cookies {
+                if let value = pairs.first(where: { $0.0 == cookie })?.1, !value.isEmpty { named[cookie] = value }
+            }
+        }
+        return Credentials(scheme: scheme, value: value, named: named)
+    }
+
+    /// What the gateway does with a request for a service of this realm.
+    public enum Decision: Sendable, Equatable {
+        /// Let it through.
+        case allow(Subject)
+        /// 401 with the realm's challenge: no credentials, wrong ones, or a different scheme.
+        case challenge(reason: String)
+        /// 403: authenticated, but without a required role.
+        case forbidden(Subject)
+    }
+
+    /// Authenticates `credentials` and checks `requiredRoles` (reference §2.4).
+    public func decide(_ credentials: Credentials, requiredRoles: [String]) async -> Decision {
+        if credentials.isEmpty { return .challenge(reason: "no credentials") }
+        // An `Authorization` header with another scheme and no other credentials: challenge again (PR #898).
+        if credentials.named.isEmpty, let given = credentials.scheme,
+           given.caseInsensitiveCompare(scheme.baseScheme) != .orderedSame,
+           !(scheme == .applicationToken && given.caseInsensitiveCompare("Bearer") == .orderedSame) {
+            return .challenge(reason: "scheme \(given) instead of \(scheme.baseScheme)")
+        }
+        switch await chain.login(credentials, scheme: scheme) {
+        case .failed(let reason):
+            return .challenge(reason: reason)
+        case .authenticated(let subject):
+            if let expiry = subject.expiresAt, expiry <= Date() { return .challenge(reason: "credentials expired") }
+            return subject.satisfies(requiredRoles.isEmpty ? ["*"] : requiredRoles) ? .allow(subject) : .forbidden(subject)
+        }
+    }
+
+    /// The 401 answer.
+    func challengeResponse() -> Response {
+        let headers: HTTPFields = [.wwwAuthenticate: challenge, .contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"]
+        return Response(status: .unauthorized, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "401 Unauthorized\n")))
+    }
+
+    /// The 403 answer.
+    static func forbiddenResponse() -> Response {
+        Response(status: .forbidden, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+                 body: .init(byteBuffer: ByteBuffer(string: "403 Forbidden\n")))
+    }
+}

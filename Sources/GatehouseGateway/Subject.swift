@@ -1,0 +1,29 @@
+import Foundation
+
+/// Who a login chain authenticated: a name, roles (principal names) and when the credentials stop being valid.
+public struct Subject: Sendable, Equatable {
+    /// The user (or client) name, if a module named one.
+    public var name: String?
+    /// The roles that `require-role` constraints are checked against.
+    public var roles: Set<String>
+    /// When the credentials expire (a token's `exp`); `nil` when they do not.
+    public var expiresAt: Date?
+
+    public init(name: String? = nil, roles: Set<String> = [], expiresAt: Date? = nil) {
+        self.name = name
+        self.roles = roles
+        self.expiresAt = expiresAt
+    }
+
+    /// Adds what another module found: roles are merged, the earliest expiry wins, the first name stays.
+    mutating func merge(_ other: Subject) {
+        if name == nil { name = other.name }
+        roles.formUnion(other.roles)
+        if let expiry = other.expiresAt { expiresAt = min(expiresAt ?? expiry, expiry) }
+    }
+
+    /// Whether the subject holds every required role (`*` = any authenticated subject).
+    public func satisfies(_ required: [String]) -> Bool {
+        required.allSatisfy { $0 == "*" || roles.contains($0) }
+    }
+}

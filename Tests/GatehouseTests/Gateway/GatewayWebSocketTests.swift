@@ -1,0 +1,108 @@
+import Foundation
+import Synchronization
+import GatehouseClient
+import GatehouseGateway
+import HummingbirdWSClient
+import Logging
+import NIOWebSocket
+import Testing
+
+/// WebSockets through the gateway: the upgrade is challenged, the relay echoes, expired credentials close it.
+@Suite struct GatewayWebSocketTests {
+    static func echoService(_ upstream: String, realm: String, roles: [String] = ["AUTHORIZED"]) -> ServiceConfiguration {
+        ServiceConfiguration(name: "echo", path: "/echo", upstream: upstream + "/echo", realm: realm, requireRoles: roles, webSocket: true)
+    }
+
+    /// Sends `lines` and collects the echoes, then closes.
+    static func echo(_ lines: [String]) -> WebSocketDataHandler<WebSocketClient.Context> {
+        { inbound, outbound, _ in
+            var iterator = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+            for line in lines {
+                try await outbound.write(.text(line))
+                guard case .text(let echoed) = try await iterator.next() else { throw TestFailure("no echo for \(line)") }
+                #expect(echoed == line)
+            }
+            try await outbound.close(.normalClosure, reason: nil)
+        }
+    }
+
+    @Test func upgradeIsChallengedAndEchoWorks() async throws {
+        try await GatewayFixture.run({ upstream in
+            GatewayConfiguration(realms: [GatewayFixture.usersRealm("demo", scheme: .applicationBasic, description: "Demo Realm")],
+                                 services: [Self.echoService(upstream, realm: "demo")])
+        }) { fixture async throws in
+            let url = fixture.wsBase + "/echo"
+            // No credentials: 401 on the upgrade with the realm's scheme, never plain Basic.
+            let probe = try await GatewayWebSocketClient.probe(url: url)
+            #expect(probe.status == 401)
+            #expect(probe.challenge == "Application Basic realm=\"Demo Realm\"")
+            #expect(try await GatewayWebSocketClient.probe(url: url, authorization: basicAuthorization("ann", "secret")).status == 403)
+            await #expect(throws: (any Error).self) {
+                try await WebSocketClient.connect(url: url, logger: GatewayFixture.logger) { _, _, _ in }
+            }
+            // Right credentials through the SDK's handler: the echo works.
+            let login = CountingLoginHandler(repeating: .joe)
+            let answers = try WebSocketChallengeAnswers(BasicChallengeHandler(loginHandler: login), url: url)
+            try await GatewayWebSocketClient.connect(url: url, logger: GatewayFixture.logger, answer: answers.answer,
+                                                     handler: Self.echo(["hello", "through the gateway"]))
+            #expect(login.asked == 1)
+            let before = fixture.gateway.statistics.counters(realm: "demo")
+
+            // Two wrong tries: the client gives up with a clear error; the gateway saw exactly two tries.
+            let wrong = CountingLoginHandler(repeating: .wrong)
+            let wrongAnswers = try WebSocketChallengeAnswers(BasicChallengeHandler(loginHandler: wrong), url: url, maxAttempts: 2)
+            await #expect(throws: GatewayClientError.retryLimitReached(location: URL(string: url)!, attempts: 2, challenge: "Application Basic realm=\"Demo Realm\"")) {
+                try await GatewayWebSocketClient.connect(url: url, logger: GatewayFixture.logger, answer: wrongAnswers.answer, handler: Self.echo(["x"]))
+            }
+            #expect(wrong.asked == 2)
+            let after = fixture.gateway.statistics.counters(realm: "demo")
+            #expect(after.attempts - before.attempts == 2)
+            #expect(after.failures - before.failures == 2)
+        }
+    }
+
+    @Test func authorizationTimeoutClosesTheConnection() async throws {
+        try await GatewayFixture.run({ upstream in
+            GatewayConfiguration(realms: [GatewayFixture.usersRealm("demo", scheme: .basic, authorizationTimeout: 0.5)],
+                                 services: [Self.echoService(upstream, realm: "demo")])
+        }) { fixture async throws in
+            let url = fixture.wsBase + "/echo"
+            let answers = try WebSocketChallengeAnswers(BasicChallengeHandler(loginHandler: CountingLoginHandler(.joe)), url: url)
+            let start = ContinuousClock.now
+            let close = try await GatewayWebSocketClient.connect(url: url, logger: GatewayFixture.logger, answer: answers.answer) { inbound, outbound, _ in
+                try await outbound.write(.text("ping"))
+                for try await _ in inbound.messages(maxSize: 1 << 16) {}
+            }
+            #expect(close?.closeCode == .policyViolation)
+            #expect(close?.reason == "authorization timeout")
+            #expect(ContinuousClock.now - start < .seconds(5))
+            #expect(fixture.gateway.statistics.counters(realm: "demo").expiredConnections == 1)
+        }
+    }
+
+    @Test func aConnectionIsClosedWhenItsTokenExpires() async throws {
+        try await TestServer.run { server async throws in
+            try await GatewayFixture.run({ upstream in
+                GatewayConfiguration(realms: [GatewayTokenTests.tokenRealm(server)], services: [Self.echoService(upstream, realm: "tokens", roles: ["accessRestricted"])])
+            }) { fixture async throws in
+                let url = fixture.wsBase + "/echo"
+                #expect(try await GatewayWebSocketClient.probe(url: url).challenge == "Application Token")
+                let tiny = try await TokenTests.pinClient(server, app: "com.sample.tiny", platform: "ios")
+                let token = try await tiny.obtainToken(scope: "accessRestricted").access_token
+                let answers = try WebSocketChallengeAnswers(TokenChallengeHandler { _ in token }, url: url)
+                let echoed = Mutex(0)
+                let close = try await GatewayWebSocketClient.connect(url: url, logger: GatewayFixture.logger, answer: answers.answer) { inbound, outbound, _ in
+                    try await outbound.write(.text("first"))
+                    for try await message in inbound.messages(maxSize: 1 << 16) {
+                        if case .text("first") = message { echoed.withLock { $0 += 1 } }
+                    }
+                }
+                #expect(echoed.withLock { $0 } == 1)
+                #expect(close?.closeCode == .policyViolation)
+                #expect(close?.reason == "credentials expired")
+                // The expired token no longer opens the service.
+                #expect(try await GatewayWebSocketClient.probe(url: url, authorization: "Token \(token)").status == 401)
+            }
+        }
+    }
+}

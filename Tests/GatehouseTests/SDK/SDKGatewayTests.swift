@@ -1,0 +1,73 @@
+import Foundation
+import GatehouseClient
+import GatehouseProtocol
+import Testing
+
+/// A gateway that answers with its login page until the client posted the login form.
+final class LoginPageGateway: GatewayChallengeHandler, @unchecked Sendable {
+    let challenges = Calls<Int>()
+    let shouldCancel: Bool
+
+    init(cancel: Bool = false) {
+        shouldCancel = cancel
+        super.init(name: "LoginPageGateway")
+    }
+
+    override func canHandleResponse(_ response: ResourceResponse) -> Bool {
+        response.header("X-Gateway") == "login"
+    }
+
+    override func handleChallenge(_ response: ResourceResponse) {
+        challenges.record(response.status)
+        if shouldCancel {
+            cancel()
+            return
+        }
+        Task {
+            let login = try? await submitLoginForm(url: URL(string: "/gateway/login")!, parameters: ["user": "john", "password": "p&ss"])
+            if login?.status == 200 { submitSuccess() } else { cancel() }
+        }
+    }
+}
+
+/// Gateway challenges on resource requests, against a scripted transport (no gateway in front of the test
+/// server).
+@Suite struct SDKGatewayTests {
+    static func gatewayTransport(_ loggedIn: Calls<String>) -> RecordingTransport {
+        RecordingTransport(intercept: { request in
+            if request.url.path == "/gateway/login" {
+                loggedIn.record(String(decoding: request.body ?? Data(), as: UTF8.self))
+                return TransportResponse(status: 200, headers: [:], body: Data())
+            }
+            if loggedIn.count == 0 {
+                return TransportResponse(status: 200, headers: ["X-Gateway": "login"], body: Data("<form>login</form>".utf8))
+            }
+            return TransportResponse(status: 200, headers: [:], body: Data("data".utf8))
+        })
+    }
+
+    @Test func theGatewayHandlerLogsInAndTheRequestIsSentAgain() async throws {
+        let loggedIn = Calls<String>()
+        let transport = Self.gatewayTransport(loggedIn)
+        let client = GatehouseClient(
+            configuration: ClientConfiguration(serverURL: URL(string: "http://gateway.invalid")!, applicationID: SDK.pinApp), transport: transport)
+        let gateway = LoginPageGateway()
+        client.registerGatewayChallengeHandler(gateway)
+        let response = try await SDK.bounded(60) { try await client.resourceRequest(path: "adapters/Open/data").send() }
+        #expect(response.text == "data")
+        #expect(gateway.challenges.count == 1)
+        #expect(loggedIn.all == ["password=p%26ss&user=john"])
+        #expect(transport.requests.map(\.url.absoluteString) == [
+            "http://gateway.invalid/mfp/api/adapters/Open/data", "http://gateway.invalid/gateway/login", "http://gateway.invalid/mfp/api/adapters/Open/data",
+        ])
+    }
+
+    @Test func aCancelledGatewayChallengeFailsTheRequest() async throws {
+        let client = GatehouseClient(
+            configuration: ClientConfiguration(serverURL: URL(string: "http://gateway.invalid")!, applicationID: SDK.pinApp),
+            transport: Self.gatewayTransport(Calls()))
+        client.registerGatewayChallengeHandler(LoginPageGateway(cancel: true))
+        let error = try await SDK.bounded(60) { await SDK.error { _ = try await client.resourceRequest(path: "adapters/Open/data").send() } }
+        #expect(error == .challengeCancelled(securityCheck: "LoginPageGateway"))
+    }
+}
