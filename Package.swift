@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "GatehouseChecks", targets: ["GatehouseChecks"]),
         .library(name: "GatehouseServer", targets: ["GatehouseServer"]),
         .library(name: "GatehouseClient", targets: ["GatehouseClient"]),
+        .library(name: "GatehouseClientNIO", targets: ["GatehouseClientNIO"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -100,6 +101,7 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -123,6 +125,17 @@ let package = Package(
         .target(
             name: "GatehouseClient",
             dependencies: ["GatehouseProtocol"],
+            swiftSettings: swiftSettings
+        ),
+        // The SDK's transport over AsyncHTTPClient, for Linux servers and tools.
+        .target(
+            name: "GatehouseClientNIO",
+            dependencies: [
+                "GatehouseClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The `gatehouse` command.
@@ -171,7 +184,7 @@ let package = Package(
             name: "GatehouseTests",
             dependencies: [
                 "GatehouseServer", "GatehouseClient", "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite",
-                "GatehousePostgres", "GatehouseResourceServer", "GatehouseGateway", "ExampleChecks", "BalanceService",
+                "GatehousePostgres", "GatehouseResourceServer", "GatehouseGateway", "GatehouseClientNIO", "ExampleChecks", "BalanceService",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -32,6 +32,8 @@ struct FlowTiming: Sendable {
     var steps = [Duration](repeating: .zero, count: FlowStep.allCases.count)
     /// Time the client spent signing JWS (registration data and the client assertion).
     var signing: Duration = .zero
+    /// The access token the flow ended with.
+    var accessToken = ""
 }
 
 /// A minimal MobileFirst client from the wire protocol: register, answer the PIN challenge, get a token.
@@ -113,9 +115,10 @@ struct FlowClient: Sendable {
         ])
         let token = try await send(
             .POST, "/az/v1/token", contentType: "application/x-www-form-urlencoded", body: Data(form.utf8), step: .token)
-        guard token.status == 200, (try? JSONDecoder().decode(TokenResponse.self, from: Data(buffer: token.body))) != nil else {
+        guard token.status == 200, let issued = try? JSONDecoder().decode(TokenResponse.self, from: Data(buffer: token.body)) else {
             throw FlowError(step: .token, detail: "status \(token.status) (expected 200 with a token): \(token.text)")
         }
+        timing.accessToken = issued.access_token
         timing.steps[FlowStep.token.rawValue] = clock.now - start
         return timing
     }

@@ -5,9 +5,13 @@ struct Options: Sendable {
     var workers = 8
     var seconds = 10.0
     var maxFlows = 100_000
+    /// Benchmark the protected resource against the unprotected one (with `wrk`) instead of flows.
+    var resources = false
+    var connections = 32
 
     static let usage = """
         usage: FlowBenchmark [--workers N] [--seconds S] [--max-flows M]
+               FlowBenchmark --resources [--seconds S] [--connections C]
 
         Runs complete MobileFirst flows (register, preauthorize 401, preauthorize 200, authorize 302, token 200)
         against an in-process Gatehouse server on 127.0.0.1 and prints flows per second.
@@ -15,6 +19,9 @@ struct Options: Sendable {
           --workers N     concurrent flows (1...512, default 8)
           --seconds S     how long to run (0 < S <= 3600, default 10)
           --max-flows M   stop after M flow attempts at most (1...10000000, default 100000)
+          --resources     instead: requests/s of the protected balance endpoint with a valid token divided by
+                          requests/s of the unprotected endpoint (wrk, S seconds per run, C connections)
+          --connections C wrk's connections (1...1000, default 32)
         """
 
     /// Parses `arguments` (without the program name); exits with the usage on an error.
@@ -42,6 +49,11 @@ struct Options: Sendable {
             case "--max-flows":
                 guard let m = Int(value(argument)), (1...10_000_000).contains(m) else { fail("--max-flows must be 1...10000000") }
                 options.maxFlows = m
+            case "--resources":
+                options.resources = true
+            case "--connections":
+                guard let c = Int(value(argument)), (1...1000).contains(c) else { fail("--connections must be 1...1000") }
+                options.connections = c
             case "--help", "-h":
                 print(usage)
                 exit(0)

@@ -17,7 +17,7 @@ let policyYAML = """
     securityChecks:
       PinCodeAttempts:
         class: PinCodeAttempts
-        properties: { pinCode: "1234", maxAttempts: 3, successStateExpirationSec: 60 }
+        properties: { pinCode: "1234", maxAttempts: 3, successStateExpirationSec: 3600 }
     applications:
       - id: com.bench.app
         platform: ios
@@ -104,11 +104,16 @@ func runBenchmark() async throws -> Int32 {
             print("Gatehouse on \(baseURL), SQLite in \(directory), log level warning")
 
             // One flow first, so that a broken setup fails loudly instead of printing errors per second.
+            let warmUp: FlowTiming
             do {
-                _ = try await client.run(key: keys[0])
+                warmUp = try await client.run(key: keys[0])
             } catch {
                 print("warm-up flow failed: \(error)")
                 return 1
+            }
+            if options.resources {
+                return try ResourceLoad(baseURL: baseURL, token: warmUp.accessToken, seconds: options.seconds,
+                                        connections: options.connections).report()
             }
 
             print("Running \(options.workers) workers for \(fixed(options.seconds)) s (at most \(options.maxFlows) flows)…")

@@ -59,35 +59,52 @@ public struct GatewayChallengeLoop: Sendable {
     }
 }
 
-/// Sends requests through a gateway with URLSession, answering its `401` challenges through a challenge
-/// handler, up to a retry limit.
+/// Sends requests through a gateway, answering its `401` challenges through a challenge handler, up to a retry
+/// limit.
+///
+/// On Linux, Foundation's `URLSession` never completes a request answered `401` with `WWW-Authenticate: Basic`
+/// (it waits for credentials it cannot get), so a gateway with a `Basic` realm needs another transport there:
+/// `AsyncHTTPClientTransport` of the `GatehouseClientNIO` library. `Application Basic`, `Application Token` and
+/// `Bearer` challenges work with the default `URLSessionTransport` everywhere.
 public struct GatewayHTTPClient: Sendable {
     public let loop: GatewayChallengeLoop
-    let session: URLSession
+    let transport: any HTTPTransport
 
-    public init(challengeHandler: any ChallengeHandler, maxAttempts: Int = 2, session: URLSession = .shared) {
+    public init(challengeHandler: any ChallengeHandler, maxAttempts: Int = 2, transport: any HTTPTransport = URLSessionTransport()) {
         loop = GatewayChallengeLoop(challengeHandler: challengeHandler, maxAttempts: maxAttempts)
-        self.session = session
+        self.transport = transport
     }
 
     /// Sends `request`; a `401` with `WWW-Authenticate` is answered and the request sent again. Other answers
     /// (including `403`) are returned.
     /// Throws ``GatewayClientError``.
-    public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+    public func send(_ request: TransportRequest) async throws(GatewayClientError) -> TransportResponse {
         var state = GatewayChallengeLoop.State()
         var request = request
         while true {
-            let data: Data
-            let response: URLResponse
+            let response: TransportResponse
             do {
-                (data, response) = try await session.data(for: request)
+                response = try await transport.send(request)
             } catch {
-                throw GatewayClientError.transport("\(error)")
+                throw .transport("\(error)")
             }
-            guard let http = response as? HTTPURLResponse else { throw GatewayClientError.transport("not an HTTP answer") }
-            guard http.statusCode == 401, let challenge = http.value(forHTTPHeaderField: "WWW-Authenticate") else { return (data, http) }
-            let location = request.url ?? http.url!
-            request.setValue(try await loop.answer(challenge, location: location, state: &state), forHTTPHeaderField: "Authorization")
+            guard response.status == 401, let challenge = response.header("WWW-Authenticate") else { return response }
+            let credentials = try await loop.answer(challenge, location: request.url, state: &state)
+            request.headers.removeAll { $0.name.caseInsensitiveCompare("Authorization") == .orderedSame }
+            request.headers.append(("Authorization", credentials))
         }
+    }
+
+    /// Sends a `URLRequest` (method, URL, header fields, body and timeout are taken from it) as ``send(_:)-(TransportRequest)``.
+    public func send(_ request: URLRequest) async throws(GatewayClientError) -> (Data, HTTPURLResponse) {
+        guard let url = request.url else { throw .transport("the request has no URL") }
+        let headers = (request.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+        let timeout = request.timeoutInterval > 0 ? Duration.milliseconds(Int64(request.timeoutInterval * 1000)) : .seconds(60)
+        let response = try await send(TransportRequest(method: request.httpMethod ?? "GET", url: url, headers: headers,
+                                                       body: request.httpBody, timeout: timeout))
+        guard let http = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1", headerFields: response.headers) else {
+            throw .transport("not an HTTP answer")
+        }
+        return (response.body, http)
     }
 }

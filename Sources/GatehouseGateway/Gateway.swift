@@ -22,8 +22,8 @@ public final class Gateway: Sendable {
     let maxMessageSize: Int
     let logger: Logger
     let proxy = HTTPProxy(timeout: .seconds(120))
-    /// Answers decided while checking a refused upgrade, sent by the HTTP side of the same connection.
-    let refusedUpgrades = Mutex<[ObjectIdentifier: Response]>([:])
+    /// Answers decided while checking a refused upgrade, written in place of the upgrader's `400`.
+    let refusedUpgrades = RefusedUpgradeAnswers()
     /// Upgrades accepted, waiting for their WebSocket handler.
     let acceptedUpgrades = Mutex<[ObjectIdentifier: WebSocketRelay]>([:])
 
@@ -108,7 +108,7 @@ public final class Gateway: Sendable {
 
     enum Admission: Sendable {
         case allow(Subject?)
-        case answer(Response)
+        case answer(GatewayAnswer)
     }
 
     /// Challenges a request for `service`.
@@ -122,26 +122,22 @@ public final class Gateway: Sendable {
             return .allow(subject)
         case .challenge(let reason):
             logger.debug("challenge", metadata: ["realm": .string(realm.name), "reason": .string(reason)])
-            return .answer(realm.challengeResponse())
+            return .answer(realm.challengeAnswer())
         case .forbidden(let subject):
             logger.debug("forbidden", metadata: ["realm": .string(realm.name), "user": .string(subject.name ?? "-")])
-            return .answer(Realm.forbiddenResponse())
+            return .answer(Realm.forbiddenAnswer())
         }
     }
 
     /// Every plain HTTP request (and refused upgrades).
     func respond(to request: Request, context: GatewayRequestContext) async throws -> Response {
-        if request.headers[.upgrade]?.lowercased() == "websocket",
-           let decided = refusedUpgrades.withLock({ $0.removeValue(forKey: context.connection) }) {
-            return decided
-        }
         guard let (service, rest) = route(request.uri.path) else {
             return Response(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(string: "404 Not Found\n")))
         }
         switch await admit(request, to: service) {
-        case .answer(let response):
-            return response
+        case .answer(let answer):
+            return answer.response
         case .allow(let subject):
             return try await proxy.forward(request, to: service.upstreamURL(remainder: rest, query: request.uri.query),
                                            subject: subject, realm: service.realm)
@@ -152,8 +148,8 @@ public final class Gateway: Sendable {
     func shouldUpgrade(_ request: Request, context: GatewayRequestContext) async -> RouterShouldUpgrade {
         guard let (service, rest) = route(request.uri.path), service.webSocket else { return .dontUpgrade }
         switch await admit(request, to: service) {
-        case .answer(let response):
-            refusedUpgrades.withLock { $0[context.connection] = response }
+        case .answer(let answer):
+            refusedUpgrades.record(answer, for: context.channel)
             return .dontUpgrade
         case .allow(let subject):
             var deadline: WebSocketRelay.Deadline?
@@ -193,11 +189,15 @@ public final class Gateway: Sendable {
             }
             await relay.run(client: inbound, outbound)
         }
+        let refusedUpgrades = self.refusedUpgrades
         webSocketRouter.ws("/", shouldUpgrade: upgrade, onUpgrade: relay)
         webSocketRouter.ws("**", shouldUpgrade: upgrade, onUpgrade: relay)
         return Application(
             responder: GatewayResponder(gateway: self),
-            server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter),
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: webSocketRouter,
+                configuration: .init(http1: .init(additionalChannelHandlers: [refusedUpgrades.makeHandler()]),
+                                     ws: .init(maxFrameSize: maxMessageSize))),
             configuration: .init(address: .hostname(host, port: port), serverName: "Gatehouse-Gateway"),
             onServerRunning: { await onServerRunning($0.localAddress?.port ?? 0) },
             logger: logger)

@@ -84,14 +84,14 @@ public struct Realm: Sendable {
     }
 
     /// The 401 answer.
-    func challengeResponse() -> Response {
+    func challengeAnswer() -> GatewayAnswer {
         let headers: HTTPFields = [.wwwAuthenticate: challenge, .contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"]
-        return Response(status: .unauthorized, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "401 Unauthorized\n")))
+        return GatewayAnswer(status: .unauthorized, headers: headers, body: ByteBuffer(string: "401 Unauthorized\n"))
     }
 
     /// The 403 answer.
-    static func forbiddenResponse() -> Response {
-        Response(status: .forbidden, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
-                 body: .init(byteBuffer: ByteBuffer(string: "403 Forbidden\n")))
+    static func forbiddenAnswer() -> GatewayAnswer {
+        GatewayAnswer(status: .forbidden, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+                      body: ByteBuffer(string: "403 Forbidden\n"))
     }
 }

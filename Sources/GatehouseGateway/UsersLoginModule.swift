@@ -14,23 +14,31 @@ public struct GatewayUser: Sendable, Codable, Equatable {
 }
 
 /// Checks `Basic` user names and passwords against a list of users with bcrypt hashes (the KAAZING `file` module).
+///
+/// A verified pair is remembered for `verifiedLifetime` (60 s by default, `.zero` to verify every request), so that
+/// `Basic` credentials sent with every request do not cost a bcrypt verification each.
 public struct UsersLoginModule: LoginModule {
     private let users: [String: GatewayUser]
+    private let verified: VerifiedPasswordCache?
     /// Checked for unknown users too, so that their answer takes as long as a known user's.
     private static let decoyHash = Bcrypt.hash("gatehouse-gateway-decoy", cost: 10)
 
-    public init(users: [GatewayUser]) {
+    public init(users: [GatewayUser], verifiedLifetime: Duration = .seconds(60)) {
         self.users = Dictionary(users.map { ($0.username, $0) }, uniquingKeysWith: { first, _ in first })
+        verified = verifiedLifetime > .zero ? VerifiedPasswordCache(lifetime: verifiedLifetime) : nil
     }
 
     public func login(_ credentials: Credentials, scheme: ChallengeScheme) async -> LoginResult {
         guard let (username, password) = credentials.basic else {
             return credentials.isEmpty ? .failure("no credentials") : .ignore
         }
+        if let subject = verified?.subject(username: username, password: password) { return .success(subject) }
         let user = users[username]
         let valid = Bcrypt.verify(password, hash: user?.passwordHash ?? Self.decoyHash) && user != nil
         guard valid, let user else { return .failure("wrong user name or password") }
-        return .success(Subject(name: user.username, roles: Set(user.roles)))
+        let subject = Subject(name: user.username, roles: Set(user.roles))
+        verified?.remember(username: username, password: password, subject: subject)
+        return .success(subject)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseClient
+import GatehouseClientNIO
 import GatehouseGateway
 import Testing
 #if canImport(FoundationNetworking)
@@ -72,7 +73,7 @@ import FoundationNetworking
                 #expect(!challenges.contains { $0.hasPrefix("Basic") })
             }
             // The SDK's BasicChallengeHandler answers it (the prefix is stripped, the reply is Basic).
-            let client = GatewayHTTPClient(challengeHandler: BasicChallengeHandler(loginHandler: CountingLoginHandler(.joe)))
+            let client = GatewayHTTPClient(challengeHandler: BasicChallengeHandler(loginHandler: CountingLoginHandler(.joe)), transport: AsyncHTTPClientTransport())
             let (data, response) = try await client.send(URLRequest(url: URL(string: fixture.base + "/api/x")!))
             #expect(response.statusCode == 200)
             #expect(String(decoding: data, as: UTF8.self) == "GET /v1/x user=joe authorization=- body=")
@@ -115,7 +116,7 @@ import FoundationNetworking
             #expect(forbidden.status == 403)
             #expect(forbidden.header("WWW-Authenticate") == nil)
             let login = CountingLoginHandler(repeating: .ann)
-            let client = GatewayHTTPClient(challengeHandler: BasicChallengeHandler(loginHandler: login))
+            let client = GatewayHTTPClient(challengeHandler: BasicChallengeHandler(loginHandler: login), transport: AsyncHTTPClientTransport())
             #expect(try await client.status(URLRequest(url: URL(string: fixture.base + "/api/x")!)) == 403)
             #expect(login.asked == 1)
         }
@@ -136,19 +137,37 @@ import FoundationNetworking
                 .register("127.0.0.1:\(port)/a/*", BasicChallengeHandler(loginHandler: forA))
                 .register("127.0.0.1:\(port)/b/*", BasicChallengeHandler(loginHandler: forB))
                 .register("*:*/*", TokenChallengeHandler { _ in "unused" })
-            let client = GatewayHTTPClient(challengeHandler: dispatch)
+            let client = GatewayHTTPClient(challengeHandler: dispatch, transport: AsyncHTTPClientTransport())
             #expect(try await client.status(URLRequest(url: URL(string: fixture.base + "/a/x")!)) == 200)
             #expect(try await client.status(URLRequest(url: URL(string: fixture.base + "/b/y/z")!)) == 200)
             #expect(forA.asked == 1)
             #expect(forB.asked == 1)
             // Realm-specific login handlers inside one BasicChallengeHandler.
             let byRealm = BasicChallengeHandler().setRealmLoginHandler("First", CountingLoginHandler(.joe)).setRealmLoginHandler("Second", CountingLoginHandler(.ann))
-            let realmClient = GatewayHTTPClient(challengeHandler: byRealm)
+            let realmClient = GatewayHTTPClient(challengeHandler: byRealm, transport: AsyncHTTPClientTransport())
             #expect(try await realmClient.status(URLRequest(url: URL(string: fixture.base + "/a/x")!)) == 200)
             #expect(try await realmClient.status(URLRequest(url: URL(string: fixture.base + "/b/x")!)) == 200)
             // No handler for the location and scheme: a clear error.
-            let none = GatewayHTTPClient(challengeHandler: DispatchChallengeHandler().register("example.com/a", BasicChallengeHandler()))
+            let none = GatewayHTTPClient(challengeHandler: DispatchChallengeHandler().register("example.com/a", BasicChallengeHandler()), transport: AsyncHTTPClientTransport())
             await #expect(throws: GatewayClientError.self) { _ = try await none.send(URLRequest(url: URL(string: fixture.base + "/a/x")!)) }
         }
+    }
+
+    @Test func aVerifiedPasswordIsRememberedButNeverAnotherOne() async {
+        let module = UsersLoginModule(users: [GatewayFixture.joe], verifiedLifetime: .milliseconds(300))
+        func login(_ user: String, _ password: String) async -> LoginResult {
+            await module.login(Credentials(scheme: "Basic", value: String(basicAuthorization(user, password).dropFirst(6))), scheme: .basic)
+        }
+        let joe = LoginResult.success(Subject(name: "joe", roles: ["AUTHORIZED"]))
+        #expect(await login("joe", "welcome") == joe)
+        #expect(await login("joe", "welcome") == joe)  // remembered
+        #expect(await login("joe", "welcomeX") == .failure("wrong user name or password"))
+        #expect(await login("joe", "Welcome") == .failure("wrong user name or password"))
+        #expect(await login("ann", "welcome") == .failure("wrong user name or password"))
+        try? await Task.sleep(for: .milliseconds(400))
+        #expect(await login("joe", "welcome") == joe)  // verified again after the lifetime
+        let uncached = UsersLoginModule(users: [GatewayFixture.joe], verifiedLifetime: .zero)
+        #expect(await uncached.login(Credentials(scheme: "Basic", value: String(basicAuthorization("joe", "nope").dropFirst(6))), scheme: .basic)
+            == .failure("wrong user name or password"))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseClient
+import GatehouseClientNIO
 import GatehouseGateway
 import Testing
 #if canImport(FoundationNetworking)
@@ -35,7 +36,7 @@ import FoundationNetworking
 
                 // Through the SDK's token handler.
                 let handler = TokenChallengeHandler { _ in token }
-                let http = GatewayHTTPClient(challengeHandler: handler)
+                let http = GatewayHTTPClient(challengeHandler: handler, transport: AsyncHTTPClientTransport())
                 #expect(try await http.status(URLRequest(url: URL(string: fixture.base + "/t/y")!)) == 200)
                 #expect(try await http.status(URLRequest(url: URL(string: fixture.base + "/b/y")!)) == 200)
 
@@ -56,7 +57,7 @@ import FoundationNetworking
                 try await Task.sleep(for: .milliseconds(2100))
                 #expect(try await fixture.get("/t/x", headers: [("Authorization", "Token \(short)")]).status == 401)
                 // The SDK gives up when its token is refused twice.
-                let stale = GatewayHTTPClient(challengeHandler: TokenChallengeHandler { _ in short })
+                let stale = GatewayHTTPClient(challengeHandler: TokenChallengeHandler { _ in short }, transport: AsyncHTTPClientTransport())
                 await #expect(throws: GatewayClientError.self) { _ = try await stale.send(URLRequest(url: URL(string: fixture.base + "/t/x")!)) }
             }
         }

@@ -1,0 +1,61 @@
+import Crypto
+import Foundation
+import Synchronization
+
+/// Remembers, for a short time, which user name and password pairs a ``UsersLoginModule`` has verified, so that
+/// a client sending `Basic` credentials with every request costs one bcrypt verification per `lifetime`, not one
+/// per request.
+///
+/// Only an HMAC-SHA-256 of the pair under a key made at random for this process is kept, never the password, and
+/// only successes are kept (a wrong password is verified with bcrypt every time). At most `capacity` entries:
+/// when full, expired entries are dropped, and then all of them.
+final class VerifiedPasswordCache: Sendable {
+    private struct Entry {
+        let subject: Subject
+        let expires: ContinuousClock.Instant
+    }
+
+    private let key = SymmetricKey(size: .bits256)
+    private let lifetime: Duration
+    private let capacity: Int
+    private let entries = Mutex<[Data: Entry]>([:])
+
+    init(lifetime: Duration, capacity: Int = 10_000) {
+        self.lifetime = lifetime
+        self.capacity = capacity
+    }
+
+    private func fingerprint(_ username: String, _ password: String) -> Data {
+        var message = Data(username.utf8)
+        message.append(0)
+        message.append(contentsOf: password.utf8)
+        return Data(HMAC<SHA256>.authenticationCode(for: message, using: key))
+    }
+
+    /// The subject of a pair verified less than `lifetime` ago.
+    func subject(username: String, password: String) -> Subject? {
+        let fingerprint = fingerprint(username, password)
+        let now = ContinuousClock.now
+        return entries.withLock { entries in
+            guard let entry = entries[fingerprint] else { return nil }
+            guard entry.expires > now else {
+                entries[fingerprint] = nil
+                return nil
+            }
+            return entry.subject
+        }
+    }
+
+    /// Remembers a pair that bcrypt has just verified.
+    func remember(username: String, password: String, subject: Subject) {
+        let fingerprint = fingerprint(username, password)
+        let now = ContinuousClock.now
+        entries.withLock { entries in
+            if entries.count >= capacity {
+                entries = entries.filter { $0.value.expires > now }
+                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            }
+            entries[fingerprint] = Entry(subject: subject, expires: now.advanced(by: lifetime))
+        }
+    }
+}
