@@ -159,11 +159,30 @@ let package = Package(
             path: "Examples/ExampleChecks",
             swiftSettings: swiftSettings
         ),
+        // What the benchmarks share: `wrk` runs, figures, process memory.
+        .target(
+            name: "BenchmarkSupport",
+            path: "Benchmarks/BenchmarkSupport",
+            swiftSettings: swiftSettings
+        ),
+        // `scripts/bench-gateway`: the gateway's overhead on HTTP and WebSocket traffic, and its memory per connection.
+        .executableTarget(
+            name: "GatewayBenchmark",
+            dependencies: [
+                "BenchmarkSupport", "GatehouseGateway",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/GatewayBenchmark",
+            swiftSettings: swiftSettings
+        ),
         // `scripts/bench`: complete MobileFirst flows per second against a real server on loopback.
         .executableTarget(
             name: "FlowBenchmark",
             dependencies: [
-                "GatehouseServer", "GatehouseProtocol",
+                "BenchmarkSupport", "GatehouseServer", "GatehouseProtocol",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

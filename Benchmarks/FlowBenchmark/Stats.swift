@@ -40,8 +40,6 @@ extension Duration {
     var seconds: Double { milliseconds / 1000 }
 }
 
-/// Formats a number with a fixed count of decimals.
-func fixed(_ value: Double, _ decimals: Int = 1) -> String { String(format: "%.\(decimals)f", value) }
 
 /// The value at quantile `q` (nearest rank) of sorted `values`.
 func percentile(_ sorted: [Double], _ q: Double) -> Double {

@@ -4,6 +4,7 @@
 // `accessRestricted` (401 challenge) → answer the PIN (200) → authorize (302 with a code) → token (200).
 // Run through `scripts/bench` for a release build.
 import AsyncHTTPClient
+import BenchmarkSupport
 import Foundation
 import GatehouseProtocol
 import GatehouseServer

@@ -75,7 +75,7 @@ import Testing
             }
             #expect(close?.closeCode == .policyViolation)
             #expect(close?.reason == "authorization timeout")
-            #expect(ContinuousClock.now - start < .seconds(5))
+            #expect(ContinuousClock.now - start < .seconds(30))  // closed by the timeout, not left open
             #expect(fixture.gateway.statistics.counters(realm: "demo").expiredConnections == 1)
         }
     }
@@ -87,8 +87,8 @@ import Testing
             }) { fixture async throws in
                 let url = fixture.wsBase + "/echo"
                 #expect(try await GatewayWebSocketClient.probe(url: url).challenge == "Application Token")
-                let tiny = try await TokenTests.pinClient(server, app: "com.sample.tiny", platform: "ios")
-                let token = try await tiny.obtainToken(scope: "accessRestricted").access_token
+                let brief = try await TokenTests.pinClient(server, app: "com.sample.brief", platform: "ios")
+                let token = try await brief.obtainToken(scope: "accessRestricted").access_token
                 let answers = try WebSocketChallengeAnswers(TokenChallengeHandler { _ in token }, url: url)
                 let echoed = Mutex(0)
                 let close = try await GatewayWebSocketClient.connect(url: url, logger: GatewayFixture.logger, answer: answers.answer) { inbound, outbound, _ in

@@ -31,6 +31,10 @@ enum TestPolicies {
             platform: ios
             maxTokenExpiration: 2
             scopeElementMapping: { accessRestricted: PinCodeAttempts }
+          - id: com.sample.brief
+            platform: ios
+            maxTokenExpiration: 8
+            scopeElementMapping: { accessRestricted: PinCodeAttempts }
         confidentialClients:
           - { id: balance-service, secretHash: "$2b$04$axi4I88RAaRiFuao0JVORezeW1NmWqrlkcjbmbaiCdWPCDsWSH.J2", allowedScope: "authorization.introspect" }
           - { id: reporter, secretHash: "$2b$04$D.nE/o5m0hVipa6x0PFC/uQtnvEfXFvsrGsmvfNrWNxDTxhPO4Rw2", allowedScope: "reports.* accessRestricted" }
