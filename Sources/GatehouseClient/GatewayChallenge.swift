@@ -31,35 +31,7 @@ public struct ChallengeRequest: Sendable, Equatable {
 
     /// The challenge's parameters (`name=value` or `name="quoted value"`), by lower-cased name.
     public var parameters: [String: String] {
-        guard let text = authenticationParameters else { return [:] }
-        var result: [String: String] = [:]
-        var index = text.startIndex
-        func skip(_ characters: Set<Character>) { while index < text.endIndex, characters.contains(text[index]) { index = text.index(after: index) } }
-        while index < text.endIndex {
-            skip([" ", ","])
-            let nameStart = index
-            while index < text.endIndex, text[index] != "=", text[index] != " ", text[index] != "," { index = text.index(after: index) }
-            let name = text[nameStart..<index].lowercased()
-            guard index < text.endIndex, text[index] == "=" else { continue }
-            index = text.index(after: index)
-            var value = ""
-            if index < text.endIndex, text[index] == "\"" {
-                index = text.index(after: index)
-                while index < text.endIndex, text[index] != "\"" {
-                    if text[index] == "\\", text.index(after: index) < text.endIndex { index = text.index(after: index) }
-                    value.append(text[index])
-                    index = text.index(after: index)
-                }
-                if index < text.endIndex { index = text.index(after: index) }
-            } else {
-                while index < text.endIndex, text[index] != ",", text[index] != " " {
-                    value.append(text[index])
-                    index = text.index(after: index)
-                }
-            }
-            if !name.isEmpty { result[name] = value }
-        }
-        return result
+        authenticationParameters.map(AuthenticationParameters.parse) ?? [:]
     }
 
     /// The `realm` parameter (the gateway realm's description), if any.

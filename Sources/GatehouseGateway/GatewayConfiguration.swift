@@ -36,6 +36,20 @@ public struct GatewayConfiguration: Sendable, Codable {
         self.maxWebSocketMessageSize = maxWebSocketMessageSize
     }
 
+    enum CodingKeys: String, CodingKey {
+        case host, port, realms, services, maxWebSocketMessageSize
+    }
+
+    /// Decodes a configuration; every key may be left out (`127.0.0.1:8090`, no realms, no services).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        host = try container.decodeIfPresent(String.self, forKey: .host) ?? "127.0.0.1"
+        port = try container.decodeIfPresent(Int.self, forKey: .port) ?? 8090
+        realms = try container.decodeIfPresent([RealmConfiguration].self, forKey: .realms) ?? []
+        services = try container.decodeIfPresent([ServiceConfiguration].self, forKey: .services) ?? []
+        maxWebSocketMessageSize = try container.decodeIfPresent(Int.self, forKey: .maxWebSocketMessageSize)
+    }
+
     /// Decodes YAML; relative `usersFile` paths are resolved against `baseDirectory`.
     public static func decode(yaml: String, baseDirectory: String? = nil) throws -> GatewayConfiguration {
         var configuration = try YAMLDecoder().decode(GatewayConfiguration.self, from: yaml)

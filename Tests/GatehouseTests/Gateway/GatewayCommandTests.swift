@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+/// `gatehouse gateway` (its demo: an echo service behind "Demo Realm") and `gatehouse echo`, the seed's WebSocket
+/// client, run as processes and driven through standard input like a person at a terminal.
+@Suite(.enabled(if: DemoRun.isBuilt, "needs the built gatehouse executable (swift build)"))
+struct GatewayCommandTests {
+    /// Starts the demo gateway on a free port and returns it with its WebSocket URL.
+    static func withDemoGateway(_ body: (_ url: String, _ base: String) async throws -> Void) async throws {
+        let gateway = try DemoRun(["gateway", "--port", "0", "--log-level", "warning"])
+        defer { gateway.stop() }
+        let banner = try await gateway.expect("Stop with Ctrl-C.")
+        let line = try #require(banner.split(separator: "\n").first { $0.hasPrefix("Gatehouse gateway listens on http://") })
+        let base = String(line.dropFirst("Gatehouse gateway listens on ".count))
+        try await body(base.replacingOccurrences(of: "http://", with: "ws://") + "/echo", base)
+    }
+
+    @Test func theEchoDemoLogsInAndEchoesLines() async throws {
+        try await Self.withDemoGateway { url, base in
+            let unauthenticated = try await HTTP.send(.GET, base + "/echo/x")
+            #expect(unauthenticated.status == 401)
+            #expect(unauthenticated.header("WWW-Authenticate") == "Application Basic realm=\"Demo Realm\"")
+
+            let demo = try DemoRun(["echo", "--url", url])
+            defer { demo.stop() }
+            try await demo.expect("Login required: Demo Realm")
+            try await demo.expect("Username:")
+            demo.type("joe")
+            try await demo.expect("Password:")
+            demo.type("welcome")
+            try await demo.expect("Connected.")
+            demo.type("hello gateway")
+            try await demo.expect("echo: hello gateway")
+            demo.type("second line")
+            try await demo.expect("echo: second line")
+            demo.endInput()
+            try await demo.expect("Disconnected.")
+            #expect(try await demo.exitStatus() == 0)
+        }
+    }
+
+    @Test func theEchoDemoGivesUpAfterTwoWrongTries() async throws {
+        try await Self.withDemoGateway { url, _ in
+            let demo = try DemoRun(["echo", "--url", url])
+            defer { demo.stop() }
+            for _ in 0..<2 {
+                try await demo.expect("Username:")
+                demo.type("joe")
+                try await demo.expect("Password:")
+                demo.type("not-the-password")
+            }
+            try await demo.expect("Gave up: gave up on \(url) after 2 refused tries")
+            #expect(try await demo.exitStatus() == 1)
+            #expect(!demo.text.contains("Connected."))
+        }
+    }
+
+    @Test func aWrongConfigurationStopsTheGatewayWithTheFileAndTheProblem() async throws {
+        let directory = TestServer.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/gateway.yaml"
+        try """
+            realms: []
+            services:
+              - { name: echo, path: /echo, upstream: "http://127.0.0.1:1/echo", realm: missing }
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let gateway = try DemoRun(["gateway", "--config", path, "--port", "0"])
+        defer { gateway.stop() }
+        try await gateway.expect("gateway.yaml: service echo: no realm missing")
+        #expect(try await gateway.exitStatus() != 0)
+    }
+}
