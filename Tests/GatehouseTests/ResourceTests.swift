@@ -45,8 +45,9 @@ import Testing
             let client = try await TokenTests.pinClient(server)
             let good = try await client.obtainToken(scope: "accessRestricted").access_token
             #expect(try await Self.balance(server, token: good).status == 200)
+            #expect(try await Self.balance(server, authorization: "BEARER  \(good)").status == 200)  // the scheme is case-insensitive
 
-            for header in ["Basic dTpw", "Bearer", "Bearer ", "Bearer a b", "bearer"] {
+            for header in ["Basic dTpw", "Bearer", "Bearer ", "Bearer a b", "bearer", "Bearertoken", "Bearer\ta\tb"] {
                 Self.expectBearer(try await Self.balance(server, authorization: header), 401, "Bearer")
             }
             let invalid = "Bearer error=\"invalid_token\""

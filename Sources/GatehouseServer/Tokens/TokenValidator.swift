@@ -32,8 +32,14 @@ public enum BearerError: Error, Sendable, Equatable {
 /// Verified tokens are cached by their text until they expire, so a token's signature is checked once per node;
 /// revocation is checked on every use.
 public final class TokenValidator: Sendable {
+    /// A verified token: its claims and its scope, parsed once.
+    private struct Verified {
+        let claims: AccessTokenClaims
+        let scope: Scope
+    }
+
     private struct Cache {
-        var claims: [String: AccessTokenClaims] = [:]
+        var claims: [String: Verified] = [:]
     }
 
     private let signer: TokenSigner
@@ -49,40 +55,62 @@ public final class TokenValidator: Sendable {
 
     /// The claims of the token in an `Authorization` header, if it is valid now and grants `scope`.
     public func validate(authorization: String?, scope: Scope) async throws(BearerError) -> AccessTokenClaims {
-        guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else { throw .missing }
-        let token = authorization.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        guard !token.isEmpty, !token.contains(" ") else { throw .missing }
-        let claims = try await claims(of: token)
-        guard Scope(claims.scope).contains(scope) else { throw .insufficientScope(scope) }
-        return claims
+        guard let token = Self.bearerToken(authorization) else { throw .missing }
+        let verified = try await verified(token)
+        guard verified.scope.contains(scope) else { throw .insufficientScope(scope) }
+        return verified.claims
+    }
+
+    /// The token of an `Authorization: Bearer <token>` value (scheme case-insensitive, blanks around the token
+    /// allowed, none inside), read on its UTF-8 bytes: this runs for every protected request.
+    static func bearerToken(_ authorization: String?) -> String? {
+        guard let authorization else { return nil }
+        let bytes = authorization.utf8
+        let scheme = Array("bearer".utf8)
+        var index = bytes.startIndex
+        for expected in scheme {
+            guard index < bytes.endIndex, bytes[index] | 0x20 == expected else { return nil }
+            index = bytes.index(after: index)
+        }
+        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard index < bytes.endIndex, isBlank(bytes[index]) else { return nil }
+        while index < bytes.endIndex, isBlank(bytes[index]) { index = bytes.index(after: index) }
+        var end = bytes.endIndex
+        while end > index, isBlank(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        guard index < end, !bytes[index..<end].contains(where: isBlank) else { return nil }
+        return String(authorization[index..<end])
     }
 
     /// The claims of a valid (well signed, unexpired, unrevoked) token.
     public func claims(of token: String) async throws(BearerError) -> AccessTokenClaims {
+        try await verified(token).claims
+    }
+
+    private func verified(_ token: String) async throws(BearerError) -> Verified {
         let now = Date()
-        let cached = cache.withLock { $0.claims[token] }
-        let claims: AccessTokenClaims
-        if let cached {
-            claims = cached
+        let verified: Verified
+        if let cached = cache.withLock({ $0.claims[token] }) {
+            verified = cached
         } else {
             do {
-                claims = try await signer.verify(token)
+                let claims = try await signer.verify(token)
+                verified = Verified(claims: claims, scope: Scope(claims.scope))
             } catch {
                 throw .invalidToken
             }
             cache.withLock { cache in
                 if cache.claims.count >= cacheLimit {
-                    cache.claims = cache.claims.filter { $0.value.exp.value > now }
+                    cache.claims = cache.claims.filter { $0.value.claims.exp.value > now }
                     if cache.claims.count >= cacheLimit { cache.claims.removeAll(keepingCapacity: true) }
                 }
-                cache.claims[token] = claims
+                cache.claims[token] = verified
             }
         }
-        guard claims.exp.value > now else {
+        guard verified.claims.exp.value > now else {
             cache.withLock { _ = $0.claims.removeValue(forKey: token) }
             throw .invalidToken
         }
-        guard !revocations.isRevoked(claims) else { throw .invalidToken }
-        return claims
+        guard !revocations.isRevoked(verified.claims) else { throw .invalidToken }
+        return verified
     }
 }
