@@ -7,10 +7,14 @@ import NIOHTTP1
 
 /// Relays HTTP requests to upstreams with AsyncHTTPClient, bodies streamed both ways.
 struct HTTPProxy: Sendable {
-    /// Never followed: the client sees the upstream's redirects.
-    static let client = HTTPClient(
-        eventLoopGroupProvider: .singleton,
-        configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(120)), decompression: .disabled))
+    /// Redirects are never followed (the client sees the upstream's). Up to 512 keep-alive connections per
+    /// upstream: AsyncHTTPClient's default of 8 would queue a busy gateway's requests behind each other.
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(120)), decompression: .disabled)
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 512)
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
 
     /// Header fields that are about one connection only (RFC 9110 §7.6.1), never forwarded.
     static let hopByHop: Set<String> = [
