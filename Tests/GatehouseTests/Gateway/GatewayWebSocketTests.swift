@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import GatehouseClient
 import GatehouseGateway
+import GatehouseProtocol
 import HummingbirdWSClient
 import Logging
 import NIOWebSocket
@@ -102,6 +103,29 @@ import Testing
                 #expect(close?.reason == "credentials expired")
                 // The expired token no longer opens the service.
                 #expect(try await GatewayWebSocketClient.probe(url: url, authorization: "Token \(token)").status == 401)
+            }
+        }
+    }
+
+    @Test func theSDKsTokenHandlerRunsTheSecurityCheckAndOpensTheWebSocket() async throws {
+        try await TestServer.run { server async throws in
+            try await GatewayFixture.run({ upstream in
+                GatewayConfiguration(realms: [GatewayTokenTests.tokenRealm(server)],
+                                     services: [Self.echoService(upstream, realm: "tokens", roles: ["accessRestricted"])])
+            }) { fixture async throws in
+                let url = fixture.wsBase + "/echo"
+                // The gateway asks for a token; the SDK obtains one for accessRestricted, which runs the PIN check.
+                let challenges = Calls<JSONObject>()
+                let client = SDK.client(server)
+                try client.registerChallengeHandler(SDK.pinHandler(challenges))
+                let handler = TokenChallengeHandler(client: client, scope: "accessRestricted")
+                try await GatewayWebSocketClient.connect(url: url, challengeHandler: handler, logger: GatewayFixture.logger,
+                                                         handler: Self.echo(["with a token from the SDK"]))
+                #expect(challenges.count == 1)
+                // A second connection reuses the cached token: no new challenge.
+                try await GatewayWebSocketClient.connect(url: url, challengeHandler: handler, logger: GatewayFixture.logger,
+                                                         handler: Self.echo(["again"]))
+                #expect(challenges.count == 1)
             }
         }
     }
