@@ -31,25 +31,10 @@ struct DemoCaptchaCommand: AsyncParsableCommand {
 
 /// The seed's challenge handler: shows `X + Y = ?`, reads the answer, submits it; a wrong answer brings a new
 /// captcha.
-final class CaptchaChallengeHandler: SecurityCheckChallengeHandler, @unchecked Sendable {
-    let terminal: Terminal
-
-    init(securityCheck: String, terminal: Terminal) {
-        self.terminal = terminal
-        super.init(securityCheck: securityCheck)
-    }
-
+final class CaptchaChallengeHandler: TerminalChallengeHandler, @unchecked Sendable {
     override func handleChallenge(_ challenge: JSONObject) {
         if let message = challenge["message"]?.stringValue { terminal.say(message) }
-        let captcha = challenge["captcha"]?.stringValue ?? "?"
-        Task {
-            guard let answer = await terminal.ask("\(captcha) = ?") else {
-                terminal.say("(no answer: cancelled)")
-                cancel()
-                return
-            }
-            submitChallengeAnswer(["answer": .string(answer)])
-        }
+        ask("\(challenge["captcha"]?.stringValue ?? "?") = ?", answer: "answer", cancelled: "(no answer: cancelled)")
     }
 
     override func handleSuccess(_ success: JSONObject) {

@@ -36,25 +36,11 @@ struct DemoPinCodeCommand: AsyncParsableCommand {
 }
 
 /// The seed's challenge handler: shows the error message and the remaining attempts, asks for the PIN.
-final class PinCodeChallengeHandler: SecurityCheckChallengeHandler, @unchecked Sendable {
-    let terminal: Terminal
-
-    init(securityCheck: String, terminal: Terminal) {
-        self.terminal = terminal
-        super.init(securityCheck: securityCheck)
-    }
-
+final class PinCodeChallengeHandler: TerminalChallengeHandler, @unchecked Sendable {
     override func handleChallenge(_ challenge: JSONObject) {
         terminal.say(challenge["errorMsg"]?.stringValue ?? "This data requires a PIN code.")
         let remaining = challenge["remainingAttempts"]?.intValue.map(String.init) ?? "?"
-        Task {
-            guard let pin = await terminal.ask("PIN (\(remaining) attempts left):") else {
-                terminal.say("(no PIN: cancelled)")
-                cancel()
-                return
-            }
-            submitChallengeAnswer(["pin": .string(pin)])
-        }
+        ask("PIN (\(remaining) attempts left):", answer: "pin", cancelled: "(no PIN: cancelled)")
     }
 
     override func handleFailure(_ failure: JSONObject) {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GatehouseClient
+import GatehouseProtocol
 import Synchronization
 
 /// The options every demo takes.
@@ -94,6 +95,28 @@ final class Terminal: Sendable {
             return nil
         }
         waiter?.resume(returning: line)
+    }
+}
+
+/// A seed challenge handler at the terminal: asks one question and submits the line as one answer field.
+class TerminalChallengeHandler: SecurityCheckChallengeHandler, @unchecked Sendable {
+    let terminal: Terminal
+
+    init(securityCheck: String, terminal: Terminal) {
+        self.terminal = terminal
+        super.init(securityCheck: securityCheck)
+    }
+
+    /// Shows `prompt`, then submits `{field: line}`, or cancels (saying `cancelled`) at the end of the input.
+    func ask(_ prompt: String, answer field: String, cancelled: String) {
+        Task {
+            guard let line = await terminal.ask(prompt) else {
+                terminal.say(cancelled)
+                cancel()
+                return
+            }
+            submitChallengeAnswer([field: .string(line)])
+        }
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import GatehouseClient
 import GatehouseClientNIO
 import GatehouseGateway
+import GatehouseProtocol
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -86,6 +87,39 @@ import FoundationNetworking
 
     func run(_ entries: [LoginChain.Entry]) async -> LoginChain.Outcome {
         await LoginChain(entries).login(Credentials(scheme: "Basic", value: "x"), scheme: .basic)
+    }
+
+    @Test func aRevokedTokenNoLongerOpensAServiceCheckedByIntrospection() async throws {
+        try await TestServer.run { server async throws in
+            try await GatewayFixture.run({ upstream in
+                GatewayConfiguration(
+                    realms: [RealmConfiguration(name: "tokens", scheme: .applicationToken, loginModules: [
+                        LoginModuleConfiguration(type: "gatehouse-token", flag: .required, introspection: IntrospectionConfiguration(
+                            serverURL: server.baseURL, clientID: "balance-service", secret: "s3cret")),
+                    ])],
+                    services: [ServiceConfiguration(name: "t", path: "/t", upstream: upstream, realm: "tokens", requireRoles: ["accessRestricted"])])
+            }) { fixture async throws in
+                let api = server.baseURL + "/mfp/api"
+                // Revoked by a logout from the check that granted it.
+                let client = try await TokenTests.pinClient(server)
+                let first = try await client.obtainToken(scope: "accessRestricted").access_token
+                #expect(try await fixture.get("/t/x", headers: [("Authorization", "Token \(first)")]).status == 200)
+                #expect(try await client.logout(securityCheck: "PinCodeAttempts").status == 200)
+                let afterLogout = try await fixture.get("/t/x", headers: [("Authorization", "Token \(first)")])
+                #expect(afterLogout.status == 401)
+                #expect(afterLogout.header("WWW-Authenticate") == "Application Token")
+                // Revoked by the client itself (RFC 7009).
+                let other = try await TokenTests.pinClient(server)
+                let second = try await other.obtainToken(scope: "accessRestricted").access_token
+                #expect(try await fixture.get("/t/x", headers: [("Authorization", "Token \(second)")]).status == 200)
+                let revoke = try await HTTP.postForm(api + "/az/v1/revoke", [
+                    ("token", second), ("client_assertion_type", ClientAssertionClaims.assertionType),
+                    ("client_assertion", try other.assertion(jti: nil, aud: nil)),
+                ])
+                #expect(revoke.status == 200)
+                #expect(try await fixture.get("/t/x", headers: [("Authorization", "Token \(second)")]).status == 401)
+            }
+        }
     }
 
     @Test func jaasFlags() async {
