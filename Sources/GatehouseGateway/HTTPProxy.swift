@@ -25,6 +25,8 @@ struct HTTPProxy: Sendable {
     static let userHeader = "X-Gateway-User"
 
     let timeout: TimeAmount
+    /// Upstream bodies up to this size, with a `Content-Length`, are relayed as one buffer; larger ones stream.
+    static let bufferedBodyLimit = 64 * 1024
 
     func forward(_ request: Request, to url: String, subject: Subject?, realm: Realm?) async throws -> Response {
         var outbound = HTTPClientRequest(url: url)
@@ -59,7 +61,18 @@ struct HTTPProxy: Sendable {
             if Self.hopByHop.contains(lower) || upstreamConnectionTokens.contains(lower) { continue }
             if let fieldName = HTTPField.Name(name) { headers.append(HTTPField(name: fieldName, value: value)) }
         }
-        return Response(status: HTTPResponse.Status(code: Int(upstream.status.code)), headers: headers,
-                        body: ResponseBody(asyncSequence: upstream.body))
+        let status = HTTPResponse.Status(code: Int(upstream.status.code))
+        // A small body of known length is read whole: one buffer instead of a stream saves a task hop per chunk.
+        if let length = upstream.headers.first(name: "content-length").flatMap(Int.init), length <= Self.bufferedBodyLimit {
+            do {
+                let body = try await upstream.body.collect(upTo: Self.bufferedBodyLimit)
+                headers[.contentLength] = nil  // set again from the buffer
+                return Response(status: status, headers: headers, body: .init(byteBuffer: body))
+            } catch {
+                return Response(status: .badGateway, headers: [.contentType: "text/plain; charset=utf-8"],
+                                body: .init(byteBuffer: ByteBuffer(string: "502 Bad Gateway\n")))
+            }
+        }
+        return Response(status: status, headers: headers, body: ResponseBody(asyncSequence: upstream.body))
     }
 }
