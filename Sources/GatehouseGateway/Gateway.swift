@@ -52,7 +52,9 @@ public final class Gateway: Sendable {
                 name: realm.name, description: realm.description, scheme: realm.scheme, headers: realm.headers ?? [],
                 queryParameters: realm.queryParameters ?? [], cookies: realm.cookies ?? [],
                 authorizationTimeout: realm.authorizationTimeout.map { .milliseconds(Int64($0 * 1000)) },
-                sessionTimeout: realm.sessionTimeout.map { .milliseconds(Int64($0 * 1000)) }, chain: LoginChain(entries))
+                sessionTimeout: realm.sessionTimeout.map { .milliseconds(Int64($0 * 1000)) },
+                revalidate: realm.revalidate ?? false, revalidationGrace: .milliseconds(Int64((realm.revalidationGrace ?? 30) * 1000)),
+                chain: LoginChain(entries))
         }
         let services = try configuration.services.map { service in
             guard let upstream = URL(string: service.upstream), upstream.host != nil else {
@@ -152,26 +154,46 @@ public final class Gateway: Sendable {
             refusedUpgrades.record(answer, for: context.channel)
             return .dontUpgrade
         case .allow(let subject):
-            var deadline: WebSocketRelay.Deadline?
-            func tighten(_ after: Duration, _ reason: String) {
-                let instant = ContinuousClock.now.advanced(by: after)
-                if deadline == nil || instant < deadline!.instant { deadline = .init(instant: instant, reason: reason) }
+            let realm = service.realm
+            let sessionEnd = realm?.sessionTimeout.map { ContinuousClock.now.advanced(by: $0) }
+            let deadline = Self.connectionDeadline(subject: subject, realm: realm, sessionEnd: sessionEnd)
+            var revalidation: WebSocketRelay.Revalidation?
+            if let realm, realm.revalidate {
+                let roles = service.requiredRoles
+                revalidation = WebSocketRelay.Revalidation(challenge: realm.challenge, grace: realm.revalidationGrace, check: { [statistics] authorization in
+                    let (scheme, value) = Credentials.parseAuthorization(authorization)
+                    let credentials = Credentials(scheme: scheme, value: value)
+                    let decision = await realm.decide(credentials, requiredRoles: roles)
+                    statistics.record(realm: realm.name, credentials: credentials, decision: decision)
+                    guard case .allow(let subject) = decision else { return nil }
+                    return subject
+                }, deadline: { subject in Self.connectionDeadline(subject: subject, realm: realm, sessionEnd: sessionEnd) })
             }
-            if let expiry = subject?.expiresAt {
-                tighten(.milliseconds(Int64(max(0, expiry.timeIntervalSinceNow) * 1000)), "credentials expired")
-            }
-            if let timeout = service.realm?.authorizationTimeout { tighten(timeout, "authorization timeout") }
-            if let timeout = service.realm?.sessionTimeout { tighten(timeout, "session timeout") }
             var headers = HTTPFields()
             if let name = subject?.name, let field = HTTPField.Name(HTTPProxy.userHeader) { headers[field] = name }
             let realmName = service.realm?.name ?? ""
             let relay = WebSocketRelay(
                 upstreamURL: service.upstreamURL(remainder: rest, query: request.uri.query, webSocket: true), extraHeaders: headers,
-                maxMessageSize: maxMessageSize, deadline: deadline,
+                maxMessageSize: maxMessageSize, deadline: deadline, revalidation: revalidation,
                 onExpiry: { [statistics] in statistics.recordExpiry(realm: realmName) }, logger: logger)
             acceptedUpgrades.withLock { $0[context.connection] = relay }
             return .upgrade([:])
         }
+    }
+
+    /// When a WebSocket of `subject` must authenticate again: the earliest of its credentials' expiry, the realm's
+    /// authorization timeout from now, and the end of its session.
+    static func connectionDeadline(subject: Subject?, realm: Realm?, sessionEnd: ContinuousClock.Instant?) -> WebSocketRelay.Deadline? {
+        var deadline: WebSocketRelay.Deadline?
+        func tighten(_ instant: ContinuousClock.Instant, _ reason: String) {
+            if deadline == nil || instant < deadline!.instant { deadline = .init(instant: instant, reason: reason) }
+        }
+        if let expiry = subject?.expiresAt {
+            tighten(ContinuousClock.now.advanced(by: .milliseconds(Int64(max(0, expiry.timeIntervalSinceNow) * 1000))), "credentials expired")
+        }
+        if let timeout = realm?.authorizationTimeout { tighten(ContinuousClock.now.advanced(by: timeout), "authorization timeout") }
+        if let sessionEnd { tighten(sessionEnd, "session timeout") }
+        return deadline
     }
 
     // MARK: Application

@@ -12,7 +12,8 @@ import Yams
 ///     description: Demo realm
 ///     scheme: Application Basic          # Basic | Application Basic | Application Token | Bearer
 ///     queryParameters: [access_token]    # also headers: [...], cookies: [...]
-///     authorizationTimeout: 1800         # seconds; WebSockets are closed after it
+///     authorizationTimeout: 1800         # seconds; WebSockets are closed after it, or
+///     revalidate: true                   # challenged again in band, without dropping the connection
 ///     loginModules:
 ///       - { type: users, flag: required, usersFile: users.yaml }
 ///       - { type: gatehouse-token, flag: sufficient, jwksURL: "http://127.0.0.1:8080/.well-known/jwks.json" }
@@ -84,8 +85,14 @@ public struct RealmConfiguration: Sendable, Codable {
     public var queryParameters: [String]?
     /// Cookies that may carry the credentials.
     public var cookies: [String]?
-    /// Seconds after which an authenticated WebSocket is closed (no in-band revalidation yet).
+    /// Seconds after which an authenticated WebSocket must authenticate again: it is closed, or revalidated in
+    /// band when `revalidate` is set.
     public var authorizationTimeout: Double?
+    /// Whether a WebSocket whose credentials expire (token expiry, authorization timeout) is challenged again in
+    /// band instead of being closed; the client's challenge handler answers without dropping the connection.
+    public var revalidate: Bool?
+    /// Seconds the client has to answer an in-band challenge (30 by default).
+    public var revalidationGrace: Double?
     /// Seconds an authenticated WebSocket may live at most.
     public var sessionTimeout: Double?
     public var loginModules: [LoginModuleConfiguration]

@@ -76,6 +76,52 @@ public enum GatewayWebSocketClient {
         let answers = try WebSocketChallengeAnswers(challengeHandler, url: url, maxAttempts: maxAttempts)
         return try await connect(url: url, logger: logger, answer: answers.answer, handler: handler)
     }
+
+    /// Connects like ``connect(url:challengeHandler:maxAttempts:logger:handler:)`` and also answers the gateway's
+    /// in-band challenges (a realm with `revalidate: true`) with the same `challengeHandler`, so that the
+    /// connection outlives its credentials. `handler` gets the application's messages only.
+    ///
+    /// When the handler gives up on an in-band challenge (returns `nil`), nothing is sent and the gateway closes
+    /// the connection after its grace period.
+    @discardableResult
+    public static func connectRevalidating(
+        url: String, challengeHandler: any ChallengeHandler, maxAttempts: Int = 2,
+        logger: Logger = Logger(label: "gateway-websocket-client"),
+        handler: @escaping @Sendable (_ messages: AsyncThrowingStream<WebSocketMessage, any Error>, _ outbound: WebSocketOutboundWriter) async throws -> Void
+    ) async throws -> WebSocketCloseFrame? {
+        guard let location = URL(string: url) else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
+        return try await connect(url: url, challengeHandler: challengeHandler, maxAttempts: maxAttempts, logger: logger) { inbound, outbound, _ in
+            let (messages, continuation) = AsyncThrowingStream<WebSocketMessage, any Error>.makeStream()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    do {
+                        for try await message in inbound.messages(maxSize: 1 << 24) {
+                            if case .text(let text) = message, text.hasPrefix(GatewayRevalidation.challengePrefix) {
+                                let request = ChallengeRequest(location: location, challenge: String(text.dropFirst(GatewayRevalidation.challengePrefix.count)))
+                                if challengeHandler.canHandle(request), let response = await challengeHandler.handle(request) {
+                                    try await outbound.write(.text(GatewayRevalidation.answerPrefix + response.credentials))
+                                }
+                                continue
+                            }
+                            continuation.yield(message)
+                        }
+                        continuation.finish()
+                    } catch {
+                        continuation.finish(throwing: error)
+                    }
+                }
+                do {
+                    try await handler(messages, outbound)
+                } catch {
+                    try? await outbound.close(.normalClosure, reason: nil)
+                    throw error
+                }
+                // Ends the reader: the gateway answers the close, which ends the inbound stream.
+                try? await outbound.close(.normalClosure, reason: nil)
+                try await group.waitForAll()
+            }
+        }
+    }
 }
 
 /// The SDK's gateway challenge loop for one WebSocket connection attempt: answers each `WWW-Authenticate` of the

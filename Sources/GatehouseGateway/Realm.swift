@@ -12,10 +12,15 @@ public struct Realm: Sendable {
     public let cookies: [String]
     public let authorizationTimeout: Duration?
     public let sessionTimeout: Duration?
+    /// Whether expiring WebSockets are challenged again in band instead of closed.
+    public let revalidate: Bool
+    /// How long an in-band challenge may stay unanswered.
+    public let revalidationGrace: Duration
     public let chain: LoginChain
 
     public init(name: String, description: String? = nil, scheme: ChallengeScheme, headers: [String] = [], queryParameters: [String] = [],
-                cookies: [String] = [], authorizationTimeout: Duration? = nil, sessionTimeout: Duration? = nil, chain: LoginChain) {
+                cookies: [String] = [], authorizationTimeout: Duration? = nil, sessionTimeout: Duration? = nil,
+                revalidate: Bool = false, revalidationGrace: Duration = .seconds(30), chain: LoginChain) {
         self.name = name
         self.description = description ?? name
         self.scheme = scheme
@@ -24,6 +29,8 @@ public struct Realm: Sendable {
         self.cookies = cookies
         self.authorizationTimeout = authorizationTimeout
         self.sessionTimeout = sessionTimeout
+        self.revalidate = revalidate
+        self.revalidationGrace = revalidationGrace
         self.chain = chain
     }
 

@@ -129,4 +129,42 @@ import Testing
             }
         }
     }
+
+    @Test func aRealmThatRevalidatesAsksAgainInBandWithoutDroppingTheConnection() async throws {
+        try await GatewayFixture.run({ upstream in
+            var realm = GatewayFixture.usersRealm("demo", scheme: .basic, authorizationTimeout: 0.4)
+            realm.revalidate = true
+            realm.revalidationGrace = 10
+            return GatewayConfiguration(realms: [realm], services: [Self.echoService(upstream, realm: "demo")])
+        }) { fixture async throws in
+            let url = fixture.wsBase + "/echo"
+            // The handler answers the handshake and every in-band challenge; the echo goes on across them.
+            let login = CountingLoginHandler(repeating: .joe)
+            let close = try await GatewayWebSocketClient.connectRevalidating(
+                url: url, challengeHandler: BasicChallengeHandler(loginHandler: login), logger: GatewayFixture.logger
+            ) { messages, outbound in
+                var iterator = messages.makeAsyncIterator()
+                for line in ["before", "after a revalidation", "after another"] {
+                    try await outbound.write(.text(line))
+                    guard case .text(let echoed) = try await iterator.next() else { throw TestFailure("no echo for \(line)") }
+                    #expect(echoed == line)  // never a revalidation frame
+                    try await Task.sleep(for: .milliseconds(900))
+                }
+            }
+            #expect(login.asked >= 3)  // the handshake and at least two in-band challenges
+            #expect(close?.closeCode != .policyViolation)
+            #expect(fixture.gateway.statistics.counters(realm: "demo").expiredConnections == 0)
+
+            // Wrong credentials in band: closed with 1008, the upstream never saw the answer.
+            let failing = CountingLoginHandler(.joe, .wrong)
+            let closed = try await GatewayWebSocketClient.connectRevalidating(
+                url: url, challengeHandler: BasicChallengeHandler(loginHandler: failing), logger: GatewayFixture.logger
+            ) { messages, _ in
+                for try await message in messages { Issue.record("unexpected message \(message)") }
+            }
+            #expect(closed?.closeCode == .policyViolation)
+            #expect(closed?.reason == "revalidation failed")
+            #expect(failing.asked == 2)
+        }
+    }
 }
