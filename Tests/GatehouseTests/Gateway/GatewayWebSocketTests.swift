@@ -134,7 +134,7 @@ import Testing
         try await GatewayFixture.run({ upstream in
             var realm = GatewayFixture.usersRealm("demo", scheme: .basic, authorizationTimeout: 0.4)
             realm.revalidate = true
-            realm.revalidationGrace = 10
+            realm.revalidationGrace = 1.5
             return GatewayConfiguration(realms: [realm], services: [Self.echoService(upstream, realm: "demo")])
         }) { fixture async throws in
             let url = fixture.wsBase + "/echo"
@@ -165,6 +165,16 @@ import Testing
             #expect(closed?.closeCode == .policyViolation)
             #expect(closed?.reason == "revalidation failed")
             #expect(failing.asked == 2)
+
+            // No answer in band (the login handler gives up): closed once the grace period is over.
+            let silent = CountingLoginHandler(.joe)
+            let unanswered = try await GatewayWebSocketClient.connectRevalidating(
+                url: url, challengeHandler: BasicChallengeHandler(loginHandler: silent), logger: GatewayFixture.logger
+            ) { messages, _ in
+                for try await message in messages { Issue.record("unexpected message \(message)") }
+            }
+            #expect(unanswered?.closeCode == .policyViolation)
+            #expect(unanswered?.reason == "revalidation not answered")
         }
     }
 }
