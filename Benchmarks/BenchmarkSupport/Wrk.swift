@@ -38,6 +38,17 @@ public enum Wrk {
     }
 }
 
+extension Duration {
+    /// The duration in milliseconds.
+    public var milliseconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
+    }
+
+    /// The duration in seconds.
+    public var seconds: Double { milliseconds / 1000 }
+}
+
 /// `value` with `decimals` decimals.
 public func fixed(_ value: Double, _ decimals: Int = 1) -> String { String(format: "%.\(decimals)f", value) }
 

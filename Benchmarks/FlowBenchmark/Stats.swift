@@ -32,14 +32,6 @@ struct WorkerResult: Sendable {
     }
 }
 
-extension Duration {
-    var milliseconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
-    }
-    var seconds: Double { milliseconds / 1000 }
-}
-
 
 /// The value at quantile `q` (nearest rank) of sorted `values`.
 func percentile(_ sorted: [Double], _ q: Double) -> Double {

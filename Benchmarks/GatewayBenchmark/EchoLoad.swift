@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import HTTPTypes
 import HummingbirdWSClient
@@ -90,11 +91,4 @@ enum EchoLoad {
 final class Shared: Sendable {
     let count = Atomic<Int>(0)
     let release = Atomic<Bool>(false)
-}
-
-extension Duration {
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
 }

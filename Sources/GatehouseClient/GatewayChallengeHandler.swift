@@ -14,7 +14,7 @@ import Synchronization
 open class GatewayChallengeHandler: @unchecked Sendable {
     /// The handler's name (reported in errors).
     public let name: String
-    private let pending = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+    private let pending = PendingAnswer<Bool>()
     private let connection = Mutex<(any HTTPTransport, ClientConfiguration)?>(nil)
 
     /// A gateway handler named `name`.
@@ -58,10 +58,10 @@ open class GatewayChallengeHandler: @unchecked Sendable {
     }
 
     /// The gateway let the client in: the original request is sent again.
-    public final func submitSuccess() { resume(true) }
+    public final func submitSuccess() { pending.resume(true) }
 
     /// Abandons the gateway challenge: the request fails with ``GatehouseClientError/challengeCancelled(securityCheck:)``.
-    public final func cancel() { resume(false) }
+    public final func cancel() { pending.resume(false) }
 
     // MARK: Framework
 
@@ -71,31 +71,6 @@ open class GatewayChallengeHandler: @unchecked Sendable {
 
     /// Puts the challenge to the handler; `true` when it called ``submitSuccess()``.
     func respond(to response: ResourceResponse) async -> Bool {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let abandoned = pending.withLock { open -> CheckedContinuation<Bool, Never>? in
-                    if Task.isCancelled { return continuation }
-                    let previous = open
-                    open = continuation
-                    previous?.resume(returning: false)
-                    return nil
-                }
-                if let abandoned {
-                    abandoned.resume(returning: false)
-                } else {
-                    handleChallenge(response)
-                }
-            }
-        } onCancel: {
-            resume(false)
-        }
-    }
-
-    private func resume(_ success: Bool) {
-        let continuation = pending.withLock { open in
-            defer { open = nil }
-            return open
-        }
-        continuation?.resume(returning: success)
+        await pending.wait(cancelled: false) { handleChallenge(response) }
     }
 }

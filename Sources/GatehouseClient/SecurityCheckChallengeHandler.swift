@@ -1,5 +1,4 @@
 import GatehouseProtocol
-import Synchronization
 
 /// A challenge handler as in the MobileFirst tutorials (seeds 002, 003): subclass it, override
 /// ``handleChallenge(_:)`` to ask the user, and call ``submitChallengeAnswer(_:)`` or ``cancel()`` when the user
@@ -23,7 +22,7 @@ import Synchronization
 open class SecurityCheckChallengeHandler: SecurityCheckChallengeResponder, @unchecked Sendable {
     /// The security check this handler answers.
     public let securityCheck: String
-    private let pending = Mutex<CheckedContinuation<ChallengeAnswer, Never>?>(nil)
+    private let pending = PendingAnswer<ChallengeAnswer>()
 
     /// A handler for the security check named `securityCheck`.
     public init(securityCheck: String) {
@@ -43,48 +42,23 @@ open class SecurityCheckChallengeHandler: SecurityCheckChallengeResponder, @unch
 
     /// Sends `answer` to the security check (`nil` sends `null`). Does nothing when no challenge is open.
     public final func submitChallengeAnswer(_ answer: JSONObject?) {
-        resume(answer.map(ChallengeAnswer.answer) ?? .empty)
+        pending.resume(answer.map(ChallengeAnswer.answer) ?? .empty)
     }
 
     /// Abandons the open challenge: the request fails with ``GatehouseClientError/challengeCancelled(securityCheck:)``,
     /// and so do the requests that were waiting for this handler.
     public final func cancel() {
-        resume(.cancel)
+        pending.resume(.cancel)
     }
 
     /// Whether a challenge is waiting for ``submitChallengeAnswer(_:)`` or ``cancel()``.
-    public final var isChallengeOpen: Bool { pending.withLock { $0 != nil } }
+    public final var isChallengeOpen: Bool { pending.isOpen }
 
     // MARK: SecurityCheckChallengeResponder
 
     /// The framework's side: calls ``handleChallenge(_:)`` and waits for ``submitChallengeAnswer(_:)`` or
     /// ``cancel()``. When the framework abandons the challenge (timeout), the open challenge is closed.
     public final func respond(to challenge: JSONObject) async -> ChallengeAnswer {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<ChallengeAnswer, Never>) in
-                let abandoned = pending.withLock { open -> CheckedContinuation<ChallengeAnswer, Never>? in
-                    if Task.isCancelled { return continuation }
-                    let previous = open
-                    open = continuation
-                    previous?.resume(returning: .cancel)
-                    return nil
-                }
-                if let abandoned {
-                    abandoned.resume(returning: .cancel)
-                } else {
-                    handleChallenge(challenge)
-                }
-            }
-        } onCancel: {
-            resume(.cancel)
-        }
-    }
-
-    private func resume(_ answer: ChallengeAnswer) {
-        let continuation = pending.withLock { open in
-            defer { open = nil }
-            return open
-        }
-        continuation?.resume(returning: answer)
+        await pending.wait(cancelled: .cancel) { handleChallenge(challenge) }
     }
 }
