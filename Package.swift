@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/attaswift/BigInt.git", from: "6.0.1"),
     ],
     targets: [
         // Wire types of the MobileFirst 8.0 runtime protocol, JSON values, scopes and JWS: shared by server and SDK.
@@ -113,6 +114,7 @@ let package = Package(
             dependencies: [
                 "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "BigInt", package: "BigInt"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -212,6 +214,7 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "BigInt", package: "BigInt"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -10,7 +10,8 @@ public enum Base64URL {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    /// Decodes base64url, with or without padding; `nil` when the text is not base64url.
+    /// Decodes base64url or standard base64 (the MobileFirst web SDK writes JWS parts with `btoa`), with or
+    /// without padding; `nil` when the text is neither.
     public static func decode(_ text: some StringProtocol) -> Data? {
         var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         guard !s.contains("=") || s.hasSuffix("=") else { return nil }

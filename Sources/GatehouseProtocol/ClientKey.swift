@@ -35,6 +35,14 @@ public struct RSAPublicJWK: Codable, Sendable, Hashable {
         }
     }
 
+    /// The modulus length in bits (0 when `n` is not base64).
+    public var modulusBits: Int {
+        guard let modulus = Base64URL.decode(n) else { return 0 }
+        let significant = modulus.drop(while: { $0 == 0 })
+        guard let first = significant.first else { return 0 }
+        return significant.count * 8 - first.leadingZeroBitCount
+    }
+
     /// The same key without its `kid`, for comparing keys.
     public var withoutKid: RSAPublicJWK { RSAPublicJWK(n: n, e: e) }
 }

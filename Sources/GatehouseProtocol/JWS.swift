@@ -70,18 +70,34 @@ public struct JWS: Codable, Sendable {
         try Self.decodeJSON(type, payload)
     }
 
-    /// Verifies the RS256 signature against `key`.
+    /// Verifies the RS256 signature against `key` (2048 bits or more).
+    ///
+    /// The signature covers the header and payload parts exactly as received, in whichever base64 alphabet the
+    /// client wrote them (the MobileFirst web SDK writes standard base64 with padding).
     public func verify(with key: RSAPublicJWK) throws(JWSError) {
-        let header = try decodedHeader()
-        guard header.alg == "RS256" else { throw .unsupportedAlgorithm(header.alg) }
+        try requireRS256()
         let publicKey = try key.publicKey()
-        guard let signatureBytes = Base64URL.decode(signature) else { throw .malformed }
         let valid = publicKey.isValidSignature(
-            _RSA.Signing.RSASignature(rawRepresentation: signatureBytes),
-            for: SHA256.hash(data: Data("\(self.header).\(payload)".utf8)),
+            _RSA.Signing.RSASignature(rawRepresentation: try signatureBytes()),
+            for: SHA256.hash(data: signingInput),
             padding: .insecurePKCS1v1_5
         )
         guard valid else { throw .badSignature }
+    }
+
+    /// Throws unless the header names RS256.
+    public func requireRS256() throws(JWSError) {
+        let header = try decodedHeader()
+        guard header.alg == "RS256" else { throw .unsupportedAlgorithm(header.alg) }
+    }
+
+    /// The bytes the signature covers: `header.payload` as received.
+    public var signingInput: Data { Data("\(header).\(payload)".utf8) }
+
+    /// The decoded signature.
+    public func signatureBytes() throws(JWSError) -> Data {
+        guard let bytes = Base64URL.decode(signature) else { throw .malformed }
+        return bytes
     }
 
     private static func decodeJSON<T: Decodable>(_ type: T.Type, _ part: String) throws(JWSError) -> T {

@@ -33,12 +33,14 @@ public struct DeviceData: Codable, Sendable, Equatable {
 }
 
 /// The application part of the registration data: `{"id":..,"clientPlatform":..,"version":..}`.
+///
+/// The MobileFirst web SDK sends no `version` (reference §3.3), so it is optional.
 public struct ApplicationData: Codable, Sendable, Hashable {
     public var id: String
     public var clientPlatform: String
-    public var version: String
+    public var version: String?
 
-    public init(id: String, clientPlatform: String, version: String) {
+    public init(id: String, clientPlatform: String, version: String?) {
         self.id = id
         self.clientPlatform = clientPlatform
         self.version = version

@@ -39,6 +39,7 @@ public enum Gatehouse {
     ) async throws -> some ApplicationProtocol {
         let service = try await makeService(configuration, logger: logger)
         let router = Router()
+        router.add(middleware: CORSMiddleware(allowedOrigins: service.policy.allowedOrigins))
         router.add(middleware: ErrorMiddleware())
         router.get("health") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
         router.get("openapi.json") { _, _ in JSONBody.response(.ok, OpenAPIDocument.json) }

@@ -13,6 +13,10 @@ public struct ApplicationPolicy: Sendable {
     public let maxTokenExpiration: Int
     /// The checks, configured for this application, by name.
     public let checks: [String: any SecurityCheck]
+    /// The shortest RSA client key accepted, bits (2048 unless lowered for a legacy app).
+    public var minimumClientKeyBits: Int = ClientSignature.defaultMinimumBits
+    /// Origins whose web pages may call the runtime API for this application (CORS), lowercased.
+    public var allowedOrigins: Set<String> = []
 
     /// Whether a client registering `application` belongs to this policy.
     public func matches(_ application: ApplicationData) -> Bool {

@@ -38,6 +38,12 @@ public struct PolicyFile: Codable, Sendable {
         public var maxTokenExpiration: Int?
         /// Per-application property overrides, by check name.
         public var securityCheckConfigurations: [String: [String: JSON]]?
+        /// The shortest RSA client key accepted, bits; 2048 by default. Lower it (down to 512) only for legacy
+        /// MobileFirst apps whose SDK generates small keys; a warning is logged at start.
+        public var minimumClientKeyBits: Int?
+        /// Web origins (`https://app.example.com[:port]`) from which the app's pages may call the runtime API
+        /// (CORS). No wildcard: every origin is named.
+        public var allowedOrigins: [String]?
     }
 
     public struct User: Codable, Sendable {

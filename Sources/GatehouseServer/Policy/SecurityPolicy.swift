@@ -16,6 +16,14 @@ public struct SecurityPolicy: Sendable {
         applications.first { $0.matches(data) }
     }
 
+    /// The shortest client key accepted from a client of `data`'s application.
+    func minimumClientKeyBits(for data: ApplicationData) -> Int {
+        application(for: data)?.minimumClientKeyBits ?? ClientSignature.defaultMinimumBits
+    }
+
+    /// Every origin some application allows (CORS), lowercased.
+    var allowedOrigins: Set<String> { applications.reduce(into: []) { $0.formUnion($1.allowedOrigins) } }
+
     /// Reads a policy file; every problem is a ``PolicyError`` naming the file and key.
     public static func load(path: String, registry: SecurityCheckRegistry, services: SecurityCheckServices) throws -> SecurityPolicy {
         let text: String
@@ -105,9 +113,25 @@ public struct SecurityPolicy: Sendable {
             guard (1...86_400 * 365).contains(maxTokenExpiration) else {
                 throw PolicyError(file: file, key: "\(key).maxTokenExpiration", problem: "must be between 1 and 31536000 seconds")
             }
-            let application = ApplicationPolicy(
+            var application = ApplicationPolicy(
                 id: entry.id, platform: entry.platform, version: entry.version, scopeElementMapping: mapping,
                 mandatoryScope: mandatory, maxTokenExpiration: maxTokenExpiration, checks: checks)
+            if let bits = entry.minimumClientKeyBits {
+                guard (ClientSignature.smallestAllowedBits...16_384).contains(bits) else {
+                    throw PolicyError(file: file, key: "\(key).minimumClientKeyBits", problem: "must be between 512 and 16384")
+                }
+                if bits < ClientSignature.defaultMinimumBits {
+                    warnings.append("\(file): \(key).minimumClientKeyBits: \(entry.id) (\(entry.platform)) accepts client keys of \(bits) bits, below the 2048-bit minimum; keep this for legacy apps only")
+                }
+                application.minimumClientKeyBits = bits
+            }
+            for (index, origin) in (entry.allowedOrigins ?? []).enumerated() {
+                guard let normalized = CORS.normalizedOrigin(origin) else {
+                    throw PolicyError(file: file, key: "\(key).allowedOrigins[\(index)]",
+                                      problem: "'\(origin.prefix(80))' is not an origin (scheme://host[:port], no path, no wildcard)")
+                }
+                application.allowedOrigins.insert(normalized)
+            }
             if applications.contains(where: { $0.id == application.id && $0.platform.lowercased() == application.platform.lowercased() && $0.version == application.version }) {
                 throw PolicyError(file: file, key: key, problem: "application \(entry.id) (\(entry.platform)) is listed twice")
             }

@@ -147,6 +147,13 @@ public enum OpenAPIDocument {
             "200": { description: Recorded, content: { application/json: { schema: { type: object } } } }
             "400": { $ref: "#/components/responses/Error" }
             "401": { $ref: "#/components/responses/Error" }
+      /mfp/api/loguploader:
+        post:
+          summary: Client logs and analytics from MobileFirst SDKs, read and discarded
+          requestBody: { content: { "*/*": { schema: { type: string } } } }
+          responses:
+            "200": { description: Received, content: { application/json: { schema: { type: object } } } }
+            "413": { $ref: "#/components/responses/Error" }
       /mfp/api/adapters/ResourceAdapter/balance:
         get:
           summary: The demo bank balance, scope accessRestricted

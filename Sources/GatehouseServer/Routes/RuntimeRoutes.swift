@@ -2,6 +2,7 @@ import HTTPTypes
 import GatehouseChecks
 import GatehouseProtocol
 import Hummingbird
+import NIOCore
 
 /// The MobileFirst 8.0 runtime protocol under `/mfp/api` (reference §3.1).
 struct RuntimeRoutes<Context: RequestContext> {
@@ -20,12 +21,27 @@ struct RuntimeRoutes<Context: RequestContext> {
         api.post("az/v1/revoke", use: revoke)
         api.post("preauth/v1/logout", use: logout)
         api.post("preauth/v1/heartbeat", use: heartbeat)
+        api.post("loguploader", use: uploadLogs)
+    }
+
+    /// `POST loguploader`: the client logs and analytics the MobileFirst SDKs send. Gatehouse has no analytics
+    /// service: the body (any type, up to 1 MiB) is read and discarded, and the SDK told it was received, so it
+    /// empties its buffer instead of sending the same logs again.
+    @Sendable func uploadLogs(_ request: Request, context: Context) async throws -> Response {
+        var request = request
+        do {
+            let buffer = try await request.collectBody(upTo: 1024 * 1024)
+            context.logger.debug("Discarded \(buffer.readableBytes) bytes of client logs")
+        } catch is NIOTooManyBytesError {
+            throw GatehouseError(.contentTooLarge, "REQUEST_TOO_LARGE", "Client logs are limited to 1 MiB a request.")
+        }
+        return JSONBody.response(.ok, [String: String]())
     }
 
     @Sendable func register(_ request: Request, context: Context) async throws -> Response {
         var request = request
         let body = try await RequestReading.json(RegistrationRequest.self, from: &request)
-        let clientID = try await service.register(body)
+        let clientID = try await service.register(body, origin: request.headers[.origin], host: request.head.authority)
         return JSONBody.response(.created, ["clientId": clientID], headers: [.location: "/mfp/api/registration/clients/\(clientID)"])
     }
 
@@ -34,7 +50,8 @@ struct RuntimeRoutes<Context: RequestContext> {
         let clientID = try context.parameters.require("clientId")
         let body = try await RequestReading.json(RegistrationRequest.self, from: &request)
         try await service.updateRegistration(clientID: clientID, body)
-        return JSONBody.response(.ok, ["clientId": clientID])
+        // The web SDK stores the updated data only when the answer names the client in `Location`.
+        return JSONBody.response(.ok, ["clientId": clientID], headers: [.location: "/mfp/api/registration/clients/\(clientID)"])
     }
 
     @Sendable func readRegistration(_ request: Request, context: Context) async throws -> Response {
@@ -47,7 +64,7 @@ struct RuntimeRoutes<Context: RequestContext> {
             ]),
             "application": .object([
                 "id": .string(record.data.application.id), "clientPlatform": .string(record.data.application.clientPlatform),
-                "version": .string(record.data.application.version),
+                "version": JSON(record.data.application.version),
             ]),
             "attributes": .object(record.data.attributes ?? [:]),
         ]

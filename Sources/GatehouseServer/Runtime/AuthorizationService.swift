@@ -29,7 +29,7 @@ public struct AuthorizationService: Sendable {
         self.signer = signer
         self.issuer = issuer
         self.logger = logger
-        self.assertions = ClientAssertionVerifier(store: store)
+        self.assertions = ClientAssertionVerifier(store: store, policy: policy)
         self.validator = TokenValidator(signer: signer, revocations: revocations)
         self.confidentialClients = ConfidentialClients(policy.confidentialClients)
     }
@@ -37,7 +37,12 @@ public struct AuthorizationService: Sendable {
     // MARK: Registration
 
     /// Registers a client from its self-signed registration data; returns the new client id.
-    public func register(_ request: RegistrationRequest) async throws -> String {
+    ///
+    /// - Parameters:
+    ///   - origin: the request's `Origin` (web pages); a page of another origin than `host` must be one the
+    ///     application allows.
+    ///   - host: the request's authority.
+    public func register(_ request: RegistrationRequest, origin: String? = nil, host: String? = nil) async throws -> String {
         let jws = request.signedRegistrationData
         let jwk: RSAPublicJWK
         let data: RegistrationData
@@ -46,17 +51,25 @@ public struct AuthorizationService: Sendable {
                 throw GatehouseError.invalidRequest("signedRegistrationData.header must carry the client's public key (jwk)")
             }
             jwk = key.withoutKid
-            try jws.verify(with: jwk)
             data = try jws.decodedPayload(as: RegistrationData.self)
         } catch let error as JWSError {
             throw GatehouseError.invalidRequest("signedRegistrationData: \(Self.describe(error))")
         }
-        _ = try application(for: data)
+        let application = try application(for: data)
+        do {
+            try ClientSignature.verify(jws, with: jwk, minimumBits: application.minimumClientKeyBits)
+        } catch {
+            throw GatehouseError.invalidRequest("signedRegistrationData: \(Self.describe(error, minimumBits: application.minimumClientKeyBits))")
+        }
+        guard CORS.isAllowed(origin: origin, host: host, application: application) else {
+            throw GatehouseError(.forbidden, "ORIGIN_NOT_ALLOWED",
+                                 "Web pages of origin '\((origin ?? "").prefix(128))' may not register for application \(application.id).")
+        }
         let now = Clock.nowMillis()
         let clientID = UUID().uuidString.lowercased()
         try await store.createRegistration(
             ClientRegistrationRecord(clientID: clientID, data: data, publicKey: jwk, createdAt: now, updatedAt: now))
-        logger.info("Registered client \(clientID) of \(data.application.id) (\(data.application.clientPlatform) \(data.application.version))")
+        logger.info("Registered client \(clientID) of \(data.application.id) (\(data.application.clientPlatform) \(data.application.version ?? "any version"))")
         return clientID
     }
 
@@ -64,11 +77,12 @@ public struct AuthorizationService: Sendable {
     public func updateRegistration(clientID: String, _ request: RegistrationRequest) async throws {
         guard var record = try await store.registration(clientID: clientID) else { throw GatehouseError.invalidClientID(clientID) }
         let data: RegistrationData
+        let minimumBits = policy.minimumClientKeyBits(for: record.data.application)
         do {
-            try request.signedRegistrationData.verify(with: record.publicKey)
+            try ClientSignature.verify(request.signedRegistrationData, with: record.publicKey, minimumBits: minimumBits)
             data = try request.signedRegistrationData.decodedPayload(as: RegistrationData.self)
         } catch {
-            throw GatehouseError.invalidRequest("signedRegistrationData: \(Self.describe(error))")
+            throw GatehouseError.invalidRequest("signedRegistrationData: \(Self.describe(error, minimumBits: minimumBits))")
         }
         _ = try application(for: data)
         record.data = data
@@ -89,7 +103,7 @@ public struct AuthorizationService: Sendable {
         guard let application = policy.application(for: data.application) else {
             throw GatehouseError(
                 .forbidden, "APPLICATION_NOT_REGISTERED",
-                "Application '\(data.application.id.prefix(128))' for platform '\(data.application.clientPlatform.prefix(32))' version '\(data.application.version.prefix(32))' is not registered in the server's policy.")
+                "Application '\(data.application.id.prefix(128))' for platform '\(data.application.clientPlatform.prefix(32))' version '\((data.application.version ?? "none").prefix(32))' is not registered in the server's policy.")
         }
         return application
     }
@@ -304,7 +318,7 @@ public struct AuthorizationService: Sendable {
             "mfp-checks": .object(Dictionary(uniqueKeysWithValues: claims.checks.map { ($0, JSON.object([:])) })),
         ]
         if let app = claims.app {
-            result["mfp-application"] = ["id": .string(app.id), "clientPlatform": .string(app.clientPlatform), "version": .string(app.version)]
+            result["mfp-application"] = ["id": .string(app.id), "clientPlatform": .string(app.clientPlatform), "version": JSON(app.version)]
             if let record = try await store.registration(clientID: claims.client_id) {
                 let device = record.data.device
                 result["mfp-device"] = [
@@ -367,11 +381,11 @@ public struct AuthorizationService: Sendable {
         Base64URL.encode(Data(SHA256.hash(data: Data(secret.utf8))))
     }
 
-    static func describe(_ error: JWSError) -> String {
+    static func describe(_ error: JWSError, minimumBits: Int = ClientSignature.defaultMinimumBits) -> String {
         switch error {
         case .malformed: "not a well-formed JWS"
         case .unsupportedAlgorithm(let alg): "algorithm '\(alg.prefix(16))' is not supported; use RS256"
-        case .invalidKey: "the key is not an RSA key of 2048 bits or more"
+        case .invalidKey: "the key is not an RSA key of \(minimumBits) bits or more"
         case .badSignature: "the signature does not verify"
         }
     }

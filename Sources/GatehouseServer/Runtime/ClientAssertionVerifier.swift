@@ -12,6 +12,7 @@ struct ClientAssertionVerifier: Sendable {
     enum Audience { case tokenEndpoint, none }
 
     let store: any GatehouseStore
+    let policy: SecurityPolicy
 
     /// The registration of the client that signed `form`'s `client_assertion`.
     ///
@@ -45,7 +46,7 @@ struct ClientAssertionVerifier: Sendable {
             throw GatehouseError.invalidClientID(clientID)
         }
         do {
-            try jws.verify(with: registration.publicKey)
+            try ClientSignature.verify(jws, with: registration.publicKey, minimumBits: policy.minimumClientKeyBits(for: registration.data.application))
         } catch {
             throw refuse("client_assertion is not signed by the client's registered key")
         }

@@ -24,7 +24,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public struct AppClaim: Codable, Sendable, Equatable {
         public var id: String
         public var clientPlatform: String
-        public var version: String
+        public var version: String?
     }
 
     public func verify(using algorithm: some JWTAlgorithm) async throws {
