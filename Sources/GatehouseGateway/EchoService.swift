@@ -15,7 +15,7 @@ public enum EchoService {
         let describe: @Sendable (Request, BasicWebSocketRequestContext) async throws -> String = { request, _ in
             var request = request
             let body = try await request.collectBody(upTo: 1 << 20)
-            let user = request.headers[HTTPField.Name(HTTPProxy.userHeader)!] ?? "-"
+            let user = request.headers.first { $0.name.canonicalName == HTTPProxy.userHeader.lowercased() }?.value ?? "-"
             let authorization = request.headers[.authorization] ?? "-"
             return "\(request.method) \(request.uri) user=\(user) authorization=\(authorization) body=\(String(buffer: body))"
         }

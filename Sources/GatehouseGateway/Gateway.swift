@@ -2,6 +2,7 @@ import Foundation
 import GatehouseResourceServer
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -20,6 +21,12 @@ public final class Gateway: Sendable {
     let host: String
     let port: Int
     let maxMessageSize: Int
+    /// Peers whose forwarding fields are kept.
+    let trustedProxies: TrustedProxies
+    /// How long a new connection has for its first request head.
+    let headerReadTimeout: Duration
+    /// How long a keep-alive connection may sit idle or stall.
+    let idleTimeout: Duration
     let logger: Logger
     let proxy = HTTPProxy(timeout: .seconds(120))
     /// Answers decided while checking a refused upgrade, written in place of the upgrader's `400`.
@@ -28,12 +35,24 @@ public final class Gateway: Sendable {
     let acceptedUpgrades = Mutex<[ObjectIdentifier: WebSocketRelay]>([:])
 
     /// A gateway of `services`, built in Swift.
+    ///
+    /// - Parameters:
+    ///   - trustedProxies: peers whose `X-Forwarded-*` and `Forwarded` fields are kept (see ``TrustedProxies``).
+    ///   - headerReadTimeout: how long a new connection has to send its first complete request head.
+    ///   - idleTimeout: how long a keep-alive connection may sit idle between requests, or stall in a later one.
     public init(services: [Service], host: String = "127.0.0.1", port: Int = 0, maxWebSocketMessageSize: Int = 1 << 20,
+                trustedProxies: TrustedProxies = .none,
+                headerReadTimeout: Duration = .seconds(GatewayConfiguration.defaultHeaderReadTimeout),
+                idleTimeout: Duration = .seconds(GatewayConfiguration.defaultIdleTimeout),
                 logger: Logger = Logger(label: "gatehouse-gateway")) {
-        self.services = services.sorted { $0.path.count > $1.path.count }
+        // The longest prefix first: the most specific service (and realm) wins.
+        self.services = services.sorted { $0.segments.count > $1.segments.count }
         self.host = host
         self.port = port
         self.maxMessageSize = maxWebSocketMessageSize
+        self.trustedProxies = trustedProxies
+        self.headerReadTimeout = headerReadTimeout
+        self.idleTimeout = idleTimeout
         self.logger = logger
     }
 
@@ -69,11 +88,20 @@ public final class Gateway: Sendable {
             if roles.contains("*"), roles.count > 1 {
                 throw GatewayConfigurationError("service \(service.name): conflicting roles, remove the wildcard")
             }
-            return Service(name: service.name, path: service.path, upstream: upstream, realm: realm, requiredRoles: roles,
-                           webSocket: service.webSocket ?? false)
+            return try Service(name: service.name, path: service.path, upstream: upstream, realm: realm, requiredRoles: roles,
+                               webSocket: service.webSocket ?? false)
+        }
+        func timeout(_ seconds: Double?, _ fallback: Double, _ name: String) throws -> Duration {
+            let value = seconds ?? fallback
+            guard value > 0, value <= 86_400 else { throw GatewayConfigurationError("\(name) must be between 0 and 86400 seconds") }
+            return .milliseconds(Int64(value * 1000))
         }
         self.init(services: services, host: configuration.host, port: configuration.port,
-                  maxWebSocketMessageSize: configuration.maxWebSocketMessageSize ?? 1 << 20, logger: logger)
+                  maxWebSocketMessageSize: configuration.maxWebSocketMessageSize ?? 1 << 20,
+                  trustedProxies: try TrustedProxies(configuration.trustedProxies ?? []),
+                  headerReadTimeout: try timeout(configuration.headerReadTimeout, GatewayConfiguration.defaultHeaderReadTimeout, "headerReadTimeout"),
+                  idleTimeout: try timeout(configuration.idleTimeout, GatewayConfiguration.defaultIdleTimeout, "idleTimeout"),
+                  logger: logger)
     }
 
     static func makeModule(_ module: LoginModuleConfiguration, custom: [String: any LoginModule]) throws -> any LoginModule {
@@ -100,10 +128,10 @@ public final class Gateway: Sendable {
 
     // MARK: Routing and authorization
 
-    /// The service for a path, with the rest of the path.
-    func route(_ path: String) -> (Service, String)? {
+    /// The service for a normalised target, with the rest of its path.
+    func route(_ target: RequestTarget) -> (Service, Service.Remainder)? {
         for service in services {
-            if let rest = service.remainder(of: path) { return (service, rest) }
+            if let rest = service.remainder(of: target) { return (service, rest) }
         }
         return nil
     }
@@ -113,10 +141,10 @@ public final class Gateway: Sendable {
         case answer(GatewayAnswer)
     }
 
-    /// Challenges a request for `service`.
-    func admit(_ request: Request, to service: Service) async -> Admission {
+    /// Challenges a request for `service`; `query` is the target's checked query.
+    func admit(_ request: Request, query: String?, to service: Service) async -> Admission {
         guard let realm = service.realm else { return .allow(nil) }
-        let credentials = realm.credentials(from: request)
+        let credentials = realm.credentials(from: request, query: query)
         let decision = await realm.decide(credentials, requiredRoles: service.requiredRoles)
         statistics.record(realm: realm.name, credentials: credentials, decision: decision)
         switch decision {
@@ -131,25 +159,59 @@ public final class Gateway: Sendable {
         }
     }
 
+    /// A request's target, checked and normalised (``RequestTarget``), or the `400`/`414` to answer.
+    func target(of request: Request) -> Result<RequestTarget, RequestTargetError> {
+        do {
+            return .success(try RequestTarget(parsing: request.head.path ?? "/"))
+        } catch {
+            logger.debug("refused a request target", metadata: ["reason": .string(error.description)])
+            return .failure(error)
+        }
+    }
+
+    /// The query forwarded upstream: the checked query without the realm's credential parameters.
+    static func forwardedQuery(_ target: RequestTarget, service: Service) -> String? {
+        CredentialCarriers.query(target.query, removing: Set(service.realm?.queryParameters ?? []))
+    }
+
+    /// The forwarding fields for a request on `context`'s connection.
+    func forwarding(_ request: Request, context: GatewayRequestContext) -> ForwardingHeaders {
+        ForwardingHeaders(headers: request.headers, host: request.head.authority, peer: context.channel.remoteAddress?.ipAddress,
+                          trusted: trustedProxies)
+    }
+
     /// Every plain HTTP request (and refused upgrades).
     func respond(to request: Request, context: GatewayRequestContext) async throws -> Response {
-        guard let (service, rest) = route(request.uri.path) else {
+        let target: RequestTarget
+        switch self.target(of: request) {
+        case .success(let parsed): target = parsed
+        case .failure(let error): return GatewayAnswer.refused(error).response
+        }
+        guard let (service, rest) = route(target) else {
             return Response(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(string: "404 Not Found\n")))
         }
-        switch await admit(request, to: service) {
+        switch await admit(request, query: target.query, to: service) {
         case .answer(let answer):
             return answer.response
         case .allow(let subject):
-            return try await proxy.forward(request, to: service.upstreamURL(remainder: rest, query: request.uri.query),
-                                           subject: subject, realm: service.realm)
+            let url = service.upstreamURL(remainder: rest, query: Self.forwardedQuery(target, service: service))
+            return try await proxy.forward(request, to: url, subject: subject, realm: service.realm,
+                                           forwarding: forwarding(request, context: context))
         }
     }
 
     /// Checks an upgrade request: accepted ones get their relay ready; refused ones leave their answer.
     func shouldUpgrade(_ request: Request, context: GatewayRequestContext) async -> RouterShouldUpgrade {
-        guard let (service, rest) = route(request.uri.path), service.webSocket else { return .dontUpgrade }
-        switch await admit(request, to: service) {
+        let target: RequestTarget
+        switch self.target(of: request) {
+        case .success(let parsed): target = parsed
+        case .failure(let error):
+            refusedUpgrades.record(GatewayAnswer.refused(error), for: context.channel)
+            return .dontUpgrade
+        }
+        guard let (service, rest) = route(target), service.webSocket else { return .dontUpgrade }
+        switch await admit(request, query: target.query, to: service) {
         case .answer(let answer):
             refusedUpgrades.record(answer, for: context.channel)
             return .dontUpgrade
@@ -167,14 +229,18 @@ public final class Gateway: Sendable {
                     statistics.record(realm: realm.name, credentials: credentials, decision: decision)
                     guard case .allow(let subject) = decision else { return nil }
                     return subject
-                }, deadline: { subject in Self.connectionDeadline(subject: subject, realm: realm, sessionEnd: sessionEnd) })
+                }, deadline: { subject in Self.connectionDeadline(subject: subject, realm: realm, sessionEnd: sessionEnd) },
+                user: subject?.name)
             }
             var headers = HTTPFields()
+            for (name, value) in forwarding(request, context: context).fields {
+                if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
+            }
             if let name = subject?.name, let field = HTTPField.Name(HTTPProxy.userHeader) { headers[field] = name }
             let realmName = service.realm?.name ?? ""
             let relay = WebSocketRelay(
-                upstreamURL: service.upstreamURL(remainder: rest, query: request.uri.query, webSocket: true), extraHeaders: headers,
-                maxMessageSize: maxMessageSize, deadline: deadline, revalidation: revalidation,
+                upstreamURL: service.upstreamURL(remainder: rest, query: Self.forwardedQuery(target, service: service), webSocket: true),
+                extraHeaders: headers, maxMessageSize: maxMessageSize, deadline: deadline, revalidation: revalidation,
                 onExpiry: { [statistics] in statistics.recordExpiry(realm: realmName) }, logger: logger)
             acceptedUpgrades.withLock { $0[context.connection] = relay }
             return .upgrade([:])
@@ -186,7 +252,8 @@ public final class Gateway: Sendable {
     static func connectionDeadline(subject: Subject?, realm: Realm?, sessionEnd: ContinuousClock.Instant?) -> WebSocketRelay.Deadline? {
         var deadline: WebSocketRelay.Deadline?
         func tighten(_ instant: ContinuousClock.Instant, _ reason: String) {
-            if deadline == nil || instant < deadline!.instant { deadline = .init(instant: instant, reason: reason) }
+            if let current = deadline, current.instant <= instant { return }
+            deadline = .init(instant: instant, reason: reason)
         }
         if let expiry = subject?.expiresAt {
             tighten(ContinuousClock.now.advanced(by: .milliseconds(Int64(max(0, expiry.timeIntervalSinceNow) * 1000))), "credentials expired")
@@ -214,12 +281,21 @@ public final class Gateway: Sendable {
         let refusedUpgrades = self.refusedUpgrades
         webSocketRouter.ws("/", shouldUpgrade: upgrade, onUpgrade: relay)
         webSocketRouter.ws("**", shouldUpgrade: upgrade, onUpgrade: relay)
+        let webSocketResponder = webSocketRouter.buildResponder()
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(additionalChannelHandlers: [refusedUpgrades.makeHandler()], idleTimeout: TimeAmount(idleTimeout)),
+            ws: .init(maxFrameSize: maxMessageSize))
+        let headTimeout = TimeAmount(headerReadTimeout)
+        // The upgrade channel with the gateway's guards for the first request (Hummingbird's idle timeout and its
+        // parse-error answer only start once the first head has been handed to it).
+        let server = HTTPServerBuilder { responder in
+            GatewayChildChannel(
+                inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
+                headerReadTimeout: headTimeout)
+        }
         return Application(
             responder: GatewayResponder(gateway: self),
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: webSocketRouter,
-                configuration: .init(http1: .init(additionalChannelHandlers: [refusedUpgrades.makeHandler()]),
-                                     ws: .init(maxFrameSize: maxMessageSize))),
+            server: server,
             configuration: .init(address: .hostname(host, port: port), serverName: "Gatehouse-Gateway"),
             onServerRunning: { await onServerRunning($0.localAddress?.port ?? 0) },
             logger: logger)

@@ -7,6 +7,9 @@ import Yams
 /// ```yaml
 /// host: 127.0.0.1
 /// port: 8090
+/// trustedProxies: [10.0.0.0/8]           # peers whose X-Forwarded-* / Forwarded are kept (none by default)
+/// headerReadTimeout: 10                  # seconds for a new connection's first request head
+/// idleTimeout: 60                        # seconds a keep-alive connection may sit idle or stall
 /// realms:
 ///   - name: demo
 ///     description: Demo realm
@@ -27,18 +30,35 @@ public struct GatewayConfiguration: Sendable, Codable {
     public var services: [ServiceConfiguration]
     /// The largest WebSocket message relayed, in bytes.
     public var maxWebSocketMessageSize: Int?
+    /// Addresses or CIDR blocks of proxies in front of the gateway whose `X-Forwarded-*` and `Forwarded` fields are
+    /// kept (and appended to); every other client's are replaced by the gateway's own (see ``TrustedProxies``).
+    public var trustedProxies: [String]?
+    /// Seconds a new connection has to send its first complete request head (10 by default).
+    public var headerReadTimeout: Double?
+    /// Seconds a keep-alive connection may sit idle between requests, or stall in a later request's head or body,
+    /// before it is closed (60 by default).
+    public var idleTimeout: Double?
+
+    /// The default ``headerReadTimeout``, in seconds.
+    public static let defaultHeaderReadTimeout: Double = 10
+    /// The default ``idleTimeout``, in seconds.
+    public static let defaultIdleTimeout: Double = 60
 
     public init(host: String = "127.0.0.1", port: Int = 8090, realms: [RealmConfiguration] = [], services: [ServiceConfiguration] = [],
-                maxWebSocketMessageSize: Int? = nil) {
+                maxWebSocketMessageSize: Int? = nil, trustedProxies: [String]? = nil, headerReadTimeout: Double? = nil,
+                idleTimeout: Double? = nil) {
         self.host = host
         self.port = port
         self.realms = realms
         self.services = services
         self.maxWebSocketMessageSize = maxWebSocketMessageSize
+        self.trustedProxies = trustedProxies
+        self.headerReadTimeout = headerReadTimeout
+        self.idleTimeout = idleTimeout
     }
 
     enum CodingKeys: String, CodingKey {
-        case host, port, realms, services, maxWebSocketMessageSize
+        case host, port, realms, services, maxWebSocketMessageSize, trustedProxies, headerReadTimeout, idleTimeout
     }
 
     /// Decodes a configuration; every key may be left out (`127.0.0.1:8090`, no realms, no services).
@@ -49,6 +69,9 @@ public struct GatewayConfiguration: Sendable, Codable {
         realms = try container.decodeIfPresent([RealmConfiguration].self, forKey: .realms) ?? []
         services = try container.decodeIfPresent([ServiceConfiguration].self, forKey: .services) ?? []
         maxWebSocketMessageSize = try container.decodeIfPresent(Int.self, forKey: .maxWebSocketMessageSize)
+        trustedProxies = try container.decodeIfPresent([String].self, forKey: .trustedProxies)
+        headerReadTimeout = try container.decodeIfPresent(Double.self, forKey: .headerReadTimeout)
+        idleTimeout = try container.decodeIfPresent(Double.self, forKey: .idleTimeout)
     }
 
     /// Decodes YAML; relative `usersFile` paths are resolved against `baseDirectory`.
@@ -79,11 +102,12 @@ public struct RealmConfiguration: Sendable, Codable {
     /// Sent as `realm="<description>"` in the challenge (the name when absent).
     public var description: String?
     public var scheme: ChallengeScheme
-    /// Headers that may carry the credentials besides `Authorization`.
+    /// Headers that may carry the credentials besides `Authorization` (never forwarded upstream).
     public var headers: [String]?
-    /// Query parameters that may carry the credentials (a browser's WebSocket cannot set headers).
+    /// Query parameters that may carry the credentials (a browser's WebSocket cannot set headers); removed from
+    /// the query before it is forwarded upstream.
     public var queryParameters: [String]?
-    /// Cookies that may carry the credentials.
+    /// Cookies that may carry the credentials; removed from `Cookie` before it is forwarded upstream.
     public var cookies: [String]?
     /// Seconds after which an authenticated WebSocket must authenticate again: it is closed, or revalidated in
     /// band when `revalidate` is set.

@@ -26,9 +26,10 @@ public enum GatewayWebSocketClient {
     /// Sends an upgrade request with `authorization` and returns the status and `WWW-Authenticate` of a refusal
     /// (`101` when the gateway would upgrade: the connection is then dropped at once).
     public static func probe(url: String, authorization: String? = nil) async throws -> (status: Int, challenge: String?) {
-        var components = URLComponents(string: url)!
+        guard var components = URLComponents(string: url) else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
         components.scheme = components.scheme == "wss" ? "https" : "http"
-        var request = HTTPClientRequest(url: components.string!)
+        guard let httpURL = components.string else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
+        var request = HTTPClientRequest(url: httpURL)
         request.headers.add(name: "Connection", value: "Upgrade")
         request.headers.add(name: "Upgrade", value: "websocket")
         request.headers.add(name: "Sec-WebSocket-Version", value: "13")
@@ -40,7 +41,8 @@ public enum GatewayWebSocketClient {
     }
 
     /// Connects to `url`, answering challenges with `answer`, then runs `handler` until the connection closes;
-    /// returns the close frame the gateway sent, if any.
+    /// returns the close frame the gateway sent, if any. Every frame reaches `handler` as data, in-band challenges
+    /// included: only ``connectRevalidating(url:challengeHandler:maxAttempts:logger:handler:)`` answers those.
     @discardableResult
     public static func connect(
         url: String, logger: Logger = Logger(label: "gateway-websocket-client"),
@@ -81,8 +83,11 @@ public enum GatewayWebSocketClient {
     /// in-band challenges (a realm with `revalidate: true`) with the same `challengeHandler`, so that the
     /// connection outlives its credentials. `handler` gets the application's messages only.
     ///
-    /// When the handler gives up on an in-band challenge (returns `nil`), nothing is sent and the gateway closes
-    /// the connection after its grace period.
+    /// Only this function answers in-band challenges (``connect(url:logger:answer:handler:)`` passes every frame to
+    /// its handler as data), and only a challenge equal to the one its handshake answered: a connection that was
+    /// not challenged, or a challenge for another realm, is never answered (the frame is dropped and a warning
+    /// logged). When the handler gives up on an in-band challenge (returns `nil`), nothing is sent and the gateway
+    /// closes the connection after its grace period.
     @discardableResult
     public static func connectRevalidating(
         url: String, challengeHandler: any ChallengeHandler, maxAttempts: Int = 2,
@@ -90,14 +95,27 @@ public enum GatewayWebSocketClient {
         handler: @escaping @Sendable (_ messages: AsyncThrowingStream<WebSocketMessage, any Error>, _ outbound: WebSocketOutboundWriter) async throws -> Void
     ) async throws -> WebSocketCloseFrame? {
         guard let location = URL(string: url) else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
-        return try await connect(url: url, challengeHandler: challengeHandler, maxAttempts: maxAttempts, logger: logger) { inbound, outbound, _ in
+        let answers = try WebSocketChallengeAnswers(challengeHandler, url: url, maxAttempts: maxAttempts)
+        // The challenge the handshake answered: the only one answered in band.
+        let handshakeChallenge = HandshakeChallenge()
+        let answer: @Sendable (String) async throws -> String = { challenge in
+            let value = try await answers.answer(challenge)
+            handshakeChallenge.value.withLock { $0 = challenge }
+            return value
+        }
+        return try await connect(url: url, logger: logger, answer: answer) { inbound, outbound, _ in
             let (messages, continuation) = AsyncThrowingStream<WebSocketMessage, any Error>.makeStream()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     do {
                         for try await message in inbound.messages(maxSize: 1 << 24) {
                             if case .text(let text) = message, text.hasPrefix(GatewayRevalidation.challengePrefix) {
-                                let request = ChallengeRequest(location: location, challenge: String(text.dropFirst(GatewayRevalidation.challengePrefix.count)))
+                                let challenge = String(text.dropFirst(GatewayRevalidation.challengePrefix.count))
+                                guard let expected = handshakeChallenge.value.withLock({ $0 }), expected == challenge else {
+                                    logger.warning("ignored an in-band challenge that the handshake did not ask")
+                                    continue
+                                }
+                                let request = ChallengeRequest(location: location, challenge: challenge)
                                 if challengeHandler.canHandle(request), let response = await challengeHandler.handle(request) {
                                     try await outbound.write(.text(GatewayRevalidation.answerPrefix + response.credentials))
                                 }
@@ -122,6 +140,11 @@ public enum GatewayWebSocketClient {
             }
         }
     }
+}
+
+/// The challenge a revalidating connection's handshake answered.
+private final class HandshakeChallenge: Sendable {
+    let value = Mutex<String?>(nil)
 }
 
 /// The SDK's gateway challenge loop for one WebSocket connection attempt: answers each `WWW-Authenticate` of the

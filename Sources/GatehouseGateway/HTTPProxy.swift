@@ -28,7 +28,11 @@ struct HTTPProxy: Sendable {
     /// Upstream bodies up to this size, with a `Content-Length`, are relayed as one buffer; larger ones stream.
     static let bufferedBodyLimit = 64 * 1024
 
-    func forward(_ request: Request, to url: String, subject: Subject?, realm: Realm?) async throws -> Response {
+    /// Sends `request` to `url` (built by ``Service/upstreamURL(remainder:query:webSocket:)`` from the checked target,
+    /// the realm's credential parameters already removed). Never forwarded: hop-by-hop fields, `Authorization`, the
+    /// realm's credential headers and cookies, a client's `X-Gateway-User`, and a client's forwarding fields
+    /// (replaced by `forwarding`).
+    func forward(_ request: Request, to url: String, subject: Subject?, realm: Realm?, forwarding: ForwardingHeaders) async throws -> Response {
         var outbound = HTTPClientRequest(url: url)
         outbound.method = HTTPMethod(rawValue: request.method.rawValue)
         let connectionTokens = Set(request.headers[values: .connection].flatMap { $0.split(separator: ",") }
@@ -36,10 +40,15 @@ struct HTTPProxy: Sendable {
         let credentialHeaders = Set((realm?.headers ?? []).map { $0.lowercased() })
         for field in request.headers {
             let name = field.name.canonicalName
-            if Self.hopByHop.contains(name) || connectionTokens.contains(name) || name == "authorization"
-                || name == Self.userHeader.lowercased() || credentialHeaders.contains(name) { continue }
+            if Self.hopByHop.contains(name) || connectionTokens.contains(name) || name == "authorization" || name == "cookie"
+                || name == Self.userHeader.lowercased() || credentialHeaders.contains(name) || ForwardingHeaders.isForwardingField(name) { continue }
             outbound.headers.add(name: field.name.rawName, value: field.value)
         }
+        let cookies = request.headers[values: .cookie]
+        if !cookies.isEmpty, let cookie = CredentialCarriers.cookieField(cookies, removing: Set(realm?.cookies ?? [])) {
+            outbound.headers.add(name: "Cookie", value: cookie)
+        }
+        for (name, value) in forwarding.fields { outbound.headers.add(name: name, value: value) }
         if let name = subject?.name { outbound.headers.add(name: Self.userHeader, value: name) }
         if let length = request.headers[.contentLength].flatMap({ Int64($0) }) {
             if length > 0 { outbound.body = .stream(request.body, length: .known(length)) }

@@ -37,26 +37,29 @@ public struct Realm: Sendable {
     /// The `WWW-Authenticate` value.
     public var challenge: String { scheme.challenge(realmDescription: description) }
 
-    /// The credentials a request carries for this realm.
+    /// The credentials a request carries for this realm (its query read from the raw target, ignored when the
+    /// target is malformed).
     public func credentials(from request: Request) -> Credentials {
+        credentials(from: request, query: (try? RequestTarget(parsing: request.head.path ?? "/"))?.query)
+    }
+
+    /// The credentials a request carries for this realm, its query taken from the parsed target.
+    func credentials(from request: Request, query: String?) -> Credentials {
         let (scheme, value) = Credentials.parseAuthorization(request.headers[.authorization])
         var named: [String: String] = [:]
         for header in headers {
             if let name = HTTPField.Name(header), let value = request.headers[name], !value.isEmpty { named[header] = value }
         }
         if !queryParameters.isEmpty {
-            let items = URLComponents(string: request.uri.description)?.queryItems ?? []
+            let parameters = CredentialCarriers.parameters(of: query)
             for parameter in queryParameters {
-                if let value = items.first(where: { $0.name == parameter })?.value, !value.isEmpty { named[parameter] = value }
+                if let value = parameters.first(where: { $0.name == parameter })?.value, !value.isEmpty { named[parameter] = value }
             }
         }
         if !cookies.isEmpty {
-            let pairs = request.headers[values: .cookie].flatMap { $0.split(separator: ";") }.compactMap { pair -> (String, String)? in
-                guard let equals = pair.firstIndex(of: "=") else { return nil }
-                return (pair[..<equals].trimmingCharacters(in: .whitespaces), pair[pair.index(after: equals)...].trimmingCharacters(in: .whitespaces))
-            }
+            let pairs = CredentialCarriers.cookies(request.headers[values: .cookie])
             for cookie in cookies {
-                if let value = pairs.first(where: { $0.0 == cookie })?.1, !value.isEmpty { named[cookie] = value }
+                if let value = pairs.first(where: { $0.name == cookie })?.value, !value.isEmpty { named[cookie] = value }
             }
         }
         return Credentials(scheme: scheme, value: value, named: named)

@@ -4,18 +4,6 @@ import NIOCore
 import NIOHTTPTypes
 import Synchronization
 
-/// An answer the gateway gives instead of the upstream's: a `401` challenge or a `403`.
-struct GatewayAnswer: Sendable {
-    var status: HTTPResponse.Status
-    var headers: HTTPFields
-    var body: ByteBuffer
-
-    /// The answer as a Hummingbird response (plain HTTP requests).
-    var response: Response {
-        Response(status: status, headers: headers, body: .init(byteBuffer: body))
-    }
-}
-
 /// The answers decided for refused WebSocket upgrades, by connection.
 ///
 /// Hummingbird's WebSocket upgrader answers every refused upgrade with a bare `400` and closes the connection.

@@ -3,48 +3,113 @@ import Foundation
 /// A protected service at run time.
 public struct Service: Sendable {
     public let name: String
-    /// The public path prefix, without a trailing `/` (`""` for the root).
+    /// The public path prefix, normalised like a request's path (``RequestTarget``), without a trailing `/`
+    /// (`""` for the root).
     public let path: String
     public let upstream: URL
     public let realm: Realm?
     public let requiredRoles: [String]
     public let webSocket: Bool
+    /// The prefix's segments, matched against a request's normalised segments.
+    let segments: [String]
+    /// Where requests go.
+    let base: UpstreamBase
 
-    public init(name: String, path: String, upstream: URL, realm: Realm?, requiredRoles: [String] = [], webSocket: Bool = false) {
+    /// A service at `path` (normalised; a path that is not a valid absolute path, or an upstream that is not an
+    /// `http`/`https` URL without query or user information, throws ``GatewayConfigurationError``).
+    public init(name: String, path: String, upstream: URL, realm: Realm?, requiredRoles: [String] = [], webSocket: Bool = false) throws {
         self.name = name
-        var prefix = path.hasPrefix("/") ? path : "/" + path
-        while prefix.hasSuffix("/") { prefix.removeLast() }
-        self.path = prefix
+        let prefix: RequestTarget
+        do {
+            prefix = try RequestTarget(parsing: path.hasPrefix("/") ? path : "/" + path)
+        } catch {
+            throw GatewayConfigurationError("service \(name): path \(path): \(error)")
+        }
+        guard prefix.query == nil else { throw GatewayConfigurationError("service \(name): path \(path) has a query") }
+        segments = prefix.segments
+        self.path = segments.isEmpty ? "" : "/" + segments.joined(separator: "/")
+        base = try UpstreamBase(upstream, service: name)
         self.upstream = upstream
         self.realm = realm
         self.requiredRoles = requiredRoles
         self.webSocket = webSocket
     }
 
-    /// The rest of `requestPath` after this service's prefix, or `nil` when the service does not match.
-    func remainder(of requestPath: String) -> String? {
-        if path.isEmpty { return requestPath }
-        guard requestPath.hasPrefix(path) else { return nil }
-        let rest = requestPath.dropFirst(path.count)
-        guard rest.isEmpty || rest.hasPrefix("/") else { return nil }
-        return String(rest)
+    /// The rest of `target`'s path after this service's prefix, or `nil` when the service does not match.
+    func remainder(of target: RequestTarget) -> Remainder? {
+        guard target.segments.count >= segments.count, target.segments.starts(with: segments) else { return nil }
+        let rest = Array(target.segments.dropFirst(segments.count))
+        // "/api/" keeps its trailing slash when "/api" is the prefix.
+        return Remainder(segments: rest, trailingSlash: target.trailingSlash)
     }
 
-    /// The upstream URL for a request: the upstream's path followed by the remainder, with the query.
-    func upstreamURL(remainder: String, query: String?, webSocket: Bool = false) -> String {
-        var components = URLComponents(url: upstream, resolvingAgainstBaseURL: false) ?? URLComponents()
-        var base = components.percentEncodedPath
-        while base.hasSuffix("/") && !remainder.isEmpty { base.removeLast() }
-        components.percentEncodedPath = base + remainder
-        if components.percentEncodedPath.isEmpty { components.percentEncodedPath = "/" }
-        components.percentEncodedQuery = (query?.isEmpty ?? true) ? nil : query
-        if webSocket {
-            switch components.scheme?.lowercased() {
-            case "https": components.scheme = "wss"
-            case "http": components.scheme = "ws"
-            default: break
-            }
+    /// The path below a service's prefix: whole normalised segments, never `.`, `..` or empty.
+    struct Remainder: Sendable, Equatable {
+        var segments: [String]
+        var trailingSlash: Bool
+
+        /// `""`, `"/"`, or `"/a/b"` (with a trailing `/` if the request had one).
+        var path: String {
+            segments.isEmpty ? (trailingSlash ? "/" : "") : "/" + segments.joined(separator: "/") + (trailingSlash ? "/" : "")
         }
-        return components.string ?? upstream.absoluteString
+    }
+
+    /// The upstream URL for a request: the upstream's base path followed by the remainder, with `query` (already
+    /// checked by ``RequestTarget``).
+    func upstreamURL(remainder: Remainder, query: String?, webSocket: Bool = false) -> String {
+        base.url(path: remainder.path, query: query, webSocket: webSocket)
+    }
+}
+
+/// A service's upstream, split once at start: `scheme://authority` and the normalised base path. Request data is
+/// only ever appended to it as strings checked by ``RequestTarget``; no URL is parsed or mutated per request.
+struct UpstreamBase: Sendable, Equatable {
+    /// `http` or `https` (`ws` and `wss` upstreams are read as these).
+    let scheme: String
+    /// `host[:port]` as configured.
+    let authority: String
+    /// The base path without a trailing `/` (`""` for the root).
+    let path: String
+    /// Whether the base path ends with `/`: kept when a request names the service's prefix exactly.
+    let trailingSlash: Bool
+
+    init(_ upstream: URL, service: String) throws {
+        let text = upstream.absoluteString
+        guard let components = URLComponents(string: text), let given = components.scheme?.lowercased(),
+              let scheme = ["http": "http", "https": "https", "ws": "http", "wss": "https"][given],
+              let host = components.host, !host.isEmpty
+        else {
+            throw GatewayConfigurationError("service \(service): upstream \(text) is not an http or https URL")
+        }
+        guard components.query == nil, components.fragment == nil, components.user == nil, components.password == nil else {
+            throw GatewayConfigurationError("service \(service): upstream \(text) may not have a query, a fragment or user information")
+        }
+        // The authority exactly as written: between "://" and the path.
+        guard let schemeEnd = text.range(of: "://") else {
+            throw GatewayConfigurationError("service \(service): upstream \(text) is not an http or https URL")
+        }
+        let rest = text[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        let basePath = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        let normalised: RequestTarget
+        do {
+            normalised = try RequestTarget(parsing: basePath)
+        } catch {
+            throw GatewayConfigurationError("service \(service): upstream path \(basePath): \(error)")
+        }
+        self.scheme = scheme
+        self.authority = String(rest[..<authorityEnd])
+        self.path = normalised.segments.isEmpty ? "" : "/" + normalised.segments.joined(separator: "/")
+        self.trailingSlash = normalised.trailingSlash
+    }
+
+    /// `scheme://authority/base/path?query`; `ws`/`wss` for a WebSocket.
+    func url(path remainder: String, query: String?, webSocket: Bool) -> String {
+        let scheme = webSocket ? (self.scheme == "https" ? "wss" : "ws") : self.scheme
+        var path = self.path + (remainder.isEmpty && trailingSlash ? "/" : remainder)
+        if path.isEmpty { path = "/" }
+        var url = scheme + "://" + authority + path
+        if let query, !query.isEmpty { url += "?" + query }
+        return url
     }
 }

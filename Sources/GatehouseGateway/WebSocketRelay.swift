@@ -11,9 +11,23 @@ import Synchronization
 /// value; the client answers `answerPrefix` + an `Authorization` value. Neither reaches the upstream or the
 /// application (``GatewayWebSocketClient/connectRevalidating(url:challengeHandler:maxAttempts:logger:handler:)``
 /// filters them). The leading U+0001 keeps them apart from application text.
+///
+/// Text frames starting with ``reservedPrefix`` belong to the gateway: it never relays one from the upstream to
+/// the client (an upstream could otherwise challenge the client and phish its credentials) nor from the client to
+/// the upstream (an answer carries credentials); it drops them and logs a warning, without their content.
 public enum GatewayRevalidation {
+    /// What every frame of the gateway's own starts with.
+    public static let reservedPrefix = "\u{1}gatehouse-"
+    /// The gateway's in-band challenge: this prefix, then the realm's `WWW-Authenticate` value.
     public static let challengePrefix = "\u{1}gatehouse-challenge "
+    /// The client's answer: this prefix, then an `Authorization` value.
     public static let answerPrefix = "\u{1}gatehouse-authorization "
+
+    /// Whether `message` is one of the gateway's own frames.
+    static func isReserved(_ message: WebSocketMessage) -> Bool {
+        if case .text(let text) = message { return text.hasPrefix(reservedPrefix) }
+        return false
+    }
 }
 
 /// Relays an accepted WebSocket to its upstream, both ways, until either side closes or the credentials expire.
@@ -31,6 +45,8 @@ struct WebSocketRelay: Sendable {
     static let expiredCloseCode = WebSocketErrorCode.policyViolation
 
     let upstreamURL: String
+    /// The upstream without its query, for logs.
+    var upstreamForLogs: String { upstreamURL.split(separator: "?", maxSplits: 1).first.map(String.init) ?? upstreamURL }
     let extraHeaders: HTTPFields
     let maxMessageSize: Int
     let deadline: Deadline?
@@ -48,6 +64,23 @@ struct WebSocketRelay: Sendable {
         let check: @Sendable (String) async -> Subject?
         /// The deadline after a successful revalidation.
         let deadline: @Sendable (Subject) -> Deadline?
+        /// Who opened the connection: a revalidation must authenticate the same user.
+        let user: String?
+
+        /// What an answer leads to.
+        enum Outcome: Sendable, Equatable {
+            case accepted(Subject)
+            /// Refused by the realm: closed with 1008 `revalidation failed`.
+            case refused
+            /// Another user than the one who opened the connection: closed with 1008 `revalidation changed the user`.
+            case differentUser
+        }
+
+        /// Checks an answer's `Authorization` value.
+        func outcome(of authorization: String) async -> Outcome {
+            guard let subject = await check(authorization) else { return .refused }
+            return subject.name == user ? .accepted(subject) : .differentUser
+        }
     }
 
     /// The connection's current deadline and whether a challenge is out.
@@ -72,14 +105,24 @@ struct WebSocketRelay: Sendable {
                             for try await message in inbound.messages(maxSize: maxMessageSize) {
                                 if let revalidation, case .text(let text) = message, text.hasPrefix(GatewayRevalidation.answerPrefix) {
                                     let authorization = String(text.dropFirst(GatewayRevalidation.answerPrefix.count))
-                                    guard let subject = await revalidation.check(authorization) else {
+                                    switch await revalidation.outcome(of: authorization) {
+                                    case .accepted(let subject):
+                                        let next = revalidation.deadline(subject)
+                                        state.value.withLock { $0 = .init(deadline: next, challenged: false) }
+                                        continue
+                                    case .refused:
                                         onExpiry()
                                         logger.info("closing a WebSocket whose revalidation failed")
                                         try? await outbound.close(Self.expiredCloseCode, reason: "revalidation failed")
-                                        break
+                                    case .differentUser:
+                                        onExpiry()
+                                        logger.warning("closing a WebSocket revalidated as another user")
+                                        try? await outbound.close(Self.expiredCloseCode, reason: "revalidation changed the user")
                                     }
-                                    let next = revalidation.deadline(subject)
-                                    state.value.withLock { $0 = .init(deadline: next, challenged: false) }
+                                    break
+                                }
+                                if GatewayRevalidation.isReserved(message) {
+                                    logger.warning("dropped a client frame with the gateway's reserved prefix", metadata: ["upstream": .string(upstreamForLogs)])
                                     continue
                                 }
                                 try await upstreamOutbound.write(Self.frame(message))
@@ -90,6 +133,10 @@ struct WebSocketRelay: Sendable {
                     group.addTask {
                         do {
                             for try await message in upstreamInbound.messages(maxSize: maxMessageSize) {
+                                if GatewayRevalidation.isReserved(message) {
+                                    logger.warning("dropped an upstream frame with the gateway's reserved prefix", metadata: ["upstream": .string(upstreamForLogs)])
+                                    continue
+                                }
                                 try await outbound.write(Self.frame(message))
                             }
                         } catch {}
@@ -103,7 +150,7 @@ struct WebSocketRelay: Sendable {
                 }
             }
         } catch {
-            logger.warning("WebSocket upstream failed", metadata: ["upstream": .string(upstreamURL), "error": .string("\(error)")])
+            logger.warning("WebSocket upstream failed", metadata: ["upstream": .string(upstreamForLogs), "error": .string("\(error)")])
             try? await outbound.close(.unexpectedServerError, reason: "upstream unavailable")
         }
     }

@@ -1,0 +1,63 @@
+import HTTPTypes
+
+/// The `X-Forwarded-For`, `X-Forwarded-Proto`, `X-Forwarded-Host` and `Forwarded` (RFC 7239) fields the gateway
+/// sends upstream.
+///
+/// A client's own fields of that family (every `X-Forwarded-*`, `Forwarded`, `X-Real-IP`) are never forwarded as
+/// they are: a client could claim any address. From a peer in ``TrustedProxies`` they are kept and the peer is
+/// appended (`X-Forwarded-For: client, proxy`); from any other peer they are dropped and the gateway states the
+/// peer's address, `http` and the request's `Host`.
+struct ForwardingHeaders: Sendable, Equatable {
+    /// The fields to send upstream, in order.
+    let fields: [(name: String, value: String)]
+
+    static func == (lhs: ForwardingHeaders, rhs: ForwardingHeaders) -> Bool {
+        lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
+    }
+
+    /// Whether a client's field (lower-cased name) belongs to the forwarding family the gateway rewrites.
+    static func isForwardingField(_ name: String) -> Bool {
+        name.hasPrefix("x-forwarded-") || name == "forwarded" || name == "x-real-ip"
+    }
+
+    /// The fields for a request from `peer` (its IP address) with `headers` and `host` (its `Host`).
+    init(headers: HTTPFields, host: String?, peer: String?, trusted: TrustedProxies) {
+        let host = host.flatMap { Self.isValidHost($0) ? $0 : nil }
+        var fields: [(String, String)] = []
+        if trusted.contains(peer) {
+            // Keep what the proxy said, append the proxy itself.
+            func values(_ name: String) -> [String] { headers.filter { $0.name.canonicalName == name }.map(\.value) }
+            for field in headers where Self.isForwardingField(field.name.canonicalName) && field.name.canonicalName != "x-forwarded-for"
+                && field.name.canonicalName != "forwarded" {
+                fields.append((field.name.rawName, field.value))
+            }
+            fields.append(("X-Forwarded-For", (values("x-forwarded-for") + [peer ?? "unknown"]).joined(separator: ", ")))
+            if values("x-forwarded-proto").isEmpty { fields.append(("X-Forwarded-Proto", "http")) }
+            if values("x-forwarded-host").isEmpty, let host { fields.append(("X-Forwarded-Host", host)) }
+            fields.append(("Forwarded", (values("forwarded") + [Self.forwardedElement(peer: peer, host: host)]).joined(separator: ", ")))
+        } else {
+            fields.append(("X-Forwarded-For", peer ?? "unknown"))
+            fields.append(("X-Forwarded-Proto", "http"))
+            if let host { fields.append(("X-Forwarded-Host", host)) }
+            fields.append(("Forwarded", Self.forwardedElement(peer: peer, host: host)))
+        }
+        self.fields = fields
+    }
+
+    /// `for=192.0.2.1;host="h:8090";proto=http` (an IPv6 node quoted and in brackets).
+    static func forwardedElement(peer: String?, host: String?) -> String {
+        var node = "unknown"
+        if let peer { node = peer.contains(":") ? "\"[\(peer)]\"" : peer }
+        var element = "for=\(node)"
+        if let host { element += ";host=\"\(host)\"" }
+        return element + ";proto=http"
+    }
+
+    /// `host[:port]` made of the characters a host name, an IPv4 or a bracketed IPv6 address may hold.
+    static func isValidHost(_ host: String) -> Bool {
+        guard !host.isEmpty, host.utf8.count <= 255 else { return false }
+        return host.utf8.allSatisfy { byte in
+            URIBytes.isUnreserved(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// An answer the gateway gives instead of the upstream's: a `401` challenge, a `403`, or a `400`/`414` for a
+/// request it will not route.
+struct GatewayAnswer: Sendable {
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
+    var body: ByteBuffer
+
+    /// The answer as a Hummingbird response (plain HTTP requests).
+    var response: Response {
+        Response(status: status, headers: headers, body: .init(byteBuffer: body))
+    }
+
+    /// `{"error":"invalid_request","error_description":"..."}` with `status` (`400` unless told).
+    static func invalidRequest(_ description: String, status: Int = 400) -> GatewayAnswer {
+        let body = #"{"error":"invalid_request","error_description":"# + jsonString(description) + "}"
+        return GatewayAnswer(status: HTTPResponse.Status(code: status),
+                             headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+                             body: ByteBuffer(string: body))
+    }
+
+    /// The answer to a target that ``RequestTarget`` refused.
+    static func refused(_ error: RequestTargetError) -> GatewayAnswer {
+        invalidRequest(error.description, status: error.status)
+    }
+
+    /// `text` as a JSON string literal.
+    private static func jsonString(_ text: String) -> String {
+        var output = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        return output + "\""
+    }
+}

@@ -1,0 +1,100 @@
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+
+/// Closes a new connection whose first request head (request line and header fields, up to the empty line) has
+/// not arrived within the timeout of the connection's opening: a client that opens connections and sends half a
+/// request line, or one byte now and then, holds them for that long at most (slowloris).
+///
+/// It sits first in the connection's pipeline, on raw bytes, because Hummingbird's idle timeout only starts once
+/// the first head has been parsed (the WebSocket upgrader holds the pipeline until then). After the first head it
+/// removes itself: from then on Hummingbird's idle timeout (``Gateway`` passes it as `idleTimeout`) closes a
+/// keep-alive connection that sits idle or stalls in a later head or body, and an upgraded WebSocket lives until
+/// either side closes it.
+final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let timeout: TimeAmount
+    private let logger: Logger
+    private var scheduled: Scheduled<Void>?
+    private var scanner = HeadEndScanner()
+
+    init(timeout: TimeAmount, logger: Logger) {
+        self.timeout = timeout
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { arm(context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        scheduled?.cancel()
+        scheduled = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        arm(context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        scheduled?.cancel()
+        scheduled = nil
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        let complete = scanner.consume(buffer.readableBytesView)
+        context.fireChannelRead(data)
+        if complete {
+            scheduled?.cancel()
+            scheduled = nil
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        }
+    }
+
+    private func arm(_ context: ChannelHandlerContext) {
+        guard scheduled == nil else { return }
+        let logger = logger
+        let timeout = timeout
+        scheduled = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
+            logger.debug("closing a connection whose request head did not arrive in time",
+                         metadata: ["timeout": .stringConvertible(timeout)])
+            context.close(promise: nil)
+        }
+    }
+}
+
+/// Finds the end of an HTTP/1.1 request head in a byte stream: the first empty line after a non-empty one (`CR`
+/// is ignored, so bare `LF` line ends count too; empty lines before the request line are skipped, RFC 9112 §2.2).
+struct HeadEndScanner {
+    private var lineHasContent = false
+    private var sawLine = false
+    private(set) var isComplete = false
+
+    /// Reads `bytes`; `true` once the head is complete.
+    mutating func consume(_ bytes: some Sequence<UInt8>) -> Bool {
+        guard !isComplete else { return true }
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "\n"):
+                if lineHasContent {
+                    sawLine = true
+                    lineHasContent = false
+                } else if sawLine {
+                    isComplete = true
+                    return true
+                }
+            case UInt8(ascii: "\r"):
+                break
+            default:
+                lineHasContent = true
+            }
+        }
+        return false
+    }
+}

@@ -1,0 +1,91 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The peers whose `X-Forwarded-*` and `Forwarded` fields the gateway keeps (and appends to): a load balancer or
+/// TLS terminator in front of it. Every other peer's are dropped and replaced by the gateway's own.
+///
+/// Entries are addresses (`10.0.0.5`, `::1`) or CIDR blocks (`10.0.0.0/8`, `fd00::/8`); an IPv4-mapped IPv6 peer
+/// (`::ffff:10.0.0.5`) matches the IPv4 entries.
+public struct TrustedProxies: Sendable, Equatable {
+    /// One address block.
+    struct Block: Sendable, Equatable {
+        var address: IPAddress
+        var prefixLength: Int
+
+        func contains(_ other: IPAddress) -> Bool {
+            guard other.bytes.count == address.bytes.count else { return false }
+            var remaining = prefixLength
+            for (mine, theirs) in zip(address.bytes, other.bytes) {
+                guard remaining > 0 else { return true }
+                let bits = min(8, remaining)
+                let mask = UInt8(truncatingIfNeeded: 0xFF << (8 - bits))
+                if mine & mask != theirs & mask { return false }
+                remaining -= bits
+            }
+            return true
+        }
+    }
+
+    let blocks: [Block]
+
+    /// No peer is trusted (the default).
+    public static let none = TrustedProxies(blocks: [])
+
+    init(blocks: [Block]) { self.blocks = blocks }
+
+    /// Parses `entries`; a malformed one throws ``GatewayConfigurationError``.
+    public init(_ entries: [String]) throws {
+        blocks = try entries.map { entry in
+            let parts = entry.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let address = IPAddress(String(parts[0])) else {
+                throw GatewayConfigurationError("trustedProxies: \(entry) is not an IP address or CIDR block")
+            }
+            let maximum = address.bytes.count * 8
+            var length = maximum
+            if parts.count == 2 {
+                guard let given = Int(parts[1]), (0...maximum).contains(given) else {
+                    throw GatewayConfigurationError("trustedProxies: \(entry) has an invalid prefix length")
+                }
+                length = given
+            }
+            return Block(address: address, prefixLength: length)
+        }
+    }
+
+    /// Whether `address` (the peer's IP address as text) is one of the trusted proxies.
+    public func contains(_ address: String?) -> Bool {
+        guard !blocks.isEmpty, let address, let parsed = IPAddress(address) else { return false }
+        return blocks.contains { $0.contains(parsed) }
+    }
+}
+
+/// An IPv4 (4 bytes) or IPv6 (16 bytes) address; IPv4-mapped IPv6 addresses are read as IPv4.
+struct IPAddress: Sendable, Equatable {
+    let bytes: [UInt8]
+
+    init?(_ text: String) {
+        var trimmed = Substring(text)
+        if trimmed.hasPrefix("["), trimmed.hasSuffix("]") { trimmed = trimmed.dropFirst().dropLast() }
+        // A zone (`fe80::1%eth0`) names an interface, not an address.
+        if let percent = trimmed.firstIndex(of: "%") { trimmed = trimmed[..<percent] }
+        let value = String(trimmed)
+        var v4 = in_addr()
+        if inet_pton(AF_INET, value, &v4) == 1 {
+            bytes = withUnsafeBytes(of: &v4) { Array($0) }
+            return
+        }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, value, &v6) == 1 else { return nil }
+        let all = withUnsafeBytes(of: &v6) { Array($0) }
+        if all[0..<10].allSatisfy({ $0 == 0 }), all[10] == 0xFF, all[11] == 0xFF {
+            bytes = Array(all[12...])
+        } else {
+            bytes = all
+        }
+    }
+}

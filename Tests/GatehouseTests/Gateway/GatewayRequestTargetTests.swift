@@ -1,0 +1,157 @@
+import Foundation
+import GatehouseGateway
+import Testing
+
+/// Hostile request targets: parsed once into a `RequestTarget`, refused with a JSON `400` (never a crash), and
+/// routed and forwarded as the same normalised path. Sent over raw TCP, since HTTP clients normalise paths.
+@Suite struct GatewayRequestTargetTests {
+    /// `/open` is open; `/open/admin` is behind a realm (joe may, ann may not); `/api` too, with a base path.
+    static func configuration(_ upstream: String) -> GatewayConfiguration {
+        GatewayConfiguration(
+            realms: [GatewayFixture.usersRealm("strict", scheme: .basic)],
+            services: [
+                ServiceConfiguration(name: "open", path: "/open", upstream: upstream + "/o", webSocket: true),
+                ServiceConfiguration(name: "admin", path: "/open/admin", upstream: upstream + "/o/admin", realm: "strict",
+                                     requireRoles: ["AUTHORIZED"], webSocket: true),
+                ServiceConfiguration(name: "api", path: "/api", upstream: upstream + "/v1/", realm: "strict", requireRoles: ["AUTHORIZED"]),
+            ])
+    }
+
+    // MARK: The parser
+
+    @Test(.timeLimit(.minutes(1))) func theParserRefusesMalformedTargets() {
+        let refused: [(String, Int)] = [
+            ("/echo/%", 400), ("/echo/%zz", 400), ("/echo/%4", 400), ("/echo/%%41", 400), ("/echo?a=%zz", 400), ("/echo?a=%", 400),
+            ("/echo?a=%4", 400), ("/a b", 400), ("/a\tb", 400), ("/a\u{7F}", 400), ("/caf\u{E9}", 400), ("/a?b=\u{E9}", 400),
+            ("/a\"b", 400), ("/a<b>", 400), ("/a\\b", 400), ("/a#frag", 400), ("/a?b#frag", 400), ("", 400), ("*", 400),
+            ("echo", 400), ("http://example.com/echo", 400), ("/a%2Fb", 400), ("/a%2fb", 400), ("/a%5Cb", 400), ("/a%00b", 400),
+            ("/a%0d%0aX-Injected:%201", 400), ("/..", 400), ("/../echo", 400), ("/%2e%2e/", 400), ("/%2E%2e/echo", 400),
+            ("/echo/../../admin", 400), ("/echo/..;/admin", 400), ("/echo/.;x/admin", 400), ("/echo/..%3b/admin", 400),
+            ("/" + String(repeating: "a", count: RequestTarget.maxLength), 414),
+        ]
+        for (target, status) in refused {
+            do {
+                let parsed = try RequestTarget(parsing: target)
+                Issue.record("\(target.debugDescription) was accepted as \(parsed)")
+            } catch {
+                #expect(error.status == status, "\(target.debugDescription): \(error)")
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theParserNormalisesPaths() throws {
+        let normalised: [(String, String)] = [
+            ("/", "/"), ("/echo", "/echo"), ("/echo/", "/echo/"), ("/%65cho", "/echo"), ("/ech%6F", "/echo"), ("/ECH%6f/x", "/ECHo/x"),
+            ("//echo", "/echo"), ("/echo//x//", "/echo/x/"), ("/echo/./x", "/echo/x"), ("/echo/.", "/echo/"),
+            ("/echo/../admin", "/admin"), ("/echo/%2e%2E/admin", "/admin"), ("/echo/.%2e/admin", "/admin"), ("/a/b/..", "/a/"),
+            ("/echo/a%20b", "/echo/a%20b"), ("/echo/%c3%a9", "/echo/%C3%A9"), ("/echo/%7e%41", "/echo/~A"),
+            ("/echo/a|b^c", "/echo/a%7Cb%5Ec"), ("/echo/[x]{y}", "/echo/%5Bx%5D%7By%7D"), ("/echo/a;b=c,d", "/echo/a;b=c,d"),
+            ("/echo/%3B", "/echo/%3B"), ("/echo/...", "/echo/..."), ("/echo/..a", "/echo/..a"), ("/a:b@c!$&'()*+", "/a:b@c!$&'()*+"),
+        ]
+        for (target, path) in normalised {
+            let parsed = try RequestTarget(parsing: target)
+            #expect(parsed.path == path, "\(target)")
+            #expect(parsed.query == nil)
+            // Normalising is idempotent: the forwarded path parses to itself.
+            #expect(try RequestTarget(parsing: parsed.path) == parsed)
+        }
+        #expect(try RequestTarget(parsing: "/echo?").query == nil)
+        #expect(try RequestTarget(parsing: "/echo?a=%41&b=1+2&c=/?d").query == "a=%41&b=1+2&c=/?d")
+        #expect(try RequestTarget(parsing: "/echo?f={\"a\"}".replacingOccurrences(of: "\"", with: "")).query == "f=%7Ba%7D")
+        #expect(try RequestTarget(parsing: "/echo/x?a=1").description == "/echo/x?a=1")
+    }
+
+    // MARK: Against the running gateway, over raw TCP
+
+    @Test(.timeLimit(.minutes(1))) func malformedTargetsGet400AndTheGatewayLivesOn() async throws {
+        try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
+            let malformed: [[UInt8]] = [
+                Array("/echo/%".utf8), Array("/echo/%zz".utf8), Array("/open/%".utf8), Array("/open/x%zz".utf8), Array("/open/x?a=%zz".utf8),
+                Array("/open/x?a=%".utf8), Array("/open/%2Fetc%2Fpasswd".utf8), Array("/open/a%5cb".utf8), Array("/open/%00".utf8),
+                Array("/%2e%2e/".utf8), Array("/open/../../etc/passwd".utf8), Array("/open/..;/open/admin".utf8),
+                Array("/open/caf".utf8) + [0xC3, 0xA9], Array("/open/".utf8) + [0xFF, 0xFE], Array("/open/x#top".utf8),
+                Array("/open/a\"b".utf8), Array("/open/a<b".utf8),
+            ]
+            for target in malformed {
+                let answer = try await RawHTTPConnection.exchange(port: fixture.port, target: target)
+                let shown = String(decoding: target, as: UTF8.self).debugDescription
+                #expect(answer.status == 400, "\(shown): \(answer.status) \(answer.text)")
+                #expect(answer.json?["error"] == "invalid_request", "\(shown): \(answer.text)")
+                #expect(answer.json?["error_description"]?.isEmpty == false)
+                #expect(answer.header("Content-Type")?.hasPrefix("application/json") == true)
+            }
+            let long = try await RawHTTPConnection.exchange(port: fixture.port, target: "/open/" + String(repeating: "x", count: 9000))
+            #expect(long.status == 414)
+            #expect(long.json?["error"] == "invalid_request")
+            // The same through an upgrade request: the JSON 400, not the upgrader's bare one.
+            let upgrade = try await RawHTTPConnection.exchange(port: fixture.port, target: "/open/%zz", headers: [
+                "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+            ])
+            #expect(upgrade.status == 400)
+            #expect(upgrade.json?["error"] == "invalid_request")
+            // Still alive, and a good request is served.
+            let good = try await RawHTTPConnection.exchange(port: fixture.port, target: "/open/x?a=1")
+            #expect(good.status == 200)
+            #expect(try RecordingUpstream.seen(good.body).target == "/o/x?a=1")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func anEncodedOrDottedPathCannotDodgeTheStricterService() async throws {
+        try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
+            let joe = "Authorization: " + basicAuthorization("joe", "welcome")
+            let ann = "Authorization: " + basicAuthorization("ann", "secret")
+            for target in ["/open/admin", "/open/%61dmin", "/open/ADMIN/../admin", "/open/x/../admin/y", "//open//admin", "/open/./admin/",
+                           "/ope%6E/admin", "/%6f%70%65%6e/%61%64%6d%69%6e", "/open/%2e/admin", "/open/x/%2e%2e/admin"] {
+                let none = try await RawHTTPConnection.exchange(port: fixture.port, target: target)
+                #expect(none.status == 401, "\(target): \(none.status)")
+                #expect(none.header("WWW-Authenticate") == "Basic realm=\"strict\"")
+                #expect(try await RawHTTPConnection.exchange(port: fixture.port, target: target, headers: [ann]).status == 403, "\(target)")
+                let allowed = try await RawHTTPConnection.exchange(port: fixture.port, target: target, headers: [joe])
+                #expect(allowed.status == 200, "\(target)")
+                #expect(try RecordingUpstream.seen(allowed.body).target.hasPrefix("/o/admin"), "\(target)")
+            }
+            // Leaving the strict prefix by dot segments routes to the open service, and forwards what was routed.
+            let left = try await RawHTTPConnection.exchange(port: fixture.port, target: "/open/admin/../x")
+            #expect(left.status == 200)
+            #expect(try RecordingUpstream.seen(left.body).target == "/o/x")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theUpstreamGetsExactlyTheRoutedPathUnderItsBase() async throws {
+        try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
+            let forwarded: [(String, String)] = [
+                ("/open", "/o"), ("/open/", "/o/"), ("/op%65n/x", "/o/x"), ("/open//x//y", "/o/x/y"), ("/open/a/./b/../c", "/o/a/c"),
+                ("/open/a%20b?q=%41&r=1+2", "/o/a%20b?q=%41&r=1+2"), ("/open/%7ex", "/o/~x"), ("/open/a|b", "/o/a%7Cb"),
+                ("/open/%c3%a9", "/o/%C3%A9"), ("/open/a%3Bb", "/o/a%3Bb"), ("/open/x?", "/o/x"), ("/open/x?a=[1]", "/o/x?a=%5B1%5D"),
+            ]
+            for (target, expected) in forwarded {
+                let answer = try await RawHTTPConnection.exchange(port: fixture.port, target: target)
+                #expect(answer.status == 200, "\(target): \(answer.status) \(answer.text)")
+                #expect(try RecordingUpstream.seen(answer.body).target == expected, "\(target)")
+            }
+            // A base path with a trailing slash: kept for the prefix itself, one slash between base and rest.
+            let joe = "Authorization: " + basicAuthorization("joe", "welcome")
+            for (target, expected) in [("/api", "/v1/"), ("/api/items", "/v1/items"), ("/api/items/", "/v1/items/"), ("/api/../api/x", "/v1/x")] {
+                let answer = try await RawHTTPConnection.exchange(port: fixture.port, target: target, headers: [joe])
+                #expect(try RecordingUpstream.seen(answer.body).target == expected, "\(target)")
+            }
+            // Climbing out of the service, and then out of the root, is refused before anything is forwarded.
+            #expect(try await RawHTTPConnection.exchange(port: fixture.port, target: "/api/../../v1/x", headers: [joe]).status == 400)
+            #expect(try await RawHTTPConnection.exchange(port: fixture.port, target: "/nowhere/x").status == 404)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aServiceConfigurationIsCheckedAtStart() throws {
+        let upstream = "http://127.0.0.1:9"
+        for (path, target) in [("/a%2Fb", upstream), ("/../x", upstream), ("/x?y", upstream), ("/x", "ftp://host/x"),
+                               ("/x", "http://host/x?y=1"), ("/x", "http://user:pw@host/x"), ("/x", "http://host/%2e%2e/x")] {
+            #expect(throws: GatewayConfigurationError.self, "\(path) \(target)") {
+                _ = try Gateway(configuration: GatewayConfiguration(services: [ServiceConfiguration(name: "s", path: path, upstream: target)]))
+            }
+        }
+        let gateway = try Gateway(configuration: GatewayConfiguration(services: [
+            ServiceConfiguration(name: "s", path: "/%65cho//x/", upstream: upstream), ServiceConfiguration(name: "root", path: "/", upstream: upstream),
+        ]))
+        #expect(gateway.services.map(\.path) == ["/echo/x", ""])
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import GatehouseGateway
+import Testing
+
+/// Slowloris: a connection that sends half a request, dribbles its head, or sits idle is closed in bounded time.
+@Suite struct GatewayTimeoutTests {
+    /// A gateway whose first request head must arrive within 0.5 s and whose keep-alive connections may idle 1 s.
+    static func configuration(_ upstream: String) -> GatewayConfiguration {
+        GatewayConfiguration(services: [ServiceConfiguration(name: "open", path: "/open", upstream: upstream + "/o", webSocket: true)],
+                             headerReadTimeout: 0.5, idleTimeout: 1)
+    }
+
+    /// Waits until the gateway closes `connection`; how long that took (fails after 10 s).
+    static func timeUntilClosed(_ connection: RawHTTPConnection) async -> Duration? {
+        let start = ContinuousClock.now
+        let (_, closed) = await connection.readToEnd()
+        return closed ? ContinuousClock.now - start : nil
+    }
+
+    @Test(.timeLimit(.minutes(1))) func halfARequestLineIsDisconnectedWithinTheHeaderReadTimeout() async throws {
+        try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
+            let start = ContinuousClock.now
+            let connection = try RawHTTPConnection(port: fixture.port)
+            await connection.send("GET /op")
+            let closedAfter = await Self.timeUntilClosed(connection)
+            #expect(closedAfter != nil)
+            #expect(ContinuousClock.now - start < .seconds(3))
+            #expect(ContinuousClock.now - start >= .milliseconds(400))
+            // A connection that sends nothing at all is closed just the same.
+            let silent = try RawHTTPConnection(port: fixture.port)
+            #expect(await Self.timeUntilClosed(silent).map { $0 < .seconds(3) } == true)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aDribbledHeadIsCutOffEvenThoughBytesKeepComing() async throws {
+        try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
+            let connection = try RawHTTPConnection(port: fixture.port)
+            let start = ContinuousClock.now
+            var stillOpen = true
+            // One byte every 100 ms: the head would take ~6 s; the gateway stops waiting at 0.5 s.
+            for byte in "GET /open/x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: 1234567890\r\n\r\n".utf8 {
+                guard await connection.send([byte]) else { stillOpen = false; break }
+                try await Task.sleep(for: .milliseconds(100))
+                if ContinuousClock.now - start > .seconds(4) { break }
+            }
+            if stillOpen {
+                // The writes may still have been accepted by the kernel; the gateway must have closed by now.
+                #expect(await Self.timeUntilClosed(connection).map { _ in ContinuousClock.now - start < .seconds(5) } == true)
+            }
+            #expect(ContinuousClock.now - start < .seconds(5))
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
+        try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
+            let connection = try RawHTTPConnection(port: fixture.port)
+            // A head that arrives in time, in two parts, is served; the connection stays open for another request.
+            await connection.send("GET /open/a HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            try await Task.sleep(for: .milliseconds(200))
+            await connection.send("\r\n")
+            let first = await connection.readResponse()
+            #expect(first?.status == 200)
+            await connection.send("GET /open/b HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let second = await connection.readResponse()
+            #expect(second?.status == 200)
+            #expect(second.flatMap { try? RecordingUpstream.seen($0.body) }?.target == "/o/b")
+            // Then idle: closed after about a second.
+            let idle = await Self.timeUntilClosed(connection)
+            #expect(idle.map { $0 >= .milliseconds(800) && $0 < .seconds(4) } == true, "\(String(describing: idle))")
+            // A later request's head that stalls is cut off by the idle timeout too.
+            let stalling = try RawHTTPConnection(port: fixture.port)
+            await stalling.send("GET /open/c HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(await stalling.readResponse()?.status == 200)
+            await stalling.send("GET /open/d HTT")
+            #expect(await Self.timeUntilClosed(stalling).map { $0 < .seconds(4) } == true)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func timeoutsAreConfigurable() throws {
+        let configuration = try GatewayConfiguration.decode(yaml: "headerReadTimeout: 2.5\nidleTimeout: 30\ntrustedProxies: [10.0.0.1]\n")
+        #expect(configuration.headerReadTimeout == 2.5)
+        #expect(configuration.idleTimeout == 30)
+        #expect(configuration.trustedProxies == ["10.0.0.1"])
+        #expect(try GatewayConfiguration.decode(yaml: "port: 1\n").headerReadTimeout == nil)  // 10 s and 60 s by default
+        for bad in [GatewayConfiguration(headerReadTimeout: 0), GatewayConfiguration(idleTimeout: -1), GatewayConfiguration(idleTimeout: .infinity)] {
+            #expect(throws: GatewayConfigurationError.self) { _ = try Gateway(configuration: bad) }
+        }
+    }
+}
