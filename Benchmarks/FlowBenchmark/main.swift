@@ -15,6 +15,7 @@ import ServiceLifecycle
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 
 let policyYAML = """
+    registrationThrottle: { perAddress: 0 }   # every flow registers from loopback
     securityChecks:
       PinCodeAttempts:
         class: PinCodeAttempts

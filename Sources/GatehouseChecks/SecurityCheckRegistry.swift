@@ -21,7 +21,7 @@ public struct SecurityCheckRegistry: Sendable {
         registry.register("SimpleCaptcha") { name, properties, _ in SimpleCaptcha(name: name, properties: &properties) }
         registry.register("PinCodeAttempts") { name, properties, _ in PinCodeAttempts(name: name, properties: &properties) }
         registry.register("UserLogin") { name, properties, services in
-            UserLogin(name: name, properties: &properties, users: services.users)
+            UserLogin(name: name, properties: &properties, users: services.users, passwords: services.passwords)
         }
         return registry
     }

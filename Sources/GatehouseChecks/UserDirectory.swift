@@ -23,8 +23,11 @@ public protocol UserDirectory: Sendable {
 /// The services a check may use, handed to its factory.
 public struct SecurityCheckServices: Sendable {
     public var users: any UserDirectory
+    /// Password checks with per-account lockout and decoy hashing.
+    public var passwords: PasswordVerifier
 
-    public init(users: any UserDirectory) {
+    public init(users: any UserDirectory, passwords: PasswordVerifier? = nil) {
         self.users = users
+        self.passwords = passwords ?? PasswordVerifier(lockouts: InMemoryAccountLockouts(policy: .disabled), decoyCost: 10)
     }
 }

@@ -13,19 +13,18 @@ public struct UserLogin: UserAuthenticationSecurityCheck {
         public init() {}
     }
 
-    /// A hash to check against when the user does not exist, so that both cases take the same time.
-    private static let decoyHash = Bcrypt.hash("gatehouse-decoy", cost: 10)
-
     public let name: String
     public let validation: CredentialsValidationConfiguration
     public let rememberMeDurationSec: Int
     let users: any UserDirectory
+    let passwords: PasswordVerifier
 
-    public init(name: String, properties: inout SecurityCheckProperties, users: any UserDirectory) {
+    public init(name: String, properties: inout SecurityCheckProperties, users: any UserDirectory, passwords: PasswordVerifier? = nil) {
         self.name = name
         validation = CredentialsValidationConfiguration(properties: &properties, defaults: .init(maxAttempts: 3))
         rememberMeDurationSec = properties.int("rememberMeDurationSec", default: 0)
         self.users = users
+        self.passwords = passwords ?? SecurityCheckServices(users: users).passwords
     }
 
     public func validateCredentials(_ credentials: JSONObject, state: inout State, client: inout ClientContext) async throws -> Bool {
@@ -36,8 +35,8 @@ public struct UserLogin: UserAuthenticationSecurityCheck {
             return false
         }
         let user = try await users.user(named: username)
-        let hash = user?.passwordHash ?? Self.decoyHash
-        let valid = Bcrypt.verify(password, hash: hash) && user != nil
+        // Counted per user name across clients and nodes; a locked account answers like a wrong password.
+        let valid = try await passwords.verify(password, hash: user?.passwordHash, account: "user:\(username)", now: client.now)
         if valid {
             state.data.userID = username
             state.data.errorMsg = nil

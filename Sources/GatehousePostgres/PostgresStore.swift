@@ -24,7 +24,7 @@ public final class PostgresStore: GatehouseStore {
     /// Where the store connects, without the password.
     public let location: PostgresLocation
     private let runTask: Task<Void, Never>
-    private let logger: Logger
+    let logger: Logger
     private let encoder = JSONEncoder()
     private let decoder = JSONDecoder()
 
@@ -120,6 +120,17 @@ public final class PostgresStore: GatehouseStore {
             """,
             "CREATE INDEX revocations_by_time ON revocations (revoked_at)",
         ]),
+        ("v2", [
+            """
+            CREATE TABLE account_failures (
+                account TEXT PRIMARY KEY,
+                record TEXT NOT NULL,
+                locked_until BIGINT NOT NULL,
+                version BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX account_failures_by_lock ON account_failures (locked_until)",
+        ]),
     ]
 
     /// The advisory lock key that serializes migrations of one database ("gatehouse" in ASCII, truncated).
@@ -169,16 +180,16 @@ public final class PostgresStore: GatehouseStore {
 
     private static func nowMillis() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
-    private func encode(_ value: some Encodable) throws -> String {
+    func encode(_ value: some Encodable) throws -> String {
         String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    private func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+    func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
         try decoder.decode(type, from: Data(text.utf8))
     }
 
     /// The texts of the first column of every row.
-    private func texts(_ query: PostgresQuery) async throws -> [String] {
+    func texts(_ query: PostgresQuery) async throws -> [String] {
         var result: [String] = []
         for try await text in try await client.query(query, logger: logger).decode(String.self) { result.append(text) }
         return result

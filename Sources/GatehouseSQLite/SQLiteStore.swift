@@ -9,7 +9,7 @@ import GatehouseStore
 /// Writes are serialized by SQLite; a round's state writes run in one transaction that checks every version
 /// first, so a stale round changes nothing.
 public final class SQLiteStore: GatehouseStore {
-    private let pool: DatabasePool
+    let pool: DatabasePool
     private let encoder = JSONEncoder()
     private let decoder = JSONDecoder()
 
@@ -62,14 +62,25 @@ public final class SQLiteStore: GatehouseStore {
                 CREATE INDEX revocations_by_time ON revocations (revoked_at);
                 """)
         }
+        migrator.registerMigration("v3-account-failures") { db in
+            try db.execute(sql: """
+                CREATE TABLE account_failures (
+                    account TEXT PRIMARY KEY NOT NULL,
+                    record TEXT NOT NULL,
+                    locked_until INTEGER NOT NULL,
+                    version INTEGER NOT NULL
+                );
+                CREATE INDEX account_failures_by_lock ON account_failures (locked_until);
+                """)
+        }
         return migrator
     }
 
-    private func encode(_ value: some Encodable) throws -> String {
+    func encode(_ value: some Encodable) throws -> String {
         String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    private func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+    func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
         try decoder.decode(type, from: Data(text.utf8))
     }
 

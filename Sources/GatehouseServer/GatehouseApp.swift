@@ -38,7 +38,7 @@ public enum Gatehouse {
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         let service = try await makeService(configuration, logger: logger)
-        let router = Router()
+        let router = Router(context: GatehouseRequestContext.self)
         router.add(middleware: CORSMiddleware(allowedOrigins: service.policy.allowedOrigins))
         router.add(middleware: ErrorMiddleware())
         router.get("health") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
@@ -63,13 +63,13 @@ public enum Gatehouse {
             try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
             store = try SQLiteStore(path: (configuration.dataDirectory as NSString).appendingPathComponent("gatehouse.sqlite"))
         }
-        let services = SecurityCheckServices(users: store)
-        let policy: SecurityPolicy
-        if let path = configuration.policyPath {
-            policy = try SecurityPolicy.load(path: path, registry: configuration.registry, services: services)
-        } else {
-            policy = try SecurityPolicy.parse(yaml: DemoPolicy.yaml, file: "demo policy", registry: configuration.registry, services: services)
-        }
+        let policyName = configuration.policyPath ?? "demo policy"
+        let policyFile = try configuration.policyPath.map { try SecurityPolicy.decode(path: $0) }
+            ?? SecurityPolicy.decode(yaml: DemoPolicy.yaml, file: policyName)
+        let lockouts = StoreAccountLockouts(store: store, policy: try SecurityPolicy.accountLockout(of: policyFile, file: policyName))
+        let services = SecurityCheckServices(
+            users: store, passwords: PasswordVerifier(lockouts: lockouts, decoyCost: SecurityPolicy.decoyCost(of: policyFile)))
+        let policy = try SecurityPolicy.build(policyFile, file: policyName, registry: configuration.registry, services: services)
         for warning in policy.warnings { logger.warning("\(warning)") }
         for user in policy.users { try await store.upsertUser(user) }
         let signer = try await TokenSigner.load(from: store)
@@ -77,6 +77,7 @@ public enum Gatehouse {
         let longestToken = policy.applications.map(\.maxTokenExpiration).max() ?? 3600
         try await revocations.load(since: Int64(Date().timeIntervalSince1970 * 1000) - Int64(max(longestToken, 3600)) * 1000)
         return AuthorizationService(
-            policy: policy, store: store, signer: signer, revocations: revocations, issuer: configuration.issuer, logger: logger)
+            policy: policy, store: store, signer: signer, revocations: revocations, issuer: configuration.issuer,
+            passwords: services.passwords, logger: logger)
     }
 }

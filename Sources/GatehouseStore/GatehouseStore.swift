@@ -46,4 +46,14 @@ public protocol GatehouseStore: UserDirectory {
     func insertRevocation(_ revocation: RevocationRecord) async throws
     /// Revocations recorded at or after `since` (epoch ms), oldest first.
     func revocations(since: Int64) async throws -> [RevocationRecord]
+
+    /// The failed logins of `account`, if any are remembered.
+    func accountFailures(_ account: String) async throws -> AccountFailureRecord?
+    /// Stores `state` for `account` if its stored version is still `expectedVersion` (0: not stored); `false`
+    /// (nothing written) when another writer came first.
+    func saveAccountFailures(_ account: String, state: AccountFailureState, expectedVersion: Int64) async throws -> Bool
+    /// Forgets the failed logins of `account` (a success, or an operator's unlock).
+    func deleteAccountFailures(_ account: String) async throws
+    /// The accounts locked at `now`, at most `limit`.
+    func lockedAccounts(now: Int64, limit: Int) async throws -> [AccountFailureRecord]
 }

@@ -111,3 +111,18 @@ public struct RevocationRecord: Codable, Sendable, Equatable, Hashable {
         self.revokedAt = revokedAt
     }
 }
+
+/// An account's failed logins as stored (see ``AccountLockoutPolicy``), versioned so that nodes counting at the
+/// same time lose no failure.
+public struct AccountFailureRecord: Sendable, Equatable {
+    public var account: String
+    public var state: AccountFailureState
+    /// Increases with every write; 0 means "not stored yet".
+    public var version: Int64
+
+    public init(account: String, state: AccountFailureState, version: Int64) {
+        self.account = account
+        self.state = state
+        self.version = version
+    }
+}

@@ -63,6 +63,30 @@ public struct PolicyFile: Codable, Sendable {
         public var allowedScope: String
     }
 
+    /// Per-account lockout of password logins (users, confidential clients); see ``AccountLockoutPolicy``.
+    public struct AccountLockout: Codable, Sendable {
+        /// Failures that lock an account (10); 0 disables lockout.
+        public var threshold: Int?
+        /// Seconds in which failures are counted (900).
+        public var windowSec: Int?
+        /// Seconds of the first lockout (300).
+        public var durationSec: Int?
+        /// Each repeated lockout lasts this many times longer (2).
+        public var growth: Int?
+        /// The longest lockout, seconds (86400).
+        public var maxDurationSec: Int?
+    }
+
+    /// Registrations allowed per source address and window (per node).
+    public struct RegistrationThrottle: Codable, Sendable {
+        /// Registrations per address in a window (300); 0 disables the throttle.
+        public var perAddress: Int?
+        /// The window, seconds (60).
+        public var windowSec: Int?
+    }
+
+    public var accountLockout: AccountLockout?
+    public var registrationThrottle: RegistrationThrottle?
     public var securityChecks: [String: CheckDefinition]?
     public var confidentialClients: [ConfidentialClientEntry]?
     public var applications: [Application]?

@@ -10,6 +10,10 @@ public struct SecurityPolicy: Sendable {
     public let confidentialClients: [ConfidentialClient]
     /// Warnings met while reading the policy, as `key: message`.
     public let warnings: [String]
+    /// Per-account lockout of password logins.
+    public var accountLockout = AccountLockoutPolicy()
+    /// Registrations per source address and window; `nil` when not throttled.
+    public var registrationThrottle: (count: Int, window: Int64)? = (300, 60_000)
 
     /// The policy of the application a client registered with, if the policy knows it.
     public func application(for data: ApplicationData) -> ApplicationPolicy? {
@@ -26,26 +30,67 @@ public struct SecurityPolicy: Sendable {
 
     /// Reads a policy file; every problem is a ``PolicyError`` naming the file and key.
     public static func load(path: String, registry: SecurityCheckRegistry, services: SecurityCheckServices) throws -> SecurityPolicy {
+        try build(try decode(path: path), file: path, registry: registry, services: services)
+    }
+
+    /// Reads a policy from YAML text; `file` names it in errors.
+    public static func parse(yaml: String, file: String, registry: SecurityCheckRegistry, services: SecurityCheckServices) throws -> SecurityPolicy {
+        try build(try decode(yaml: yaml, file: file), file: file, registry: registry, services: services)
+    }
+
+    /// The policy file at `path`, decoded but not yet checked.
+    public static func decode(path: String) throws -> PolicyFile {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
             throw PolicyError(file: path, key: "", problem: "cannot be read (\(error.localizedDescription))")
         }
-        return try parse(yaml: text, file: path, registry: registry, services: services)
+        return try decode(yaml: text, file: path)
     }
 
-    /// Reads a policy from YAML text; `file` names it in errors.
-    public static func parse(yaml: String, file: String, registry: SecurityCheckRegistry, services: SecurityCheckServices) throws -> SecurityPolicy {
-        let policy: PolicyFile
+    /// YAML text decoded, not yet checked.
+    public static func decode(yaml: String, file: String) throws -> PolicyFile {
         do {
-            policy = try YAMLDecoder().decode(PolicyFile.self, from: yaml)
+            return try YAMLDecoder().decode(PolicyFile.self, from: yaml)
         } catch let error as DecodingError {
             throw Self.policyError(file: file, error)
         } catch {
             throw PolicyError(file: file, key: "", problem: "is not valid YAML (\(error))")
         }
-        return try build(policy, file: file, registry: registry, services: services)
+    }
+
+    /// The account lockout a policy file asks for, checked.
+    public static func accountLockout(of policy: PolicyFile, file: String) throws -> AccountLockoutPolicy {
+        let given = policy.accountLockout
+        var lockout = AccountLockoutPolicy()
+        func seconds(_ value: Int?, _ name: String, default fallback: Int64, range: ClosedRange<Int>) throws -> Int64 {
+            guard let value else { return fallback }
+            guard range.contains(value) else {
+                throw PolicyError(file: file, key: "accountLockout.\(name)", problem: "must be between \(range.lowerBound) and \(range.upperBound)")
+            }
+            return Int64(value) * 1000
+        }
+        if let threshold = given?.threshold {
+            guard (0...1000).contains(threshold) else { throw PolicyError(file: file, key: "accountLockout.threshold", problem: "must be between 0 and 1000") }
+            lockout.threshold = threshold
+        }
+        lockout.window = try seconds(given?.windowSec, "windowSec", default: lockout.window, range: 1...31_536_000)
+        lockout.duration = try seconds(given?.durationSec, "durationSec", default: lockout.duration, range: 1...31_536_000)
+        lockout.maxDuration = try seconds(given?.maxDurationSec, "maxDurationSec", default: max(lockout.maxDuration, lockout.duration), range: 1...31_536_000)
+        if let growth = given?.growth {
+            guard (1...100).contains(growth) else { throw PolicyError(file: file, key: "accountLockout.growth", problem: "must be between 1 and 100") }
+            lockout.growth = growth
+        }
+        guard lockout.maxDuration >= lockout.duration else {
+            throw PolicyError(file: file, key: "accountLockout.maxDurationSec", problem: "must not be shorter than durationSec")
+        }
+        return lockout
+    }
+
+    /// The bcrypt cost of the policy's own hashes, for decoys.
+    public static func decoyCost(of policy: PolicyFile) -> UInt8 {
+        PasswordVerifier.decoyCost(for: (policy.users ?? []).map(\.passwordHash) + (policy.confidentialClients ?? []).map(\.secretHash))
     }
 
     static func build(_ policy: PolicyFile, file: String, registry: SecurityCheckRegistry, services: SecurityCheckServices) throws -> SecurityPolicy {
@@ -160,7 +205,20 @@ public struct SecurityPolicy: Sendable {
                 id: entry.id, displayName: entry.displayName ?? entry.id, secretHash: entry.secretHash,
                 allowedScope: entry.allowedScope.split(separator: " ").map(String.init)))
         }
-        return SecurityPolicy(applications: applications, users: users, confidentialClients: confidentialClients, warnings: warnings)
+        var result = SecurityPolicy(applications: applications, users: users, confidentialClients: confidentialClients, warnings: warnings)
+        result.accountLockout = try accountLockout(of: policy, file: file)
+        if let throttle = policy.registrationThrottle {
+            let count = throttle.perAddress ?? 300
+            let window = throttle.windowSec ?? 60
+            guard (0...1_000_000).contains(count) else {
+                throw PolicyError(file: file, key: "registrationThrottle.perAddress", problem: "must be between 0 and 1000000")
+            }
+            guard (1...86_400).contains(window) else {
+                throw PolicyError(file: file, key: "registrationThrottle.windowSec", problem: "must be between 1 and 86400")
+            }
+            result.registrationThrottle = count == 0 ? nil : (count, Int64(window) * 1000)
+        }
+        return result
     }
 
     private static func policyError(file: String, _ error: DecodingError) -> PolicyError {

@@ -23,7 +23,8 @@ public struct AuthorizationService: Sendable {
     /// How long an authorization code can be exchanged, ms.
     let codeLifetime: Int64 = 120_000
 
-    init(policy: SecurityPolicy, store: any GatehouseStore, signer: TokenSigner, revocations: RevocationList, issuer: String, logger: Logger) {
+    init(policy: SecurityPolicy, store: any GatehouseStore, signer: TokenSigner, revocations: RevocationList, issuer: String,
+         passwords: PasswordVerifier, logger: Logger) {
         self.policy = policy
         self.store = store
         self.signer = signer
@@ -31,7 +32,7 @@ public struct AuthorizationService: Sendable {
         self.logger = logger
         self.assertions = ClientAssertionVerifier(store: store, policy: policy)
         self.validator = TokenValidator(signer: signer, revocations: revocations)
-        self.confidentialClients = ConfidentialClients(policy.confidentialClients)
+        self.confidentialClients = ConfidentialClients(policy.confidentialClients, passwords: passwords)
     }
 
     // MARK: Registration
@@ -265,7 +266,7 @@ public struct AuthorizationService: Sendable {
     let confidentialTokenLifetime = 3600
 
     private func clientCredentials(form: [String: String], authorization: String?) async throws -> TokenResponse {
-        guard let client = confidentialClients.authenticate(authorization: authorization) else {
+        guard let client = try await confidentialClients.authenticate(authorization: authorization) else {
             throw GatehouseError.invalidConfidentialClient
         }
         let scope = Scope(form["scope"])
@@ -290,7 +291,7 @@ public struct AuthorizationService: Sendable {
     /// or, as RFC 7662 allows, by HTTP Basic), what a token grants; `{"active":false}` for anything not valid now.
     public func introspect(form: [String: String], authorization: String?) async throws -> JSON {
         if authorization?.lowercased().hasPrefix("basic ") == true {
-            guard let client = confidentialClients.authenticate(authorization: authorization) else {
+            guard let client = try await confidentialClients.authenticate(authorization: authorization) else {
                 throw GatehouseError.invalidConfidentialClient
             }
             guard client.allows(Scope(Self.introspectScope)) else {
@@ -337,7 +338,7 @@ public struct AuthorizationService: Sendable {
     /// (mobile clients) or HTTP Basic (confidential clients); unknown or foreign tokens are ignored.
     public func revoke(form: [String: String], authorization: String?) async throws {
         let callerID: String
-        if let client = confidentialClients.authenticate(authorization: authorization) {
+        if let client = try await confidentialClients.authenticate(authorization: authorization) {
             callerID = client.id
         } else if form["client_assertion"] != nil {
             callerID = try await assertions.verify(form: form, audience: .none, jti: nil, now: Clock.nowMillis(), style: .oauth).clientID

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseChecks
 import GatehouseProtocol
 import HummingbirdBcrypt
 import Synchronization
@@ -41,34 +42,43 @@ public struct ConfidentialClient: Sendable {
 }
 
 /// Authenticates confidential clients by HTTP Basic. A secret is checked with bcrypt once; later requests
-/// compare SHA-256 digests in constant time, so the token and introspection endpoints stay fast.
+/// compare SHA-256 digests in constant time, so the token and introspection endpoints stay fast. Wrong secrets
+/// count towards the client's lockout (account `client:<id>`), which refuses even the right secret while it lasts.
 final class ConfidentialClients: Sendable {
     private let clients: [String: ConfidentialClient]
     private let verified = Mutex<[String: SHA256.Digest]>([:])
+    private let passwords: PasswordVerifier
 
-    init(_ clients: [ConfidentialClient]) {
+    init(_ clients: [ConfidentialClient], passwords: PasswordVerifier) {
         self.clients = Dictionary(clients.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        self.passwords = passwords
     }
 
     /// The client named by an `Authorization: Basic` header with the right secret, or `nil`.
-    func authenticate(authorization: String?) -> ConfidentialClient? {
+    func authenticate(authorization: String?) async throws -> ConfidentialClient? {
         guard let authorization, authorization.prefix(6).lowercased() == "basic ",
             let decoded = Data(base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
             let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
         else { return nil }
         let id = String(text[..<colon]).removingPercentEncoding ?? String(text[..<colon])
         let secret = String(text[text.index(after: colon)...]).removingPercentEncoding ?? String(text[text.index(after: colon)...])
+        let account = "client:\(id)"
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
         guard let client = clients[id] else {
-            _ = Bcrypt.verify(secret, hash: "$2b$10$0123456789012345678901uJ3gn5yZ/TbqyLpmlKeFQ1Lz5nYQu5zS")
+            _ = try await passwords.verify(secret, hash: nil, account: account, now: now)   // the same time as a known client
             return nil
         }
         let digest = SHA256.hash(data: Data(secret.utf8))
         if let known = verified.withLock({ $0[id] }) {
             var difference: UInt8 = 0
             for (a, b) in zip(known, digest) { difference |= a ^ b }
-            return difference == 0 ? client : nil
+            guard difference == 0 else {
+                try await passwords.lockouts.recordFailure(account, now: now)
+                return nil
+            }
+            return try await passwords.lockouts.isLocked(account, now: now) ? nil : client
         }
-        guard Bcrypt.verify(secret, hash: client.secretHash) else { return nil }
+        guard try await passwords.verify(secret, hash: client.secretHash, account: account, now: now) else { return nil }
         verified.withLock { $0[id] = digest }
         return client
     }

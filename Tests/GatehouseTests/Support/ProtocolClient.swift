@@ -8,10 +8,11 @@ struct ProtocolClient: Sendable {
     let key: ClientKeyPair
     private(set) var clientID: String?
 
-    init(_ server: TestServer, app: String = "com.sample.pincodeswift", platform: String = "ios", version: String = "1.0") throws {
+    init(_ server: TestServer, app: String = "com.sample.pincodeswift", platform: String = "ios", version: String = "1.0",
+         key: ClientKeyPair? = nil) throws {
         self.server = server
         self.application = ApplicationData(id: app, clientPlatform: platform, version: version)
-        self.key = try ClientKeyPair()
+        self.key = try key ?? ClientKeyPair()
     }
 
     var api: String { server.baseURL + "/mfp/api" }

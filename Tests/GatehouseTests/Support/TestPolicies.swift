@@ -1,6 +1,7 @@
 /// Policies the tests run with.
 enum TestPolicies {
     static let standard = """
+        registrationThrottle: { perAddress: 0 }
         securityChecks:
           SimpleCaptcha:
             class: SimpleCaptcha

@@ -1,0 +1,118 @@
+import Synchronization
+
+/// When failed logins lock an account (beyond MobileFirst, whose attempt counters are per client registration
+/// and so reset by registering again): failures are counted per account across all clients and nodes.
+///
+/// `threshold` failures within `window` lock the account for `duration`; every further lockout lasts `growth`
+/// times longer, up to `maxDuration`. Failures while locked are counted too, so an attack in progress keeps the
+/// account locked. A locked account answers exactly like a wrong password (no user enumeration); a success
+/// clears the account's record.
+public struct AccountLockoutPolicy: Sendable, Equatable, Codable {
+    /// Failures that lock the account; 0 disables lockout.
+    public var threshold: Int
+    /// The window failures are counted in, ms.
+    public var window: Int64
+    /// The first lockout's length, ms.
+    public var duration: Int64
+    /// How much longer each repeated lockout lasts.
+    public var growth: Int
+    /// The longest lockout, ms.
+    public var maxDuration: Int64
+
+    public init(threshold: Int = 10, window: Int64 = 900_000, duration: Int64 = 300_000, growth: Int = 2, maxDuration: Int64 = 86_400_000) {
+        self.threshold = threshold
+        self.window = window
+        self.duration = duration
+        self.growth = growth
+        self.maxDuration = maxDuration
+    }
+
+    /// No lockout at all.
+    public static let disabled = AccountLockoutPolicy(threshold: 0)
+
+    /// The state after one more failure at `now`.
+    public func failed(_ state: AccountFailureState?, now: Int64) -> AccountFailureState {
+        var state = state ?? AccountFailureState(failures: 0, windowStart: now, lockedUntil: 0, lockouts: 0)
+        guard threshold > 0 else { return state }
+        if state.lockedUntil <= now, now - state.windowStart > window {
+            state.failures = 0
+            state.windowStart = now
+        }
+        state.failures += 1
+        if state.failures >= threshold {
+            var length = duration
+            for _ in 0..<min(state.lockouts, 40) where length < maxDuration { length = length.multipliedReportingOverflow(by: Int64(max(growth, 1))).partialValue }
+            state.lockedUntil = now + min(max(length, 0), maxDuration)
+            state.lockouts += 1
+            state.failures = 0
+            state.windowStart = now
+        }
+        return state
+    }
+}
+
+/// What is remembered of an account's failed logins.
+public struct AccountFailureState: Sendable, Equatable, Codable {
+    /// Failures counted since `windowStart` (or since the last lockout began).
+    public var failures: Int
+    /// Epoch ms.
+    public var windowStart: Int64
+    /// Epoch ms; the account is locked while this is in the future.
+    public var lockedUntil: Int64
+    /// Lockouts so far (each lasts longer).
+    public var lockouts: Int
+
+    public init(failures: Int, windowStart: Int64, lockedUntil: Int64, lockouts: Int) {
+        self.failures = failures
+        self.windowStart = windowStart
+        self.lockedUntil = lockedUntil
+        self.lockouts = lockouts
+    }
+
+    public func isLocked(at now: Int64) -> Bool { lockedUntil > now }
+}
+
+/// Where failed logins are counted: the store (``GatehouseStore``-backed, shared by every node), or memory for a
+/// single process such as the gateway.
+///
+/// Accounts are namespaced strings: `user:<name>`, `client:<id>` (confidential clients), `realm/<realm>:<name>`.
+public protocol AccountLockouts: Sendable {
+    /// Whether `account` is locked at `now` (epoch ms).
+    func isLocked(_ account: String, now: Int64) async throws -> Bool
+    /// Counts a failure of `account` at `now`.
+    func recordFailure(_ account: String, now: Int64) async throws
+    /// A success: the account's failures are forgotten.
+    func recordSuccess(_ account: String) async throws
+}
+
+/// Failed logins counted in this process's memory (the gateway; tests).
+public final class InMemoryAccountLockouts: AccountLockouts {
+    public let policy: AccountLockoutPolicy
+    private let states = Mutex<[String: AccountFailureState]>([:])
+    /// The most accounts remembered; the oldest unlocked ones are forgotten first.
+    private let capacity: Int
+
+    public init(policy: AccountLockoutPolicy, capacity: Int = 100_000) {
+        self.policy = policy
+        self.capacity = capacity
+    }
+
+    public func isLocked(_ account: String, now: Int64) async throws -> Bool {
+        states.withLock { $0[account]?.isLocked(at: now) ?? false }
+    }
+
+    public func recordFailure(_ account: String, now: Int64) async throws {
+        guard policy.threshold > 0 else { return }
+        states.withLock { states in
+            if states[account] == nil, states.count >= capacity {
+                states = states.filter { $0.value.isLocked(at: now) || now - $0.value.windowStart <= policy.window }
+                if states.count >= capacity { return }
+            }
+            states[account] = policy.failed(states[account], now: now)
+        }
+    }
+
+    public func recordSuccess(_ account: String) async throws {
+        _ = states.withLock { $0.removeValue(forKey: account) }
+    }
+}

@@ -1,0 +1,44 @@
+import HummingbirdBcrypt
+
+/// Checks a password for an account with per-account lockout, in the same time whether the account exists,
+/// is locked or neither: one bcrypt verification every time, against a decoy hash of the users' own cost when
+/// there is no user.
+public struct PasswordVerifier: Sendable {
+    public let lockouts: any AccountLockouts
+    /// A hash of a random text at the configured cost, checked when the account does not exist.
+    let decoyHash: String
+
+    /// - Parameter decoyCost: the bcrypt cost of the real hashes (``PasswordVerifier/cost(of:)`` of them), so an
+    ///   unknown user costs as long as a known one.
+    public init(lockouts: any AccountLockouts, decoyCost: UInt8) {
+        self.lockouts = lockouts
+        decoyHash = Bcrypt.hash("gatehouse-decoy-\(UInt64.random(in: 0...UInt64.max))", cost: decoyCost)
+    }
+
+    /// `true` when the account exists (`hash` given), the password matches and the account is not locked.
+    /// Failures of existing accounts are counted; unknown accounts leave no trace (nothing to enumerate, nothing
+    /// stored for made-up names).
+    public func verify(_ password: String, hash: String?, account: String, now: Int64) async throws -> Bool {
+        let locked = hash == nil ? false : try await lockouts.isLocked(account, now: now)
+        let matches = Bcrypt.verify(password, hash: hash ?? decoyHash)
+        guard hash != nil else { return false }
+        if matches, !locked {
+            try await lockouts.recordSuccess(account)
+            return true
+        }
+        try await lockouts.recordFailure(account, now: now)
+        return false
+    }
+
+    /// The cost of a bcrypt hash (`$2b$12$...` → 12), if it is one.
+    public static func cost(of hash: String) -> UInt8? {
+        let parts = hash.split(separator: "$", omittingEmptySubsequences: true)
+        guard parts.count >= 3, parts[0].hasPrefix("2"), let cost = UInt8(parts[1]), (4...31).contains(cost) else { return nil }
+        return cost
+    }
+
+    /// The cost the decoy should have for these hashes: the highest among them, or `fallback` when there are none.
+    public static func decoyCost(for hashes: [String], fallback: UInt8 = 12) -> UInt8 {
+        hashes.compactMap(cost(of:)).max() ?? fallback
+    }
+}

@@ -1,0 +1,32 @@
+import GatehouseChecks
+
+/// Per-account lockout counted in the store, so every node sharing it sees the same counts (compare-and-set:
+/// concurrent failures on several nodes are all counted).
+public struct StoreAccountLockouts: AccountLockouts {
+    public let store: any GatehouseStore
+    public let policy: AccountLockoutPolicy
+
+    public init(store: any GatehouseStore, policy: AccountLockoutPolicy) {
+        self.store = store
+        self.policy = policy
+    }
+
+    public func isLocked(_ account: String, now: Int64) async throws -> Bool {
+        guard policy.threshold > 0 else { return false }
+        return try await store.accountFailures(account)?.state.isLocked(at: now) ?? false
+    }
+
+    public func recordFailure(_ account: String, now: Int64) async throws {
+        guard policy.threshold > 0 else { return }
+        for _ in 0..<16 {
+            let stored = try await store.accountFailures(account)
+            let next = policy.failed(stored?.state, now: now)
+            if try await store.saveAccountFailures(account, state: next, expectedVersion: stored?.version ?? 0) { return }
+        }
+    }
+
+    public func recordSuccess(_ account: String) async throws {
+        guard policy.threshold > 0, try await store.accountFailures(account) != nil else { return }
+        try await store.deleteAccountFailures(account)
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import GatehouseChecks
+import GatehouseProtocol
+import GatehouseServer
+import Testing
+
+/// Self-registration is throttled per source address (a registration flood would otherwise reset MobileFirst's
+/// per-registration counters at will, or fill the store).
+@Suite(.timeLimit(.minutes(1))) struct RegistrationThrottleTests {
+    @Test func theAddressOverItsAllowanceGets429UntilTheWindowEnds() async throws {
+        let policy = TestPolicies.standard.replacingOccurrences(
+            of: "registrationThrottle: { perAddress: 0 }", with: "registrationThrottle: { perAddress: 3, windowSec: 2 }")
+        try await TestServer.run(policy: policy) { server in
+            let key = try ClientKeyPair()
+            for _ in 0..<3 { #expect(try await ProtocolClient(server, key: key).registerRequest().status == 201) }
+            let refused = try await ProtocolClient(server, key: key).registerRequest()
+            #expect(refused.status == 429)
+            #expect(refused.json?["errorCode"] == "TOO_MANY_REGISTRATIONS")
+            #expect(refused.header("Retry-After") == "2")
+            // Clients already registered are not affected.
+            try await Task.sleep(for: .seconds(2.1))
+            #expect(try await ProtocolClient(server, key: key).registerRequest().status == 201)
+        }
+    }
+
+    @Test func theDefaultPolicyThrottles() throws {
+        let policy = try SecurityPolicy.parse(yaml: "applications: [{ id: a, platform: ios }]", file: "p.yaml", registry: .builtIn,
+                                              services: SecurityCheckServices(users: PolicyTests.NoUsers()))
+        #expect(policy.registrationThrottle?.count == 300)
+        #expect(policy.registrationThrottle?.window == 60_000)
+    }
+}
