@@ -35,10 +35,23 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port to listen on (0 picks a free one).")
     var port: Int = 8080
 
+    @Option(help: ArgumentHelp(
+        "This server's public base URL: the tokens' iss and the RFC 8414 issuer (default http://<host>:<port>).", valueName: "url"))
+    var issuer: String?
+
+    @Option(help: "Retire signing keys older than this many days once a newer key is current (default: only `gatehouse keys retire`).")
+    var retireSigningKeysAfterDays: Int?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
     func validate() throws {
+        if let issuer {
+            guard let url = URL(string: issuer), let scheme = url.scheme, scheme == "https" || scheme == "http", url.host != nil,
+                url.query == nil, url.fragment == nil
+            else { throw ValidationError("--issuer must be an http(s) URL without query or fragment, e.g. https://auth.example.com") }
+        }
+        if let days = retireSigningKeysAfterDays, days < 1 { throw ValidationError("--retire-signing-keys-after-days must be at least 1") }
         if let database {
             do {
                 _ = try PostgresLocation(url: database)
@@ -56,6 +69,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.dataDirectory = data
         configuration.host = host
         configuration.port = port
+        configuration.issuer = issuer
+        configuration.signingKeyMaxAge = retireSigningKeysAfterDays.map { .seconds($0 * 86_400) }
         var postgres: PostgresStore?
         if let database {
             let location = try PostgresLocation(url: database)

@@ -305,6 +305,12 @@ public final class PostgresStore: GatehouseStore {
         if inserted.isEmpty { throw StoreError.duplicate }
     }
 
+    public func updateSigningKey(_ key: SigningKeyRecord) async throws {
+        let text = try encode(key)
+        let updated = try await texts("UPDATE signing_keys SET record = \(text) WHERE kid = \(key.kid) RETURNING kid")
+        if updated.isEmpty { throw StoreError.notFound }
+    }
+
     // MARK: Users
 
     public func upsertUser(_ user: UserRecord) async throws {

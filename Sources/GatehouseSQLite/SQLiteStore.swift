@@ -187,6 +187,14 @@ public final class SQLiteStore: GatehouseStore {
         }
     }
 
+    public func updateSigningKey(_ key: SigningKeyRecord) async throws {
+        let text = try encode(key)
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE signing_keys SET record = ? WHERE kid = ?", arguments: [text, key.kid])
+            if db.changesCount == 0 { throw StoreError.notFound }
+        }
+    }
+
     // MARK: Users
 
     public func upsertUser(_ user: UserRecord) async throws {

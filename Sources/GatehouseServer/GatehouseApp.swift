@@ -19,8 +19,17 @@ public struct ServerConfiguration: Sendable {
     public var store: (any GatehouseStore)?
     /// The check classes the policy may name.
     public var registry: SecurityCheckRegistry = .builtIn
-    /// The `iss` of issued tokens.
-    public var issuer: String = "gatehouse"
+    /// The `iss` of issued tokens and the `issuer` of the RFC 8414 metadata: this server's public base URL
+    /// (`https://auth.example.com`). `nil`: `http://<host>:<port>` of the listening address.
+    public var issuer: String?
+    /// Signing keys older than this that are no longer current stop verifying (`nil`: only retired by command).
+    public var signingKeyMaxAge: Duration?
+
+    /// The issuer in effect.
+    var effectiveIssuer: String {
+        if let issuer { return issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer }
+        return "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+    }
     /// The adapters whose resources the server serves under `/mfp/api/adapters/`.
     public var adapters: [any Adapter] = [ResourceAdapter()]
 
@@ -45,7 +54,7 @@ public enum Gatehouse {
         router.get("openapi.json") { _, _ in JSONBody.response(.ok, OpenAPIDocument.json) }
         RuntimeRoutes(service: service).add(to: router)
         AdapterRoutes(adapters: configuration.adapters, validator: service.validator).add(to: router)
-        DiscoveryRoutes(signer: service.signer).add(to: router)
+        DiscoveryRoutes(signer: service.signer, issuer: configuration.effectiveIssuer).add(to: router)
         return Application(
             router: router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
@@ -72,12 +81,12 @@ public enum Gatehouse {
         let policy = try SecurityPolicy.build(policyFile, file: policyName, registry: configuration.registry, services: services)
         for warning in policy.warnings { logger.warning("\(warning)") }
         for user in policy.users { try await store.upsertUser(user) }
-        let signer = try await TokenSigner.load(from: store)
+        let signer = try await TokenSigner.load(from: store, maxKeyAge: configuration.signingKeyMaxAge)
         let revocations = RevocationList(store: store)
         let longestToken = policy.applications.map(\.maxTokenExpiration).max() ?? 3600
         try await revocations.load(since: Int64(Date().timeIntervalSince1970 * 1000) - Int64(max(longestToken, 3600)) * 1000)
         return AuthorizationService(
-            policy: policy, store: store, signer: signer, revocations: revocations, issuer: configuration.issuer,
+            policy: policy, store: store, signer: signer, revocations: revocations, issuer: configuration.effectiveIssuer,
             passwords: services.passwords, logger: logger)
     }
 }

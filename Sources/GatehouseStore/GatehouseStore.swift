@@ -37,6 +37,8 @@ public protocol GatehouseStore: UserDirectory {
     func signingKeys() async throws -> [SigningKeyRecord]
     /// Stores a signing key.
     func insertSigningKey(_ key: SigningKeyRecord) async throws
+    /// Replaces a stored signing key's record (to retire it); throws ``StoreError/notFound`` if there is none.
+    func updateSigningKey(_ key: SigningKeyRecord) async throws
 
     /// Creates or replaces a user.
     func upsertUser(_ user: UserRecord) async throws

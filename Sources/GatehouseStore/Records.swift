@@ -84,12 +84,16 @@ public struct SigningKeyRecord: Codable, Sendable, Equatable {
     public var privateKeyPEM: String
     /// Epoch milliseconds.
     public var createdAt: Int64
+    /// When an operator retired the key (epoch ms): from then on no node signs or verifies with it, and it leaves
+    /// the JWKS, so a leaked key stops working.
+    public var retiredAt: Int64?
 
-    public init(kid: String, algorithm: String, privateKeyPEM: String, createdAt: Int64) {
+    public init(kid: String, algorithm: String, privateKeyPEM: String, createdAt: Int64, retiredAt: Int64? = nil) {
         self.kid = kid
         self.algorithm = algorithm
         self.privateKeyPEM = privateKeyPEM
         self.createdAt = createdAt
+        self.retiredAt = retiredAt
     }
 }
 

@@ -35,7 +35,11 @@ public struct TokenSigner: Sendable {
 
     /// Loads the signing keys from `store`, generating and storing the first one if there is none, and keeps them
     /// in step with the store every `refreshInterval` (`nil`: only on unknown `kid`s and ``refresh()``).
-    public static func load(from store: any GatehouseStore, refreshInterval: Duration? = Self.refreshInterval) async throws -> TokenSigner {
+    ///
+    /// - Parameter maxKeyAge: keys older than this that are no longer current stop verifying (`nil`: keys are
+    ///   retired only by an operator, ``retire(kid:in:)``).
+    public static func load(from store: any GatehouseStore, refreshInterval: Duration? = Self.refreshInterval,
+                            maxKeyAge: Duration? = nil) async throws -> TokenSigner {
         if try await store.signingKeys().isEmpty {
             do {
                 try await store.insertSigningKey(Self.newKeyRecord(after: nil))
@@ -43,7 +47,7 @@ public struct TokenSigner: Sendable {
                 // Another node may have stored its key at the same time: use what is there.
             }
         }
-        let ring = KeyRing(store: store)
+        let ring = KeyRing(store: store, maxAge: maxKeyAge)
         try await ring.refresh()
         guard !ring.snapshot.records.isEmpty else { throw TokenError.noKey }
         if let refreshInterval { ring.startRefreshing(every: refreshInterval) }
@@ -67,9 +71,36 @@ public struct TokenSigner: Sendable {
         return kid
     }
 
+    /// Whether `kid` was retired (by an operator, or by age).
+    public func isRetired(_ kid: String) -> Bool { ring.isRetired(kid) }
+
     /// Reads the store's keys now.
     public func refresh() async throws {
         try await ring.refresh()
+    }
+
+    /// The JWK set, read anew from the store when the last read is older than `staleAfter` (keys rotated or retired
+    /// by another node, or by `gatehouse keys`, show at once rather than at the next periodic refresh).
+    public func currentJWKS(staleAfter: Duration = .seconds(2)) async -> JSON {
+        await ring.refreshIfStale(spacing: staleAfter)
+        return ring.snapshot.jwks
+    }
+
+    /// Retires `kid` in `store`: no node signs or verifies with it from its next read of the store. The newest key
+    /// cannot be retired (rotate first). Throws ``StoreError/notFound`` for an unknown `kid`.
+    public static func retire(kid: String, in store: any GatehouseStore) async throws {
+        let records = try await store.signingKeys()
+        guard var record = records.first(where: { $0.kid == kid }) else { throw StoreError.notFound }
+        guard records.max(by: { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) })?.kid != kid else { throw KeyError.currentKey }
+        guard record.retiredAt == nil else { return }
+        record.retiredAt = Int64(Date().timeIntervalSince1970 * 1000)
+        try await store.updateSigningKey(record)
+    }
+
+    /// Why a key operation was refused.
+    public enum KeyError: Error, CustomStringConvertible {
+        case currentKey
+        public var description: String { "the newest key is the current one; rotate first, then retire it" }
     }
 
     /// A new key, created after `newest` even if this node's clock is behind the one that made it.
@@ -81,7 +112,7 @@ public struct TokenSigner: Sendable {
             createdAt: max(now, (newest?.createdAt ?? 0) + 1))
     }
 
-    enum TokenError: Error { case noKey }
+    enum TokenError: Error { case noKey, retiredKey }
 
     /// Signs `claims` with the current key.
     public func sign(_ claims: AccessTokenClaims) async throws -> String {
@@ -90,8 +121,9 @@ public struct TokenSigner: Sendable {
 
     /// Verifies a token's signature, algorithm and expiry, and returns its claims.
     public func verify(_ token: String) async throws -> AccessTokenClaims {
-        if let kid = Self.kid(of: token), !ring.knows(kid) {
-            await ring.refreshForUnknownKID()
+        if let kid = Self.kid(of: token) {
+            if !ring.knows(kid) { await ring.refreshIfStale() }
+            if ring.isRetired(kid) { throw TokenError.retiredKey }
         }
         return try await ring.keys.verify(token, as: AccessTokenClaims.self)
     }
@@ -103,99 +135,5 @@ public struct TokenSigner: Sendable {
             let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
         else { return nil }
         return object["kid"] as? String
-    }
-}
-
-/// The keys of one node: the JWT key collection (which only grows) and a snapshot for synchronous reads.
-private final class KeyRing: Sendable {
-    struct Snapshot: Sendable {
-        var records: [SigningKeyRecord] = []
-        var known: Set<String> = []
-        var currentKID = ""
-        var jwks: JSON = ["keys": []]
-        var published: [String: JSON] = [:]
-    }
-
-    private struct Refreshing {
-        var inFlight: Task<Void, Never>?
-        var lastStarted: ContinuousClock.Instant?
-    }
-
-    let store: any GatehouseStore
-    let keys = JWTKeyCollection()
-    private let state = Mutex(Snapshot())
-    private let refreshing = Mutex(Refreshing())
-    private let timer = Mutex<Task<Void, Never>?>(nil)
-
-    init(store: any GatehouseStore) {
-        self.store = store
-    }
-
-    deinit {
-        timer.withLock { $0?.cancel() }
-    }
-
-    var snapshot: Snapshot { state.withLock { $0 } }
-
-    func knows(_ kid: String) -> Bool { state.withLock { $0.known.contains(kid) } }
-
-    /// Reads the store's keys and adds those this node does not know. Merging (never replacing) keeps the key
-    /// set growing and the current key the newest, whatever order concurrent refreshes finish in.
-    func refresh() async throws {
-        let records = try await store.signingKeys()
-        let known = state.withLock { $0.known }
-        var added: [(SigningKeyRecord, JSON?)] = []
-        for record in records where !known.contains(record.kid) && record.algorithm == "ES256" {
-            let key = try ES256PrivateKey(pem: record.privateKeyPEM)
-            await keys.add(ecdsa: key, kid: JWKIdentifier(string: record.kid))
-            var published: JSON?
-            if let (x, y) = key.publicKey.parameters {
-                published = [
-                    "kty": "EC", "crv": "P-256", "x": .string(x), "y": .string(y), "kid": .string(record.kid), "alg": "ES256", "use": "sig",
-                ]
-            }
-            added.append((record, published))
-        }
-        guard !added.isEmpty else { return }
-        state.withLock { state in
-            for (record, published) in added where !state.known.contains(record.kid) {
-                state.known.insert(record.kid)
-                state.records.append(record)
-                state.published[record.kid] = published
-            }
-            state.records.sort { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }
-            state.currentKID = state.records.last?.kid ?? ""
-            state.jwks = ["keys": .array(state.records.compactMap { state.published[$0.kid] })]
-        }
-    }
-
-    /// Reads the store because a token named an unknown `kid`: joins a read under way, or starts one unless one
-    /// started less than ``TokenSigner/unknownKIDSpacing`` ago (so that made-up `kid`s cost at most a read a second).
-    func refreshForUnknownKID() async {
-        let task: Task<Void, Never>? = refreshing.withLock { refreshing in
-            if let inFlight = refreshing.inFlight { return inFlight }
-            let now = ContinuousClock.now
-            if let last = refreshing.lastStarted, now - last < TokenSigner.unknownKIDSpacing { return nil }
-            refreshing.lastStarted = now
-            let task = Task { [self] in
-                try? await self.refresh()
-                self.refreshing.withLock { $0.inFlight = nil }
-            }
-            refreshing.inFlight = task
-            return task
-        }
-        await task?.value
-    }
-
-    /// Re-reads the store every `interval` for as long as the ring is in use.
-    func startRefreshing(every interval: Duration) {
-        let task = Task.detached { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                guard let ring = self else { return }
-                try? await ring.refresh()
-            }
-        }
-        timer.withLock { $0 = task }
     }
 }

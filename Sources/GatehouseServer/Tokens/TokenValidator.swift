@@ -36,6 +36,8 @@ public final class TokenValidator: Sendable {
     private struct Verified {
         let claims: AccessTokenClaims
         let scope: Scope
+        /// The signing key, checked on every use: a retired key's tokens stop working at once.
+        let kid: String?
     }
 
     private struct Cache {
@@ -94,7 +96,7 @@ public final class TokenValidator: Sendable {
         } else {
             do {
                 let claims = try await signer.verify(token)
-                verified = Verified(claims: claims, scope: Scope(claims.scope))
+                verified = Verified(claims: claims, scope: Scope(claims.scope), kid: TokenSigner.kid(of: token))
             } catch {
                 throw .invalidToken
             }
@@ -111,6 +113,7 @@ public final class TokenValidator: Sendable {
             throw .invalidToken
         }
         guard !revocations.isRevoked(verified.claims) else { throw .invalidToken }
+        if let kid = verified.kid, signer.isRetired(kid) { throw .invalidToken }
         return verified
     }
 }
