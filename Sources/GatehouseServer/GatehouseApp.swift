@@ -55,6 +55,8 @@ public enum Gatehouse {
         RuntimeRoutes(service: service).add(to: router)
         AdapterRoutes(adapters: configuration.adapters, validator: service.validator).add(to: router)
         DiscoveryRoutes(signer: service.signer, issuer: configuration.effectiveIssuer).add(to: router)
+        // Last: runs only for requests no route matched (405 for a routed path's other methods).
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headForGet: false))
         return Application(
             router: router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),

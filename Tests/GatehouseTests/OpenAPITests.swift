@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseProtocol
+import NIOHTTP1
 import Testing
 
 /// The served OpenAPI document stays true: real answers of every endpoint conform to it.
@@ -58,6 +59,34 @@ import Testing
             // The checker itself catches a wrong body.
             let wrong = checker.validate(["token_type": "MAC"], against: ["$ref": "#/components/schemas/TokenResponse"], at: "x")
             #expect(wrong.count == 4)
+        }
+    }
+
+    /// Every documented path is routed with exactly its documented methods: `OPTIONS` answers `204` with that
+    /// `Allow`, an undeclared method `405` with the same `Allow` and a JSON error; an unknown path stays `404`.
+    @Test func undeclaredMethodsAnswer405WithAllow() async throws {
+        try await TestServer.run { server in
+            let document = try #require(try await HTTP.send(.GET, server.baseURL + "/openapi.json").json)
+            let paths = try #require(document["paths"]?.objectValue)
+            #expect(paths.count == 18)
+            let httpMethods: Set<String> = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+            for (template, item) in paths {
+                let path = template.replacingOccurrences(of: "{clientId}", with: "some-client")
+                let declared = Set((item.objectValue ?? [:]).keys.filter(httpMethods.contains).map { $0.uppercased() })
+                let options = try await HTTP.send(.OPTIONS, server.baseURL + path)
+                #expect(options.status == 204, "OPTIONS \(template)")
+                let allow = Set((options.header("Allow") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+                #expect(allow == declared.union(["OPTIONS"]), "\(template): Allow \(allow), documented \(declared)")
+                for method in [HTTPMethod.GET, .POST, .PUT, .DELETE, .PATCH, .TRACE] where !declared.contains(method.rawValue) {
+                    let refused = try await HTTP.send(method, server.baseURL + path)
+                    #expect(refused.status == 405, "\(method) \(template)")
+                    #expect(refused.header("Allow") == options.header("Allow"))
+                    #expect(refused.json?["errorCode"] == "METHOD_NOT_ALLOWED")
+                }
+            }
+            let unknown = try await HTTP.send(.TRACE, server.baseURL + "/mfp/api/nothing")
+            #expect(unknown.status == 404)
+            #expect(unknown.json?["errorCode"] == "NOT_FOUND")
         }
     }
 }

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
 
 /// Turns every error into a JSON answer: a ``GatehouseError`` as it is, Hummingbird's own errors (an oversized
 /// body, say) with their status, and anything else as a 500 that names no internals.
@@ -25,5 +26,48 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try GatehouseError(.internalServerError, "SERVER_ERROR", "The server could not complete the request.")
                 .response(from: request, context: context)
         }
+    }
+}
+
+/// Answers a request for a path that routes serve but not with its method: `405` with `Allow` and a JSON error,
+/// or, for `OPTIONS`, `204` with `Allow`. Other requests go on (to the `404`).
+///
+/// Add it to the router after every route: Hummingbird applies a middleware only to the routes added after it
+/// and to the not-found answer, so this one runs only for requests that no route matched, and knows them all.
+struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// Answers `GET` on every routed path with that path's `Allow`.
+    private let allowed: RouterResponder<Context>
+
+    /// - Parameter headForGet: whether the router answers `HEAD` wherever it answers `GET`.
+    init(routes: [Router<Context>.RouteDescription], headForGet: Bool) {
+        var paths: [String: (path: RouterPath, methods: Set<String>)] = [:]
+        for route in routes {
+            paths[route.path.description, default: (route.path, [])].methods.insert(route.method.rawValue)
+        }
+        let lookup = Router(context: Context.self)
+        for (path, methods) in paths.values {
+            var methods = methods
+            if headForGet, methods.contains("GET") { methods.insert("HEAD") }
+            methods.insert("OPTIONS")
+            let allow = methods.sorted().joined(separator: ", ")
+            lookup.get(path) { _, _ in Response(status: .ok, headers: [.allow: allow]) }
+        }
+        allowed = lookup.buildResponder()
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var head = request.head
+        head.method = .get
+        guard let answer = try? await allowed.respond(to: Request(head: head, body: .init(buffer: ByteBuffer())), context: context),
+            answer.status == .ok, let allow = answer.headers[.allow]
+        else {
+            return try await next(request, context)
+        }
+        if request.method == .options {
+            return Response(status: .noContent, headers: [.allow: allow, .contentLength: "0"])
+        }
+        throw GatehouseError(
+            .methodNotAllowed, "METHOD_NOT_ALLOWED", "Method \(request.method.rawValue.prefix(32)) is not allowed here; allowed: \(allow).",
+            headers: [.allow: allow])
     }
 }

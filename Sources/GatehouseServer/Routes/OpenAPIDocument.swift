@@ -12,12 +12,19 @@ public enum OpenAPIDocument {
     info:
       title: Gatehouse
       version: "1.0"
-      description: MobileFirst 8.0 runtime protocol (/mfp/api), adapters' resources and standard OAuth discovery.
+      description: >-
+        MobileFirst 8.0 runtime protocol (/mfp/api), adapters' resources and standard OAuth discovery. Every error
+        answer is JSON. A method that a documented path does not declare is answered 405 with Allow (OPTIONS: 204
+        with Allow). Requests are authenticated by the protocol itself: a registered client id, a client assertion
+        (RS256 JWS signed with the registered key), a bearer token or a confidential client's HTTP Basic; a
+        well-formed request that names an unregistered client or carries a signature that does not verify is
+        answered 400 (INVALID_CLIENT_ID, INVALID_REQUEST, invalid_grant), 401 or 403 as the operation says.
     paths:
       /health:
         get:
+          summary: Liveness
           responses:
-            "200": { description: Up, content: { application/json: { schema: { type: object, required: [status], properties: { status: { type: string } } } } } }
+            "200": { description: Up, content: { application/json: { schema: { type: object, required: [status], properties: { status: { const: ok } } } } } }
       /mfp/api/registration/v1/self:
         post:
           summary: Self-registration with signed registration data
@@ -26,27 +33,47 @@ public enum OpenAPIDocument {
             "201":
               description: Registered; the client id is the last segment of Location
               headers: { Location: { required: true, schema: { type: string } } }
-              content: { application/json: { schema: { type: object, required: [clientId], properties: { clientId: { type: string } } } } }
+              content: { application/json: { schema: { $ref: "#/components/schemas/ClientID" } } }
             "400": { $ref: "#/components/responses/Error" }
             "403": { $ref: "#/components/responses/Error" }
             "413": { $ref: "#/components/responses/Error" }
             "415": { $ref: "#/components/responses/Error" }
+            "429":
+              description: Too many registrations from this address (when the policy throttles registration)
+              headers: { Retry-After: { required: true, schema: { type: string } } }
+              content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } }
       /mfp/api/registration/v1/self/{clientId}:
-        parameters: [{ name: clientId, in: path, required: true, schema: { type: string } }]
+        parameters: [{ name: clientId, in: path, required: true, schema: { type: string, minLength: 1 } }]
         put:
           summary: Update a registration, signed with the registered key
           requestBody: { required: true, content: { application/json: { schema: { $ref: "#/components/schemas/RegistrationRequest" } } } }
           responses:
-            "200": { description: Updated, content: { application/json: { schema: { type: object } } } }
+            "200":
+              description: Updated
+              headers: { Location: { required: true, schema: { type: string } } }
+              content: { application/json: { schema: { $ref: "#/components/schemas/ClientID" } } }
             "400": { $ref: "#/components/responses/Error" }
             "403": { $ref: "#/components/responses/Error" }
+            "413": { $ref: "#/components/responses/Error" }
+            "415": { $ref: "#/components/responses/Error" }
         get:
           summary: Read the own registration (client assertion in the query)
           parameters:
-            - { name: client_assertion, in: query, required: true, schema: { type: string } }
-            - { name: client_assertion_type, in: query, required: true, schema: { type: string } }
+            - { name: client_assertion, in: query, required: true, schema: { $ref: "#/components/schemas/CompactJWS" } }
+            - { name: client_assertion_type, in: query, required: true, schema: { $ref: "#/components/schemas/ClientAssertionType" } }
           responses:
-            "200": { description: The registration, content: { application/json: { schema: { type: object, required: [registration], properties: { registration: { type: object } } } } } }
+            "200":
+              description: The registration
+              content:
+                application/json:
+                  schema:
+                    type: object
+                    required: [registration]
+                    properties:
+                      registration:
+                        type: object
+                        required: [device, application, attributes]
+                        properties: { device: { type: object, required: [id] }, application: { type: object, required: [id, clientPlatform] }, attributes: { type: object } }
             "400": { $ref: "#/components/responses/Error" }
             "401": { $ref: "#/components/responses/Error" }
             "403": { $ref: "#/components/responses/Error" }
@@ -55,14 +82,23 @@ public enum OpenAPIDocument {
           summary: One round of security checks
           requestBody: { required: true, content: { application/json: { schema: { $ref: "#/components/schemas/PreauthorizeRequest" } } } }
           responses:
-            "200": { description: Every check succeeded, content: { application/json: { schema: { $ref: "#/components/schemas/PreauthorizeResponse" } } } }
+            "200":
+              description: Every check succeeded
+              headers: { Cache-Control: { required: true, schema: { const: no-store } } }
+              content: { application/json: { schema: { $ref: "#/components/schemas/PreauthorizeResponse" } } }
             "401":
               description: Challenges to answer
               headers: { WWW-Authenticate: { required: true, schema: { const: MFP-Challenge } } }
               content: { application/json: { schema: { $ref: "#/components/schemas/PreauthorizeResponse" } } }
-            "403": { description: Failures (or another refusal), content: { application/json: { schema: { type: object } } } }
+            "403":
+              description: Failures of checks (PreauthorizeResponse), or an application the policy does not register (Error)
+              content:
+                application/json:
+                  schema:
+                    type: object
+                    anyOf: [{ $ref: "#/components/schemas/PreauthorizeResponse" }, { $ref: "#/components/schemas/Error" }]
             "400": { $ref: "#/components/responses/Error" }
-            "409": { $ref: "#/components/responses/Error" }
+            "409": { $ref: "#/components/responses/Conflict" }
             "413": { $ref: "#/components/responses/Error" }
             "415": { $ref: "#/components/responses/Error" }
       /mfp/api/az/v1/authorization:
@@ -70,23 +106,36 @@ public enum OpenAPIDocument {
           summary: Authorization code for a pre-authorized scope
           parameters:
             - { name: response_type, in: query, required: true, schema: { const: code } }
-            - { name: client_id, in: query, required: true, schema: { type: string } }
-            - { name: redirect_uri, in: query, required: true, schema: { type: string } }
+            - { name: client_id, in: query, required: true, schema: { type: string, minLength: 1 } }
+            - { name: redirect_uri, in: query, required: true, schema: { type: string, minLength: 1 }, description: "<scheme>://mfpredirecturi (native) or this server's /mfp/api/az/v1/authorization/redirect/<clientId> (web)" }
             - { name: scope, in: query, schema: { type: string } }
           responses:
-            "302": { description: Redirect to redirect_uri with ?code=, headers: { Location: { required: true, schema: { type: string } } } }
-            "400": { $ref: "#/components/responses/Error" }
+            "302":
+              description: Redirect to redirect_uri with ?code=
+              headers: { Location: { required: true, schema: { type: string } } }
+            "400":
+              description: A wrong response_type (OAuth error), or a missing or unknown client, redirect_uri or scope (MobileFirst error)
+              content: { application/json: { schema: { $ref: "#/components/schemas/AnyError" } } }
             "403": { $ref: "#/components/responses/Error" }
+            "409": { $ref: "#/components/responses/Conflict" }
       /mfp/api/az/v1/authorization/redirect/{clientId}:
-        parameters: [{ name: clientId, in: path, required: true, schema: { type: string } }]
+        parameters: [{ name: clientId, in: path, required: true, schema: { type: string, minLength: 1 } }]
         get:
           summary: The web SDK's redirect target
+          parameters:
+            - { name: code, in: query, required: true, schema: { type: string, minLength: 1 } }
+            - { name: error, in: query, schema: { type: string } }
+            - { name: errorMsg, in: query, schema: { type: string } }
           responses:
-            "200": { description: The code, content: { application/json: { schema: { type: object, required: [code], properties: { code: { type: string } } } } } }
+            "200":
+              description: The code
+              headers: { Cache-Control: { required: true, schema: { const: no-store } } }
+              content: { application/json: { schema: { type: object, required: [code], properties: { code: { type: string } } } } }
             "400": { $ref: "#/components/responses/OAuthError" }
       /mfp/api/az/v1/token:
         post:
           summary: Token for a code (client assertion) or for a confidential client (HTTP Basic)
+          security: [{ clientBasic: [] }, {}]
           requestBody:
             required: true
             content:
@@ -97,36 +146,67 @@ public enum OpenAPIDocument {
                   properties:
                     grant_type: { enum: [authorization_code, client_credentials] }
                     code: { type: string }
-                    redirect_uri: { type: string }
+                    redirect_uri: { type: string, description: "the authorization request's, if it named one" }
                     client_id: { type: string }
                     client_assertion: { type: string }
                     client_assertion_type: { type: string }
-                    scope: { type: string }
+                    scope: { type: string, description: "client_credentials: the scope asked for (within the client's allowedScope)" }
+                  anyOf:
+                    - description: "authorization_code: the code and the client's assertion (aud the token endpoint, jti the code)"
+                      required: [code, client_assertion, client_assertion_type]
+                      properties:
+                        grant_type: { const: authorization_code }
+                        code: { type: string, minLength: 1 }
+                        client_assertion: { $ref: "#/components/schemas/CompactJWS" }
+                        client_assertion_type: { $ref: "#/components/schemas/ClientAssertionType" }
+                    - description: "client_credentials: the confidential client authenticates by HTTP Basic; other fields are ignored"
+                      properties: { grant_type: { const: client_credentials } }
           responses:
             "200":
               description: The token
-              headers: { Cache-Control: { schema: { const: no-store } } }
+              headers: { Cache-Control: { required: true, schema: { const: no-store } } }
               content: { application/json: { schema: { $ref: "#/components/schemas/TokenResponse" } } }
             "400": { $ref: "#/components/responses/OAuthError" }
             "401": { $ref: "#/components/responses/OAuthError" }
+            "413": { $ref: "#/components/responses/OAuthError" }
             "415": { $ref: "#/components/responses/OAuthError" }
       /mfp/api/az/v1/introspection:
         post:
           summary: What a token grants (confidential clients with authorization.introspect; Bearer or Basic)
-          requestBody: { required: true, content: { application/x-www-form-urlencoded: { schema: { type: object, required: [token], properties: { token: { type: string } } } } } }
+          security: [{ clientBasic: [] }, { bearer: [authorization.introspect] }]
+          requestBody: { required: true, content: { application/x-www-form-urlencoded: { schema: { type: object, required: [token], properties: { token: { type: string, minLength: 1 } } } } } }
           responses:
             "200": { description: The token's data, content: { application/json: { schema: { $ref: "#/components/schemas/Introspection" } } } }
             "400": { $ref: "#/components/responses/OAuthError" }
             "401": { $ref: "#/components/responses/OAuthError" }
             "403": { $ref: "#/components/responses/OAuthError" }
+            "413": { $ref: "#/components/responses/OAuthError" }
+            "415": { $ref: "#/components/responses/OAuthError" }
       /mfp/api/az/v1/revoke:
         post:
-          summary: RFC 7009 revocation of a client's own token
-          requestBody: { required: true, content: { application/x-www-form-urlencoded: { schema: { type: object, required: [token], properties: { token: { type: string } } } } } }
+          summary: RFC 7009 revocation of a client's own token (HTTP Basic of a confidential client, or a client assertion)
+          security: [{ clientBasic: [] }, {}]
+          requestBody:
+            required: true
+            content:
+              application/x-www-form-urlencoded:
+                schema:
+                  type: object
+                  required: [token]
+                  description: >-
+                    A confidential client authenticates by HTTP Basic (the assertion fields are then ignored); a mobile
+                    client by client_assertion (a CompactJWS) with client_assertion_type
+                    urn:ietf:params:oauth:client-assertion-type:jwt-bearer (400 without the type).
+                  properties:
+                    token: { type: string, minLength: 1 }
+                    client_assertion: { type: string }
+                    client_assertion_type: { type: string }
           responses:
             "200": { description: Revoked (or unknown), content: { application/json: { schema: { type: object } } } }
             "400": { $ref: "#/components/responses/OAuthError" }
             "401": { $ref: "#/components/responses/OAuthError" }
+            "413": { $ref: "#/components/responses/OAuthError" }
+            "415": { $ref: "#/components/responses/OAuthError" }
       /mfp/api/az/v1/jwks:
         get:
           responses:
@@ -134,23 +214,49 @@ public enum OpenAPIDocument {
       /mfp/api/preauth/v1/logout:
         post:
           summary: Log the client out of one security check
-          requestBody: { required: true, content: { application/x-www-form-urlencoded: { schema: { type: object, required: [security_check, client_assertion], properties: { security_check: { type: string }, client_assertion: { type: string }, client_assertion_type: { type: string } } } } } }
+          requestBody:
+            required: true
+            content:
+              application/x-www-form-urlencoded:
+                schema:
+                  type: object
+                  required: [security_check, client_assertion, client_assertion_type]
+                  properties:
+                    security_check: { type: string, minLength: 1 }
+                    client_assertion: { $ref: "#/components/schemas/CompactJWS" }
+                    client_assertion_type: { $ref: "#/components/schemas/ClientAssertionType" }
           responses:
             "200": { description: Logged out, content: { application/json: { schema: { type: object } } } }
             "400": { $ref: "#/components/responses/Error" }
             "401": { $ref: "#/components/responses/Error" }
+            "403": { $ref: "#/components/responses/Error" }
+            "409": { $ref: "#/components/responses/Conflict" }
+            "413": { $ref: "#/components/responses/Error" }
+            "415": { $ref: "#/components/responses/Error" }
       /mfp/api/preauth/v1/heartbeat:
         post:
           summary: Record the client's activity
-          requestBody: { required: true, content: { application/x-www-form-urlencoded: { schema: { type: object, required: [client_assertion], properties: { client_assertion: { type: string }, client_assertion_type: { type: string } } } } } }
+          requestBody:
+            required: true
+            content:
+              application/x-www-form-urlencoded:
+                schema:
+                  type: object
+                  required: [client_assertion, client_assertion_type]
+                  properties:
+                    client_assertion: { $ref: "#/components/schemas/CompactJWS" }
+                    client_assertion_type: { $ref: "#/components/schemas/ClientAssertionType" }
           responses:
             "200": { description: Recorded, content: { application/json: { schema: { type: object } } } }
             "400": { $ref: "#/components/responses/Error" }
             "401": { $ref: "#/components/responses/Error" }
+            "409": { $ref: "#/components/responses/Conflict" }
+            "413": { $ref: "#/components/responses/Error" }
+            "415": { $ref: "#/components/responses/Error" }
       /mfp/api/loguploader:
         post:
-          summary: Client logs and analytics from MobileFirst SDKs, read and discarded
-          requestBody: { content: { "*/*": { schema: { type: string } } } }
+          summary: Client logs and analytics from MobileFirst SDKs (any media type, up to 1 MiB), read and discarded
+          requestBody: { content: { "*/*": { schema: {} } } }
           responses:
             "200": { description: Received, content: { application/json: { schema: { type: object } } } }
             "413": { $ref: "#/components/responses/Error" }
@@ -183,22 +289,56 @@ public enum OpenAPIDocument {
     components:
       securitySchemes:
         bearer: { type: http, scheme: bearer, bearerFormat: JWT }
+        clientBasic: { type: http, scheme: basic, description: A confidential client's id and secret }
+        clientCredentials:
+          type: oauth2
+          description: Confidential clients (HTTP Basic at the token endpoint)
+          flows: { clientCredentials: { tokenUrl: /mfp/api/az/v1/token, scopes: { authorization.introspect: Call the introspection endpoint } } }
       responses:
         Error:
           description: A MobileFirst error
-          content: { application/json: { schema: { type: object, required: [errorCode, errorMsg], properties: { errorCode: { type: string }, errorMsg: { type: string } } } } }
+          content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } }
+        Conflict:
+          description: The client's state changed meanwhile (another node); send the request again
+          headers: { MFP-Conflict: { required: true, schema: { const: "true" } } }
+          content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } }
         OAuthError:
           description: An OAuth error (RFC 6749 §5.2)
-          content: { application/json: { schema: { type: object, required: [error], properties: { error: { type: string }, error_description: { type: string } } } } }
+          content: { application/json: { schema: { $ref: "#/components/schemas/OAuthError" } } }
         Bearer:
           description: A refused token (RFC 6750)
           headers: { WWW-Authenticate: { required: true, schema: { type: string } } }
-          content: { application/json: { schema: { type: object, required: [error], properties: { error: { type: string }, error_description: { type: string } } } } }
+          content: { application/json: { schema: { $ref: "#/components/schemas/OAuthError" } } }
       schemas:
+        Error:
+          type: object
+          required: [errorCode, errorMsg]
+          properties: { errorCode: { type: string }, errorMsg: { type: string } }
+        OAuthError:
+          type: object
+          required: [error]
+          properties: { error: { type: string }, error_description: { type: string } }
+        AnyError:
+          type: object
+          properties: { errorCode: { type: string }, errorMsg: { type: string }, error: { type: string }, error_description: { type: string } }
+          anyOf: [{ required: [errorCode, errorMsg] }, { required: [error] }]
+        ClientID:
+          type: object
+          required: [clientId]
+          properties: { clientId: { type: string } }
+        CompactJWS:
+          type: string
+          minLength: 1
+          description: A JWS in compact form (header.payload.signature), RS256, signed with the client's registered key
+        ClientAssertionType:
+          const: urn:ietf:params:oauth:client-assertion-type:jwt-bearer
         JWS:
           type: object
           required: [header, payload, signature]
-          properties: { header: { type: string }, payload: { type: string }, signature: { type: string } }
+          properties:
+            header: { type: string, minLength: 1, description: base64url of the JSON header (alg RS256, the client's jwk) }
+            payload: { type: string, minLength: 1, description: base64url of the JSON payload }
+            signature: { type: string, minLength: 1, description: base64url of the RS256 signature }
         RegistrationRequest:
           type: object
           required: [signedRegistrationData]
@@ -207,9 +347,9 @@ public enum OpenAPIDocument {
           type: object
           required: [client_id]
           properties:
-            client_id: { type: string }
-            scope: { type: string }
-            challengeResponse: { type: object, additionalProperties: { type: [object, "null"] } }
+            client_id: { type: string, minLength: 1 }
+            scope: { type: [string, "null"] }
+            challengeResponse: { type: [object, "null"], additionalProperties: { type: [object, "null"] } }
         PreauthorizeResponse:
           type: object
           properties:
@@ -235,6 +375,12 @@ public enum OpenAPIDocument {
             scope: { type: string }
             client_id: { type: string }
             exp: { type: integer, description: epoch milliseconds }
+            iat: { type: integer, description: epoch milliseconds }
+            sub: { type: string }
+            iss: { type: string }
+            jti: { type: string }
+            token_type: { const: Bearer }
+            username: { type: string }
             mfp-application: { type: [object, "null"] }
             mfp-device: { type: [object, "null"] }
             mfp-user: { type: [object, "null"] }
