@@ -62,6 +62,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        umask(0o077)   // every file the server creates (database, WAL, logs) is the owner's only
         var logger = Logger(label: "gatehouse")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         var configuration = ServerConfiguration()
@@ -98,7 +99,7 @@ struct ServeCommand: AsyncParsableCommand {
             if let given = configuration.store {
                 store = given
             } else {
-                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+                try SQLiteStore.createDataDirectory(data)
                 store = try SQLiteStore(path: (data as NSString).appendingPathComponent("gatehouse.sqlite"))
                 configuration.store = store
             }

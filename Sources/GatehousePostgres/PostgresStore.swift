@@ -372,9 +372,10 @@ public enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConverti
 /// Where a PostgreSQL database is: `postgres://user:password@host:port/database?option=value&...`
 /// (`postgresql://` too; user, password and database percent-decoded).
 ///
-/// Defaults: user `postgres`, port 5432, database = user. Options: `sslmode` (`disable`, `prefer` — the default,
-/// `require`, `verify-full`), `pool_size` (the most connections of this node's pool, 10 by default) and
-/// `connect_timeout` (seconds, 10 by default).
+/// Defaults: user `postgres`, port 5432, database = user. Options: `sslmode` (`disable`, `prefer`, `require`,
+/// `verify-full`; the default is `prefer` on a loopback host and `require` on any other, so that passwords and
+/// tokens never cross a network in clear by omission), `pool_size` (the most connections of this node's pool, 10 by
+/// default) and `connect_timeout` (seconds, 10 by default).
 public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     public enum TLSMode: String, Sendable, Equatable {
         case disable, prefer, require
@@ -411,6 +412,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         guard !path.contains("/") else { throw PostgresStoreError.invalidURL("the path must be one database name") }
         self.init(host: host, port: components.port ?? 5432, username: username, password: components.password,
                   database: path.isEmpty ? username : path)
+        tls = Self.isLoopback(host) ? .prefer : .require
         for item in components.queryItems ?? [] {
             let value = item.value ?? ""
             switch item.name {
@@ -431,6 +433,14 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
                 throw PostgresStoreError.invalidURL("unknown option '\(item.name)' (known: sslmode, pool_size, connect_timeout)")
             }
         }
+    }
+
+    /// Whether `host` is this machine (`localhost`, `127.0.0.0/8`, `::1`).
+    static func isLoopback(_ host: String) -> Bool {
+        let lowered = host.lowercased()
+        if lowered == "localhost" || lowered == "::1" || lowered == "0:0:0:0:0:0:0:1" { return true }
+        let octets = lowered.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 
     /// The URL without the password.

@@ -13,12 +13,22 @@ public final class SQLiteStore: GatehouseStore {
     private let encoder = JSONEncoder()
     private let decoder = JSONDecoder()
 
-    /// Opens (and creates or migrates) the database at `path`.
+    /// Opens (and creates or migrates) the database at `path`. The database and its WAL files are the owner's
+    /// only (0600): they hold client keys, user hashes and the token-signing keys.
     public init(path: String) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         pool = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(pool)
+        for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        }
+    }
+
+    /// Creates `directory` (and its parents) for a database, owner-only (0700); an existing one is left as it is.
+    public static func createDataDirectory(_ directory: String) throws {
+        guard !FileManager.default.fileExists(atPath: directory) else { return }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
     private static var migrator: DatabaseMigrator {

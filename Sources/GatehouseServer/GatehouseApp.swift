@@ -25,11 +25,6 @@ public struct ServerConfiguration: Sendable {
     /// Signing keys older than this that are no longer current stop verifying (`nil`: only retired by command).
     public var signingKeyMaxAge: Duration?
 
-    /// The issuer in effect.
-    var effectiveIssuer: String {
-        if let issuer { return issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer }
-        return "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
-    }
     /// The adapters whose resources the server serves under `/mfp/api/adapters/`.
     public var adapters: [any Adapter] = [ResourceAdapter()]
 
@@ -54,13 +49,17 @@ public enum Gatehouse {
         router.get("openapi.json") { _, _ in JSONBody.response(.ok, OpenAPIDocument.json) }
         RuntimeRoutes(service: service).add(to: router)
         AdapterRoutes(adapters: configuration.adapters, validator: service.validator).add(to: router)
-        DiscoveryRoutes(signer: service.signer, issuer: configuration.effectiveIssuer).add(to: router)
+        DiscoveryRoutes(signer: service.signer, issuer: service.issuerName).add(to: router)
         // Last: runs only for requests no route matched (405 for a routed path's other methods).
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headForGet: false))
         return Application(
             router: router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
-            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                service.issuerName.bind(port: port)
+                await onServerRunning(port)
+            },
             logger: logger
         )
     }
@@ -71,7 +70,7 @@ public enum Gatehouse {
         if let given = configuration.store {
             store = given
         } else {
-            try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+            try SQLiteStore.createDataDirectory(configuration.dataDirectory)
             store = try SQLiteStore(path: (configuration.dataDirectory as NSString).appendingPathComponent("gatehouse.sqlite"))
         }
         let policyName = configuration.policyPath ?? "demo policy"
@@ -88,7 +87,7 @@ public enum Gatehouse {
         let longestToken = policy.applications.map(\.maxTokenExpiration).max() ?? 3600
         try await revocations.load(since: Int64(Date().timeIntervalSince1970 * 1000) - Int64(max(longestToken, 3600)) * 1000)
         return AuthorizationService(
-            policy: policy, store: store, signer: signer, revocations: revocations, issuer: configuration.effectiveIssuer,
+            policy: policy, store: store, signer: signer, revocations: revocations, issuer: IssuerName(configured: configuration.issuer, host: configuration.host, port: configuration.port),
             passwords: services.passwords, logger: logger)
     }
 }

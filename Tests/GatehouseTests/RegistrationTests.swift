@@ -15,8 +15,13 @@ import Testing
             let update = try await HTTP.send(.PUT, client.api + "/registration/v1/self/\(id)", headers: [("Content-Type", "application/json")],
                                              body: try JSONEncoder().encode(RegistrationRequest(signedRegistrationData: try JWS.sign(data, with: client.key, kid: id))))
             #expect(update.status == 200)
-            let query = HTTP.formEncode([("client_assertion", try client.assertion(jti: nil, aud: nil)), ("client_assertion_type", ClientAssertionClaims.assertionType)])
-            let read = try await HTTP.send(.GET, client.api + "/registration/v1/self/\(id)?" + query)
+            // A fresh assertion per request: each is accepted once.
+            var iat = Int64(Date().timeIntervalSince1970 * 1000)
+            func query() throws -> String {
+                iat += 1
+                return HTTP.formEncode([("client_assertion", try client.assertion(jti: nil, aud: nil, iat: iat)), ("client_assertion_type", ClientAssertionClaims.assertionType)])
+            }
+            let read = try await HTTP.send(.GET, client.api + "/registration/v1/self/\(id)?" + query())
             #expect(read.status == 200)
             #expect(read.json?["registration"]?["application"]?["version"] == "2.0")
             #expect(read.json?["registration"]?["device"]?["deviceDisplayName"] == "Anna's phone")
@@ -26,7 +31,7 @@ import Testing
             let forged = try await HTTP.send(.PUT, client.api + "/registration/v1/self/\(id)", headers: [("Content-Type", "application/json")],
                                              body: try JSONEncoder().encode(RegistrationRequest(signedRegistrationData: try JWS.sign(data, with: try ClientKeyPair(), kid: id))))
             #expect(forged.status == 400)
-            let again = try await HTTP.send(.GET, client.api + "/registration/v1/self/\(id)?" + query)
+            let again = try await HTTP.send(.GET, client.api + "/registration/v1/self/\(id)?" + query())
             #expect(again.json?["registration"]?["application"]?["version"] == "2.0")
             // An unknown client id.
             let unknown = try await HTTP.send(.PUT, client.api + "/registration/v1/self/nobody", headers: [("Content-Type", "application/json")],

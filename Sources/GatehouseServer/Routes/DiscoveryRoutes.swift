@@ -6,15 +6,16 @@ import Hummingbird
 struct DiscoveryRoutes<Context: RequestContext> {
     let signer: TokenSigner
     /// The `iss` of every token this server issues, and its public base URL.
-    let issuer: String
+    let issuer: IssuerName
 
     func add(to router: Router<Context>) {
         let signer = self.signer
         // Read per request (re-read from the store when stale): keys rotated or retired on another node show at once.
         router.get(".well-known/jwks.json") { _, _ in JSONBody.response(.ok, await signer.currentJWKS(), headers: [.cacheControl: "max-age=60"]) }
         router.get("mfp/api/az/v1/jwks") { _, _ in JSONBody.response(.ok, await signer.currentJWKS(), headers: [.cacheControl: "max-age=60"]) }
-        let base = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        let issuer = self.issuer
         router.get(".well-known/oauth-authorization-server") { _, _ in
+            let base = issuer.current
             let api = base + "/mfp/api"
             let metadata: JSON = [
                 "issuer": .string(base),

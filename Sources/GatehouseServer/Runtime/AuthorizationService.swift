@@ -11,7 +11,9 @@ public struct AuthorizationService: Sendable {
     public let policy: SecurityPolicy
     public let store: any GatehouseStore
     public let signer: TokenSigner
-    let issuer: String
+    /// The `iss` of issued tokens, equal to the RFC 8414 issuer.
+    public let issuerName: IssuerName
+    var issuer: String { issuerName.current }
     let logger: Logger
     let locks = KeyedLock()
     let assertions: ClientAssertionVerifier
@@ -23,12 +25,12 @@ public struct AuthorizationService: Sendable {
     /// How long an authorization code can be exchanged, ms.
     let codeLifetime: Int64 = 120_000
 
-    init(policy: SecurityPolicy, store: any GatehouseStore, signer: TokenSigner, revocations: RevocationList, issuer: String,
+    init(policy: SecurityPolicy, store: any GatehouseStore, signer: TokenSigner, revocations: RevocationList, issuer: IssuerName,
          passwords: PasswordVerifier, logger: Logger) {
         self.policy = policy
         self.store = store
         self.signer = signer
-        self.issuer = issuer
+        self.issuerName = issuer
         self.logger = logger
         self.assertions = ClientAssertionVerifier(store: store, policy: policy)
         self.validator = TokenValidator(signer: signer, revocations: revocations)
@@ -93,7 +95,7 @@ public struct AuthorizationService: Sendable {
 
     /// The registration of the client whose assertion `form` carries, which must be `clientID`.
     public func registration(clientID: String, form: [String: String]) async throws -> ClientRegistrationRecord {
-        let record = try await assertions.verify(form: form, audience: .none, jti: nil, now: Clock.nowMillis(), style: .mobileFirst)
+        let record = try await assertions.verify(form: form, audience: .registration, jti: nil, now: Clock.nowMillis(), style: .mobileFirst)
         guard record.clientID == clientID else {
             throw GatehouseError(.forbidden, "FORBIDDEN", "The assertion was signed by another client.")
         }
@@ -243,8 +245,9 @@ public struct AuthorizationService: Sendable {
         }
         guard record.clientID == client.clientID else { throw invalidGrant("The code was issued to another client.") }
         guard record.expiresAt > now else { throw invalidGrant("The code has expired.") }
-        if let given = form["redirect_uri"], given != record.redirectURI {
-            throw invalidGrant("redirect_uri differs from the one the code was issued for.")
+        // Required and equal (RFC 6749 §4.1.3): the code was issued for a redirect_uri.
+        guard let given = form["redirect_uri"], given == record.redirectURI else {
+            throw invalidGrant("redirect_uri must be the one the code was issued for.")
         }
         if let given = form["client_id"], !given.isEmpty, given != client.clientID {
             throw invalidGrant("client_id differs from the assertion's client.")
@@ -341,7 +344,7 @@ public struct AuthorizationService: Sendable {
         if let client = try await confidentialClients.authenticate(authorization: authorization) {
             callerID = client.id
         } else if form["client_assertion"] != nil {
-            callerID = try await assertions.verify(form: form, audience: .none, jti: nil, now: Clock.nowMillis(), style: .oauth).clientID
+            callerID = try await assertions.verify(form: form, audience: .revocation, jti: nil, now: Clock.nowMillis(), style: .oauth).clientID
         } else {
             throw GatehouseError(.unauthorized, "invalid_client", "Authenticate with a client assertion or HTTP Basic.", style: .oauth)
         }
@@ -357,7 +360,7 @@ public struct AuthorizationService: Sendable {
     /// `preauth/v1/logout`: logs the client out of one check.
     public func logout(form: [String: String]) async throws {
         guard let name = form["security_check"], !name.isEmpty else { throw GatehouseError.invalidRequest("security_check is required") }
-        let record = try await assertions.verify(form: form, audience: .none, jti: nil, now: Clock.nowMillis(), style: .mobileFirst)
+        let record = try await assertions.verify(form: form, audience: .logout, jti: nil, now: Clock.nowMillis(), style: .mobileFirst)
         let application = try application(for: record.data)
         guard let check = application.checks[name] else {
             throw GatehouseError(.badRequest, "INVALID_SECURITY_CHECK", "Unknown security check '\(name.prefix(64))'.")
@@ -367,7 +370,7 @@ public struct AuthorizationService: Sendable {
 
     /// `preauth/v1/heartbeat`: records the client's activity.
     public func heartbeat(form: [String: String]) async throws {
-        let record = try await assertions.verify(form: form, audience: .none, jti: nil, now: Clock.nowMillis(), style: .mobileFirst)
+        let record = try await assertions.verify(form: form, audience: .heartbeat, jti: nil, now: Clock.nowMillis(), style: .mobileFirst)
         try await withClient(record) { _ in }
     }
 

@@ -2,17 +2,29 @@ import GatehouseProtocol
 import GatehouseStore
 
 /// Checks a client assertion (reference §3.3): a JWS signed with the client's registered key, for the right
-/// audience, within its 60-second window.
+/// audience, within its 60-second window, used once.
+///
+/// Endpoint binding: MobileFirst clients send `aud` only to the token endpoint (`null` elsewhere, which is
+/// accepted); an `aud` that is given must name the endpoint the assertion is presented to. Replay: outside the
+/// token endpoint (where the code in `jti` is itself single-use) every assertion is accepted once per node.
 struct ClientAssertionVerifier: Sendable {
     /// The longest an assertion may be valid, ms.
     static let window: Int64 = 60_000
     /// Clock difference tolerated between client and server, ms.
     static let skew: Int64 = 10_000
 
-    enum Audience { case tokenEndpoint, none }
+    /// The endpoint an assertion is presented to: its `aud`, if the client gives one, must name it.
+    enum Audience: String {
+        case tokenEndpoint = "az/v1/token"
+        case logout = "preauth/v1/logout"
+        case heartbeat = "preauth/v1/heartbeat"
+        case revocation = "az/v1/revoke"
+        case registration = "registration/v1/self"
+    }
 
     let store: any GatehouseStore
     let policy: SecurityPolicy
+    let used = UsedAssertions()
 
     /// The registration of the client that signed `form`'s `client_assertion`.
     ///
@@ -54,16 +66,17 @@ struct ClientAssertionVerifier: Sendable {
         guard exp > iat, exp - iat <= Self.window, now >= iat - Self.skew, now <= exp + Self.skew else {
             throw refuse("client_assertion is outside its validity window")
         }
-        switch audience {
-        case .tokenEndpoint:
-            guard let aud = claims.aud, aud == "az/v1/token" || aud.hasSuffix("/az/v1/token") else {
-                throw refuse("client_assertion aud must be the token endpoint")
+        if let aud = claims.aud {
+            guard aud == audience.rawValue || aud.hasSuffix("/" + audience.rawValue) else {
+                throw refuse("client_assertion aud must be this endpoint (\(audience.rawValue))")
             }
-        case .none:
-            break
+        } else if audience == .tokenEndpoint {
+            throw refuse("client_assertion aud must be the token endpoint")
         }
         if let jti {
             guard let given = claims.jti, ConstantTime.equals(given, jti) else { throw refuse("client_assertion jti must be the code") }
+        } else {
+            guard used.consume(assertion, expiresAt: exp + Self.skew, now: now) else { throw refuse("client_assertion was used already") }
         }
         return registration
     }

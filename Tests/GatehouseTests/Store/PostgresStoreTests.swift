@@ -23,6 +23,11 @@ import Testing
         #expect(minimal.port == 5432)
         #expect(minimal.database == "postgres")
         #expect(minimal.tls == .prefer)
+        // A remote server without sslmode: TLS required, never silently clear.
+        #expect(try PostgresLocation(url: "postgres://db.example/gate").tls == .require)
+        #expect(try PostgresLocation(url: "postgres://10.0.0.5/gate").tls == .require)
+        #expect(try PostgresLocation(url: "postgres://localhost/gate").tls == .prefer)
+        #expect(try PostgresLocation(url: "postgres://db.example/gate?sslmode=disable").tls == .disable)
         #expect(minimal.poolSize == 10)
 
         let userDatabase = try PostgresLocation(url: "postgres://alice@[::1]:5433?sslmode=disable")
@@ -46,7 +51,7 @@ import Testing
             }
             #expect(stores.count == 6)
             for store in stores {
-                #expect(try await store.appliedMigrations() == ["v1"])
+                #expect(try await store.appliedMigrations() == ["v1", "v2"])
             }
             // Every node sees the same tables at once.
             try await stores[0].createRegistration(StoreConformanceTests.registration("shared"))
@@ -55,7 +60,7 @@ import Testing
 
             // A later start finds nothing to do.
             let again = try await PostgresStore.connect(location, logger: TestPostgres.logger)
-            #expect(try await again.appliedMigrations() == ["v1"])
+            #expect(try await again.appliedMigrations() == ["v1", "v2"])
             #expect(try await again.registration(clientID: "shared") != nil)
             await again.shutdown()
         }

@@ -129,8 +129,11 @@ import Testing
                 ("client_assertion", beat.compact), ("client_assertion_type", ClientAssertionClaims.assertionType),
             ])
             #expect(heartbeat.status == 200)
+            // A new assertion: each is accepted once.
+            let bye = try WebSDKWire.signJWS(WebSDKWire.assertionClaims(clientID: clientID, aud: nil, jti: nil, offset: 1),
+                                             jwk: try WebSDKWire.webCryptoJWK(key), kid: clientID) { try key.sign($0) }
             let logout = try await HTTP.postForm(api + "/preauth/v1/logout", [
-                ("client_assertion", beat.compact), ("security_check", "PinCodeAttempts"), ("client_assertion_type", ClientAssertionClaims.assertionType),
+                ("client_assertion", bye.compact), ("security_check", "PinCodeAttempts"), ("client_assertion_type", ClientAssertionClaims.assertionType),
             ])
             #expect(logout.status == 200)
             let again = try await HTTP.postJSON(api + "/preauth/v1/preauthorize",

@@ -44,8 +44,8 @@ enum WebSDKWire {
     }
 
     /// `WL.JWT`: a client assertion with ms times, `aud` and `jti` as given.
-    static func assertionClaims(clientID: String, app: String = "com.sample.web", aud: String?, jti: String?) -> JSON {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+    static func assertionClaims(clientID: String, app: String = "com.sample.web", aud: String?, jti: String?, offset: Int64 = 0) -> JSON {
+        let now = Int64(Date().timeIntervalSince1970 * 1000) + offset
         return ["iss": .string("\(app)$web"), "sub": .string(clientID), "aud": JSON(aud), "iat": .int(now), "exp": .int(now + 60_000),
                 "jti": JSON(jti), "nbf": .null]
     }
