@@ -15,6 +15,8 @@ import Testing
             let update = try await HTTP.send(.PUT, client.api + "/registration/v1/self/\(id)", headers: [("Content-Type", "application/json")],
                                              body: try JSONEncoder().encode(RegistrationRequest(signedRegistrationData: try JWS.sign(data, with: client.key, kid: id))))
             #expect(update.status == 200)
+            // The web SDK stores the new data only when the answer names the client in Location.
+            #expect(update.header("Location") == "/mfp/api/registration/clients/\(id)")
             // A fresh assertion per request: each is accepted once.
             var iat = Int64(Date().timeIntervalSince1970 * 1000)
             func query() throws -> String {

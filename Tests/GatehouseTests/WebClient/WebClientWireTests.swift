@@ -76,6 +76,19 @@ import Testing
             let clientID = try #require(registered.header("Location")?.split(separator: "/").last.map(String.init))
             let api = server.baseURL + "/mfp/api"
 
+            // The SDK's PUT when the browser's data changed (a new User-Agent): same key, standard base64, no version.
+            var changed = WebSDKWire.registrationPayload()
+            if case .object(var device)? = changed["device"], case .object(var whole) = changed {
+                device["platform"] = "Mozilla/5.0 (X11; Linux x86_64) Chrome/121"
+                whole["device"] = .object(device)
+                changed = .object(whole)
+            }
+            let update = try WebSDKWire.signJWS(changed, jwk: try WebSDKWire.webCryptoJWK(key), kid: clientID) { try key.sign($0) }
+            let put = try await HTTP.send(.PUT, server.baseURL + "/mfp/api/registration/v1/self/\(clientID)",
+                                          headers: [("Content-Type", "application/json; charset=UTF-8")], body: try WebSDKWire.registrationBody(update, payload: changed))
+            #expect(put.status == 200)
+            #expect(put.header("Location")?.hasSuffix("/\(clientID)") == true)
+
             // Pre-authorization rounds: PIN challenge, answered.
             let challenged = try await HTTP.postJSON(api + "/preauth/v1/preauthorize",
                                                      JSON.object(["client_id": .string(clientID), "scope": "RegisteredClient accessRestricted"]))
