@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/attaswift/BigInt.git", from: "6.0.1"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // Wire types of the MobileFirst 8.0 runtime protocol, JSON values, scopes and JWS: shared by server and SDK.
@@ -108,12 +109,28 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Serving HTTP in production, shared by the server and the gateway: TLS (reloadable), HTTP/2, timeouts.
+        .target(
+            name: "GatehouseHTTP",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The authorization server: policy, pre-authorization rounds, tokens, HTTP routes.
         .target(
             name: "GatehouseServer",
             dependencies: [
-                "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite",
+                "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite", "GatehouseHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "BigInt", package: "BigInt"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -144,7 +161,7 @@ let package = Package(
         .executableTarget(
             name: "GatehouseCLI",
             dependencies: [
-                "GatehouseServer", "GatehouseClient", "GatehousePostgres", "GatehouseGateway",
+                "GatehouseServer", "GatehouseClient", "GatehousePostgres", "GatehouseGateway", "GatehouseHTTP", "GatehouseSQLite", "GatehouseStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -206,6 +223,7 @@ let package = Package(
             dependencies: [
                 "GatehouseServer", "GatehouseClient", "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite",
                 "GatehousePostgres", "GatehouseResourceServer", "GatehouseGateway", "GatehouseClientNIO", "ExampleChecks", "BalanceService",
+                "GatehouseHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -4,6 +4,7 @@ import GatehousePostgres
 import GatehouseSQLite
 import GatehouseServer
 import GatehouseStore
+import GatehouseHTTP
 import Hummingbird
 import Logging
 
@@ -42,6 +43,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Retire signing keys older than this many days once a newer key is current (default: only `gatehouse keys retire`).")
     var retireSigningKeysAfterDays: Int?
 
+    @Option(help: ArgumentHelp("The TLS certificate chain (PEM, leaf first); with --tls-key, serves HTTPS (HTTP/2 and 1.1). Read again on SIGHUP.", valueName: "file"))
+    var tlsCertificate: String?
+
+    @Option(help: ArgumentHelp("The TLS private key (PEM).", valueName: "file"))
+    var tlsKey: String?
+
+    @Option(help: "Seconds a keep-alive connection may sit idle before it is closed.")
+    var idleTimeout: Int = 60
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -52,6 +62,8 @@ struct ServeCommand: AsyncParsableCommand {
             else { throw ValidationError("--issuer must be an http(s) URL without query or fragment, e.g. https://auth.example.com") }
         }
         if let days = retireSigningKeysAfterDays, days < 1 { throw ValidationError("--retire-signing-keys-after-days must be at least 1") }
+        if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-certificate and --tls-key go together") }
+        guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be between 1 and 3600 seconds") }
         if let database {
             do {
                 _ = try PostgresLocation(url: database)
@@ -72,6 +84,18 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.port = port
         configuration.issuer = issuer
         configuration.signingKeyMaxAge = retireSigningKeysAfterDays.map { .seconds($0 * 86_400) }
+        configuration.idleTimeout = .seconds(idleTimeout)
+        var reloading: Task<Void, Never>?
+        if let tlsCertificate, let tlsKey {
+            do {
+                let tls = try ReloadableTLS(certificatePath: tlsCertificate, keyPath: tlsKey)
+                configuration.tls = tls
+                reloading = tls.reloadOnHangup(logger: logger)
+            } catch {
+                throw ValidationError("TLS: \(error)")
+            }
+        }
+        defer { reloading?.cancel() }
         var postgres: PostgresStore?
         if let database {
             let location = try PostgresLocation(url: database)
@@ -108,10 +132,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let demo = policy == nil
         let host = self.host
+        let tls = configuration.tls != nil
         let app: any ApplicationProtocol
         do {
             app = try await Gatehouse.makeApplication(configuration, logger: logger) { port in
-                Self.printBanner(host: host, port: port, demo: demo)
+                Self.printBanner(host: host, port: port, demo: demo, tls: tls)
             }
         } catch let error as PolicyError {
             throw ValidationError("Policy error: \(error)")
@@ -119,8 +144,8 @@ struct ServeCommand: AsyncParsableCommand {
         try await app.runService()
     }
 
-    static func printBanner(host: String, port: Int, demo: Bool) {
-        let base = "http://\(host):\(port)"
+    static func printBanner(host: String, port: Int, demo: Bool, tls: Bool = false) {
+        let base = "\(tls ? "https" : "http")://\(host):\(port)"
         var text = "Gatehouse listens on \(base) — runtime API at \(base)/mfp/api\n"
         if demo {
             text += """

@@ -1,5 +1,9 @@
 import Foundation
 import GatehouseChecks
+import GatehouseHTTP
+import HummingbirdCore
+import HummingbirdHTTP2
+import NIOCore
 import GatehouseSQLite
 import GatehouseStore
 import Hummingbird
@@ -24,6 +28,10 @@ public struct ServerConfiguration: Sendable {
     public var issuer: String?
     /// Signing keys older than this that are no longer current stop verifying (`nil`: only retired by command).
     public var signingKeyMaxAge: Duration?
+    /// TLS (with HTTP/2 by ALPN); `nil` serves plain HTTP/1.1, for loopback or behind a terminating proxy.
+    public var tls: ReloadableTLS?
+    /// How long a keep-alive connection may sit idle (or stall) before it is closed.
+    public var idleTimeout: Duration = .seconds(60)
 
     /// The adapters whose resources the server serves under `/mfp/api/adapters/`.
     public var adapters: [any Adapter] = [ResourceAdapter()]
@@ -46,14 +54,26 @@ public enum Gatehouse {
         router.add(middleware: CORSMiddleware(allowedOrigins: service.policy.allowedOrigins))
         router.add(middleware: ErrorMiddleware())
         router.get("health") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
+        router.get("ready") { _, _ in await Readiness.check(service) }
         router.get("openapi.json") { _, _ in JSONBody.response(.ok, OpenAPIDocument.json) }
         RuntimeRoutes(service: service).add(to: router)
         AdapterRoutes(adapters: configuration.adapters, validator: service.validator).add(to: router)
         DiscoveryRoutes(signer: service.signer, issuer: service.issuerName).add(to: router)
         // Last: runs only for requests no route matched (405 for a routed path's other methods).
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headForGet: false))
+        if configuration.tls == nil, !ServingWarnings.isLoopback(configuration.host) {
+            logger.warning("Serving plain HTTP on \(configuration.host): tokens, PINs and passwords cross the network in clear. Use --tls-certificate/--tls-key, or a TLS-terminating proxy on this machine.")
+        }
+        let idle = TimeAmount.seconds(Int64(configuration.idleTimeout.components.seconds))
+        let server: HTTPServerBuilder = if let tls = configuration.tls {
+            try .http2Upgrade(tlsConfiguration: tls.serverConfiguration(),
+                              configuration: .init(idleTimeout: configuration.idleTimeout, streamConfiguration: .init(idleTimeout: idle)))
+        } else {
+            .http1(configuration: .init(idleTimeout: idle))
+        }
         return Application(
             router: router,
+            server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
