@@ -58,10 +58,20 @@ enum RequestReading {
     }
 
     private static func collect(_ request: inout Request) async throws -> ByteBuffer {
+        try await body(of: &request, upTo: maxBodyBytes, tooLarge: "The body is larger than \(maxBodyBytes) bytes.")
+    }
+
+    /// The whole body, up to `limit` bytes: 413 (with `tooLarge`) when it is larger, 400 when the client's body
+    /// cannot be read (it ends before its `Content-Length`, its chunks are malformed, the connection closed).
+    static func body(of request: inout Request, upTo limit: Int, tooLarge: String) async throws -> ByteBuffer {
         do {
-            return try await request.collectBody(upTo: maxBodyBytes)
+            return try await request.collectBody(upTo: limit)
         } catch is NIOTooManyBytesError {
-            throw GatehouseError(.contentTooLarge, "REQUEST_TOO_LARGE", "The body is larger than \(maxBodyBytes) bytes.")
+            throw GatehouseError(.contentTooLarge, "REQUEST_TOO_LARGE", tooLarge)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw GatehouseError(.badRequest, "INVALID_REQUEST", "The body could not be read: it is malformed or incomplete.")
         }
     }
 

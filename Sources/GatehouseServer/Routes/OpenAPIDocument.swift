@@ -259,6 +259,7 @@ public enum OpenAPIDocument {
           requestBody: { content: { "*/*": { schema: {} } } }
           responses:
             "200": { description: Received, content: { application/json: { schema: { type: object } } } }
+            "400": { $ref: "#/components/responses/Error" }
             "413": { $ref: "#/components/responses/Error" }
       /mfp/api/adapters/ResourceAdapter/balance:
         get:

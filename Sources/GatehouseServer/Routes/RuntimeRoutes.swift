@@ -35,12 +35,8 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
     /// empties its buffer instead of sending the same logs again.
     @Sendable func uploadLogs(_ request: Request, context: Context) async throws -> Response {
         var request = request
-        do {
-            let buffer = try await request.collectBody(upTo: 1024 * 1024)
-            context.logger.debug("Discarded \(buffer.readableBytes) bytes of client logs")
-        } catch is NIOTooManyBytesError {
-            throw GatehouseError(.contentTooLarge, "REQUEST_TOO_LARGE", "Client logs are limited to 1 MiB a request.")
-        }
+        let buffer = try await RequestReading.body(of: &request, upTo: 1024 * 1024, tooLarge: "Client logs are limited to 1 MiB a request.")
+        context.logger.debug("Discarded \(buffer.readableBytes) bytes of client logs")
         return JSONBody.response(.ok, [String: String]())
     }
 
@@ -134,7 +130,7 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
         do {
             return try await RequestReading.form(from: &request)
         } catch let error as GatehouseError {
-            throw GatehouseError(error.status, error.status == .unsupportedMediaType ? "invalid_request" : error.code, error.message, style: .oauth)
+            throw GatehouseError(error.status, error.status == .unsupportedMediaType || error.status == .badRequest ? "invalid_request" : error.code, error.message, style: .oauth)
         }
     }
 
