@@ -102,7 +102,7 @@ class Fuzzer:
         self.bearer = bearer
         if target == "serve":
             self.endpoints = [
-                ("GET", "/health", None), ("GET", "/openapi.json", None),
+                ("GET", "/health", None), ("GET", "/ready", None), ("GET", "/openapi.json", None),
                 ("POST", "/mfp/api/registration/v1/self", "json"),
                 ("PUT", "/mfp/api/registration/v1/self/{id}", "json"),
                 ("GET", "/mfp/api/registration/v1/self/{id}", "assertion-query"),
@@ -869,9 +869,10 @@ def good_requests(server):
     problems = []
     try:
         if server.name == "serve":
-            status, content = http(server.port, "GET", "/health")
-            if status != 200:
-                problems.append(f"GET /health: {status} {content[:200]!r}")
+            for path in ("/health", "/ready"):
+                status, content = http(server.port, "GET", path)
+                if status != 200:
+                    problems.append(f"GET {path}: {status} {content[:200]!r}")
             token, problem = client_token(server.port)
             if problem:
                 problems.append(problem)

@@ -48,10 +48,10 @@ import Testing
             record("POST", api + "/az/v1/revoke", try await HTTP.postForm(api + "/az/v1/revoke", [("token", token)], headers: [basic]))
             record("POST", api + "/preauth/v1/logout", try await client.logout(securityCheck: "PinCodeAttempts"))
             record("POST", api + "/preauth/v1/logout", try await client.logout(securityCheck: "Nope"))
-            for path in ["/health", "/.well-known/jwks.json", "/mfp/api/az/v1/jwks", "/.well-known/oauth-authorization-server"] {
+            for path in ["/health", "/ready", "/.well-known/jwks.json", "/mfp/api/az/v1/jwks", "/.well-known/oauth-authorization-server"] {
                 record("GET", server.baseURL + path, try await HTTP.send(.GET, server.baseURL + path))
             }
-            #expect(exchanges.count == 24)
+            #expect(exchanges.count == 25)
             for (method, path, response) in exchanges {
                 let problems = checker.problems(method: method, path: path, response: response)
                 #expect(problems.isEmpty, "\(problems)")
@@ -68,7 +68,7 @@ import Testing
         try await TestServer.run { server in
             let document = try #require(try await HTTP.send(.GET, server.baseURL + "/openapi.json").json)
             let paths = try #require(document["paths"]?.objectValue)
-            #expect(paths.count == 18)
+            #expect(paths.count == 19)
             let httpMethods: Set<String> = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
             for (template, item) in paths {
                 let path = template.replacingOccurrences(of: "{clientId}", with: "some-client")

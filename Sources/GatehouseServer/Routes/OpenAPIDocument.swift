@@ -25,6 +25,12 @@ public enum OpenAPIDocument {
           summary: Liveness
           responses:
             "200": { description: Up, content: { application/json: { schema: { type: object, required: [status], properties: { status: { const: ok } } } } } }
+      /ready:
+        get:
+          summary: Readiness for load balancers (the store answers, the signing keys are loaded)
+          responses:
+            "200": { description: Ready, content: { application/json: { schema: { $ref: "#/components/schemas/Readiness" } } } }
+            "503": { description: Not ready; checks names what is not, content: { application/json: { schema: { $ref: "#/components/schemas/Readiness" } } } }
       /mfp/api/registration/v1/self:
         post:
           summary: Self-registration with signed registration data
@@ -323,6 +329,12 @@ public enum OpenAPIDocument {
           type: object
           properties: { errorCode: { type: string }, errorMsg: { type: string }, error: { type: string }, error_description: { type: string } }
           anyOf: [{ required: [errorCode, errorMsg] }, { required: [error] }]
+        Readiness:
+          type: object
+          required: [status, checks]
+          properties:
+            status: { enum: [ready, not ready] }
+            checks: { type: object, additionalProperties: { type: string } }
         ClientID:
           type: object
           required: [clientId]
