@@ -814,9 +814,13 @@ class Server:
         """The end of the log; for a crash, from the fatal error on (Swift's backtrace: the crashing thread)."""
         with open(self.log_path, "rb") as log:
             all_lines = log.read().splitlines()
-        for index, line in enumerate(all_lines):
-            if b"Fatal error" in line or b"Program crashed" in line or b"Crash" in line:
-                return b"\n".join(all_lines[max(0, index - 2): index + 40]).decode("utf-8", "replace")
+        fatal = [index for index, line in enumerate(all_lines) if b"Fatal error" in line or b"Program crashed" in line]
+        if fatal:
+            picked = all_lines[max(0, fatal[0] - 1): fatal[0] + 4]
+            crashed = [index for index, line in enumerate(all_lines) if line.startswith(b"Thread ") and b" crashed:" in line]
+            if crashed:
+                picked += [b"..."] + [line for line in all_lines[crashed[0]: crashed[0] + 60] if line.strip()][:45]
+            return b"\n".join(picked).decode("utf-8", "replace")
         return b"\n".join(all_lines[-lines:]).decode("utf-8", "replace")
 
     def error_lines(self):
@@ -907,6 +911,7 @@ def fuzz(server, fuzzer, count, budget, timeout, grace, verbose):
     timeouts = []
     garbled = []
     recent = collections.deque(maxlen=5)
+    slowest = []  # (seconds, case) of answered requests
     started = time.monotonic()
     sent = 0
     died = False
@@ -923,6 +928,8 @@ def fuzz(server, fuzzer, count, budget, timeout, grace, verbose):
                 failures.append((f"answered {status}", case))
         if outcome.end == "timeout":
             timeouts.append(case)
+        elif outcome.statuses:
+            slowest = sorted(slowest + [(outcome.seconds, case)], key=lambda item: -item[0])[:3]
         if outcome.garbled:
             garbled.append((case, outcome.raw))
         if verbose:
@@ -936,7 +943,7 @@ def fuzz(server, fuzzer, count, budget, timeout, grace, verbose):
                     failures.append(("sent just before the death", previous))
                 break
     return {"sent": sent, "seconds": time.monotonic() - started, "statuses": statuses, "ends": ends, "kinds": kinds,
-            "failures": failures, "timeouts": timeouts, "garbled": garbled, "died": died}
+            "failures": failures, "timeouts": timeouts, "garbled": garbled, "died": died, "slowest": slowest}
 
 
 def stop_on_signal(number, _frame):
@@ -999,6 +1006,9 @@ def main():
             print(f"answers by status: {by_status}")
             print("connections: " + " ".join(f"{end}:{n}" for end, n in sorted(result["ends"].items()))
                   + f"; timeouts: {len(result['timeouts'])}; unparsable answers: {len(result['garbled'])}")
+            if result["slowest"]:
+                seconds, case = result["slowest"][0]
+                print(f"slowest answer: {seconds:.2f} s [{case.kind}]: {describe(case.data, 160)}")
             for what, case in result["failures"][:20]:
                 print(f"  FAILURE {what} [{case.kind}]: {describe(case.data)}")
             if len(result["failures"]) > 20:
