@@ -50,7 +50,7 @@ public enum Gatehouse {
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         let service = try await makeService(configuration, logger: logger)
-        let router = Router(context: GatehouseRequestContext.self)
+        let router = Router(context: GatehouseRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: CORSMiddleware(allowedOrigins: service.policy.allowedOrigins))
         router.add(middleware: ErrorMiddleware())
         router.get("health") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
@@ -60,7 +60,7 @@ public enum Gatehouse {
         AdapterRoutes(adapters: configuration.adapters, validator: service.validator).add(to: router)
         DiscoveryRoutes(signer: service.signer, issuer: service.issuerName).add(to: router)
         // Last: runs only for requests no route matched (405 for a routed path's other methods).
-        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headForGet: false))
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headForGet: true))
         if configuration.tls == nil, !ServingWarnings.isLoopback(configuration.host) {
             logger.warning("Serving plain HTTP on \(configuration.host): tokens, PINs and passwords cross the network in clear. Use --tls-certificate/--tls-key, or a TLS-terminating proxy on this machine.")
         }

@@ -116,6 +116,7 @@ class Fuzzer:
                 ("GET", "/mfp/api/adapters/ResourceAdapter/unprotected", None),
                 ("GET", "/.well-known/jwks.json", None), ("GET", "/.well-known/oauth-authorization-server", None),
                 ("GET", "/mfp/api/az/v1/jwks", None), ("GET", "/mfp/api/nothing", None), ("GET", "/", None),
+                ("HEAD", "/health", None), ("HEAD", "/mfp/api/adapters/ResourceAdapter/balance", "bearer"),
             ]
         else:
             self.endpoints = [

@@ -62,8 +62,9 @@ import Testing
         }
     }
 
-    /// Every documented path is routed with exactly its documented methods: `OPTIONS` answers `204` with that
-    /// `Allow`, an undeclared method `405` with the same `Allow` and a JSON error; an unknown path stays `404`.
+    /// Every documented path is routed with exactly its documented methods (and `HEAD` wherever `GET`, as `GET`
+    /// without the body): `OPTIONS` answers `204` with that `Allow`, an undeclared method `405` with the same `Allow`
+    /// and a JSON error; an unknown path stays `404`.
     @Test func undeclaredMethodsAnswer405WithAllow() async throws {
         try await TestServer.run { server in
             let document = try #require(try await HTTP.send(.GET, server.baseURL + "/openapi.json").json)
@@ -76,12 +77,24 @@ import Testing
                 let options = try await HTTP.send(.OPTIONS, server.baseURL + path)
                 #expect(options.status == 204, "OPTIONS \(template)")
                 let allow = Set((options.header("Allow") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-                #expect(allow == declared.union(["OPTIONS"]), "\(template): Allow \(allow), documented \(declared)")
-                for method in [HTTPMethod.GET, .POST, .PUT, .DELETE, .PATCH, .TRACE] where !declared.contains(method.rawValue) {
+                // HEAD is answered wherever GET is (as GET without the body).
+                let implicit: Set<String> = declared.contains("GET") ? ["OPTIONS", "HEAD"] : ["OPTIONS"]
+                #expect(allow == declared.union(implicit), "\(template): Allow \(allow), documented \(declared)")
+                if declared.contains("GET"), !template.contains("authorization") {
+                    let head = try await HTTP.send(.HEAD, server.baseURL + path)
+                    let get = try await HTTP.send(.GET, server.baseURL + path)
+                    #expect(head.status == get.status, "HEAD \(template)")
+                    #expect(head.body.isEmpty)
+                }
+                for method in [HTTPMethod.GET, .HEAD, .POST, .PUT, .DELETE, .PATCH, .TRACE] where !allow.contains(method.rawValue) {
                     let refused = try await HTTP.send(method, server.baseURL + path)
                     #expect(refused.status == 405, "\(method) \(template)")
                     #expect(refused.header("Allow") == options.header("Allow"))
-                    #expect(refused.json?["errorCode"] == "METHOD_NOT_ALLOWED")
+                    if method == .HEAD {
+                        #expect(refused.body.isEmpty)
+                    } else {
+                        #expect(refused.json?["errorCode"] == "METHOD_NOT_ALLOWED")
+                    }
                 }
             }
             let unknown = try await HTTP.send(.TRACE, server.baseURL + "/mfp/api/nothing")

@@ -14,8 +14,8 @@ public enum OpenAPIDocument {
       version: "1.0"
       description: >-
         MobileFirst 8.0 runtime protocol (/mfp/api), adapters' resources and standard OAuth discovery. Every error
-        answer is JSON. A method that a documented path does not declare is answered 405 with Allow (OPTIONS: 204
-        with Allow). Requests are authenticated by the protocol itself: a registered client id, a client assertion
+        answer is JSON. HEAD is answered wherever GET is (without the body); another method that a documented path
+        does not declare is answered 405 with Allow (OPTIONS: 204 with Allow). Requests are authenticated by the protocol itself: a registered client id, a client assertion
         (RS256 JWS signed with the registered key), a bearer token or a confidential client's HTTP Basic; a
         well-formed request that names an unregistered client or carries a signature that does not verify is
         answered 400 (INVALID_CLIENT_ID, INVALID_REQUEST, invalid_grant), 401 or 403 as the operation says.
