@@ -1,7 +1,16 @@
 import ArgumentParser
+import Foundation
+
+/// The executable: options from the environment (``EnvironmentOptions``), then the command line.
+@main
+enum GatehouseMain {
+    static func main() async {
+        let arguments = EnvironmentOptions.apply(to: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        await GatehouseCommand.main(arguments)
+    }
+}
 
 /// `gatehouse`: the server, its demos and tools.
-@main
 struct GatehouseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",

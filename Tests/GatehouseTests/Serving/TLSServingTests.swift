@@ -69,3 +69,30 @@ import Testing
         #expect(!ServingWarnings.isLoopback("127.example.com"))
     }
 }
+
+/// Every option of `serve` from the environment, the command line winning (12-factor).
+@Suite(.timeLimit(.minutes(1))) struct EnvironmentOptionTests {
+    @Test func serveTakesItsOptionsFromTheEnvironment() async throws {
+        let data = TestServer.temporaryDirectory()
+        let process = Process()
+        process.executableURL = GatehouseProcess.executable
+        process.arguments = ["--log-level", "warning"]   // no subcommand: serve
+        var environment = ProcessInfo.processInfo.environment
+        environment["GATEHOUSE_PORT"] = "0"
+        environment["GATEHOUSE_DATA"] = data
+        environment["GATEHOUSE_ISSUER"] = "https://auth.example.test"
+        environment["GATEHOUSE_LOG_LEVEL"] = "debug"   // the command line's warning wins
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { process.terminate() }
+        let server = GatehouseProcess(process: process, output: output, errors: Pipe())
+        let banner = try await server.waitForLine(containing: "listens on http://")
+        let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
+        let metadata = try await HTTP.send(.GET, base + "/.well-known/oauth-authorization-server")
+        #expect(metadata.json?["issuer"] == "https://auth.example.test")
+        #expect(FileManager.default.fileExists(atPath: data + "/gatehouse.sqlite"))
+    }
+}
