@@ -152,14 +152,14 @@ public enum OpenAPIDocument {
                   properties:
                     grant_type: { enum: [authorization_code, client_credentials] }
                     code: { type: string }
-                    redirect_uri: { type: string, description: "the authorization request's, if it named one" }
+                    redirect_uri: { type: string, description: "authorization_code: the one the code was issued for" }
                     client_id: { type: string }
                     client_assertion: { type: string }
                     client_assertion_type: { type: string }
                     scope: { type: string, description: "client_credentials: the scope asked for (within the client's allowedScope)" }
                   anyOf:
-                    - description: "authorization_code: the code and the client's assertion (aud the token endpoint, jti the code)"
-                      required: [code, client_assertion, client_assertion_type]
+                    - description: "authorization_code: the code, its redirect_uri and the client's assertion (aud the token endpoint, jti the code)"
+                      required: [code, redirect_uri, client_assertion, client_assertion_type]
                       properties:
                         grant_type: { const: authorization_code }
                         code: { type: string, minLength: 1 }
