@@ -788,12 +788,13 @@ def describe(data, limit=300):
 
 
 class Server:
-    def __init__(self, name, command, banner, workdir):
+    def __init__(self, name, command, banner, workdir, started):
         self.name = name
         self.log_path = os.path.join(workdir, f"{name}.log")
         self.log = open(self.log_path, "wb")
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                         cwd=REPO)
+        started.append(self)  # stopped at the end even if it never prints its banner
         self.port = None
         deadline = time.monotonic() + 60
         pattern = re.compile(banner)
@@ -948,6 +949,7 @@ def fuzz(server, fuzzer, count, budget, timeout, grace, verbose):
 
 
 def stop_on_signal(number, _frame):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the clean-up must not be cut short
     raise SystemExit(f"stopped by signal {number}")
 
 
@@ -980,12 +982,12 @@ def main():
         targets = [t.strip() for t in args.targets.split(",") if t.strip()]
         for target in targets:
             if target == "serve":
-                servers.append(Server("serve", [args.gatehouse, "serve", "--port", "0", "--data", os.path.join(workdir, "data"),
-                                                "--policy", POLICY, "--log-level", "warning"],
-                                      rb"listens on http://127\.0\.0\.1:(\d+)", workdir))
+                Server("serve", [args.gatehouse, "serve", "--port", "0", "--data", os.path.join(workdir, "data"),
+                                 "--policy", POLICY, "--log-level", "warning"],
+                       rb"listens on http://127\.0\.0\.1:(\d+)", workdir, servers)
             elif target == "gateway":
-                servers.append(Server("gateway", [args.gatehouse, "gateway", "--port", "0", "--log-level", "warning"],
-                                      rb"gateway listens on http://127\.0\.0\.1:(\d+)", workdir))
+                Server("gateway", [args.gatehouse, "gateway", "--port", "0", "--log-level", "warning"],
+                       rb"gateway listens on http://127\.0\.0\.1:(\d+)", workdir, servers)
             else:
                 raise SystemExit(f"unknown target {target}")
         for index, server in enumerate(servers):
