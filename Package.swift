@@ -66,6 +66,7 @@ let package = Package(
             dependencies: [
                 "GatehouseStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -5,17 +5,17 @@ import GatehouseStore
 
 extension SQLiteStore {
     public func accountFailures(_ account: String) async throws -> AccountFailureRecord? {
-        let row = try await pool.read { db in
+        let found = try await reading { db -> (String, Int64)? in
             try Row.fetchOne(db, sql: "SELECT record, version FROM account_failures WHERE account = ?", arguments: [account])
+                .map { ($0["record"], $0["version"]) }
         }
-        guard let row else { return nil }
-        let text: String = row["record"]
-        return AccountFailureRecord(account: account, state: try decode(AccountFailureState.self, text), version: row["version"])
+        guard let (text, version) = found else { return nil }
+        return AccountFailureRecord(account: account, state: try decode(AccountFailureState.self, text), version: version)
     }
 
     public func saveAccountFailures(_ account: String, state: AccountFailureState, expectedVersion: Int64) async throws -> Bool {
         let text = try encode(state)
-        return try await pool.write { db in
+        return try await writing { db in
             if expectedVersion == 0 {
                 try db.execute(
                     sql: "INSERT OR IGNORE INTO account_failures (account, record, locked_until, version) VALUES (?, ?, ?, 1)",
@@ -30,17 +30,16 @@ extension SQLiteStore {
     }
 
     public func deleteAccountFailures(_ account: String) async throws {
-        try await pool.write { db in try db.execute(sql: "DELETE FROM account_failures WHERE account = ?", arguments: [account]) }
+        try await writing { db in try db.execute(sql: "DELETE FROM account_failures WHERE account = ?", arguments: [account]) }
     }
 
     public func lockedAccounts(now: Int64, limit: Int) async throws -> [AccountFailureRecord] {
-        let rows = try await pool.read { db in
+        let rows = try await reading { db -> [(String, String, Int64)] in
             try Row.fetchAll(db, sql: "SELECT account, record, version FROM account_failures WHERE locked_until > ? ORDER BY account LIMIT ?",
-                             arguments: [now, limit])
+                             arguments: [now, limit]).map { ($0["account"], $0["record"], $0["version"]) }
         }
-        return try rows.map { row in
-            let text: String = row["record"]
-            return AccountFailureRecord(account: row["account"], state: try decode(AccountFailureState.self, text), version: row["version"])
+        return try rows.map { account, text, version in
+            AccountFailureRecord(account: account, state: try decode(AccountFailureState.self, text), version: version)
         }
     }
 }

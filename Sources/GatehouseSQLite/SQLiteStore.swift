@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOPosix
 import GatehouseChecks
 import GatehouseProtocol
 import GatehouseStore
@@ -23,6 +24,21 @@ public final class SQLiteStore: GatehouseStore {
         for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
         }
+    }
+
+    /// Runs a read on a thread of NIO's blocking pool, with GRDB's synchronous API.
+    ///
+    /// GRDB's `async` reads wait for a free reader on a semaphore inside libdispatch; on Linux the Swift
+    /// concurrency pool runs on those same few worker threads (two on two cores), so a burst of concurrent reads
+    /// could block every worker and deadlock the process (seen with eight concurrent logins). Blocking waits
+    /// belong on threads made for them.
+    func reading<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await NIOThreadPool.singleton.runIfActive { [pool] in try pool.read(body) }
+    }
+
+    /// Runs a write transaction on a thread of NIO's blocking pool (see ``reading(_:)``).
+    func writing<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await NIOThreadPool.singleton.runIfActive { [pool] in try pool.write(body) }
     }
 
     /// Creates `directory` (and its parents) for a database, owner-only (0700); an existing one is left as it is.
@@ -98,7 +114,7 @@ public final class SQLiteStore: GatehouseStore {
 
     public func createRegistration(_ registration: ClientRegistrationRecord) async throws {
         let text = try encode(registration)
-        try await pool.write { db in
+        try await writing { db in
             do {
                 try db.execute(sql: "INSERT INTO registrations (client_id, record) VALUES (?, ?)", arguments: [registration.clientID, text])
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
@@ -109,14 +125,14 @@ public final class SQLiteStore: GatehouseStore {
 
     public func updateRegistration(_ registration: ClientRegistrationRecord) async throws {
         let text = try encode(registration)
-        try await pool.write { db in
+        try await writing { db in
             try db.execute(sql: "UPDATE registrations SET record = ? WHERE client_id = ?", arguments: [text, registration.clientID])
             if db.changesCount == 0 { throw StoreError.notFound }
         }
     }
 
     public func registration(clientID: String) async throws -> ClientRegistrationRecord? {
-        let text = try await pool.read { db in
+        let text = try await reading { db in
             try String.fetchOne(db, sql: "SELECT record FROM registrations WHERE client_id = ?", arguments: [clientID])
         }
         return try text.map { try decode(ClientRegistrationRecord.self, $0) }
@@ -125,7 +141,7 @@ public final class SQLiteStore: GatehouseStore {
     // MARK: Client state
 
     public func clientState(clientID: String) async throws -> [String: VersionedState] {
-        try await pool.read { db in
+        try await reading { db in
             var result: [String: VersionedState] = [:]
             let rows = try Row.fetchCursor(db, sql: "SELECT name, data, version FROM client_states WHERE client_id = ?", arguments: [clientID])
             while let row = try rows.next() {
@@ -138,7 +154,7 @@ public final class SQLiteStore: GatehouseStore {
 
     public func commit(clientID: String, writes: [StateWrite]) async throws -> Bool {
         guard !writes.isEmpty else { return true }
-        return try await pool.writeWithoutTransaction { db in
+        return try await NIOThreadPool.singleton.runIfActive { [pool] in try pool.writeWithoutTransaction { db in
             var applied = false
             try db.inTransaction(.immediate) {
                 for write in writes {
@@ -157,14 +173,14 @@ public final class SQLiteStore: GatehouseStore {
                 return .commit
             }
             return applied
-        }
+        } }
     }
 
     // MARK: Codes
 
     public func insertCode(_ code: AuthorizationCodeRecord) async throws {
         let text = try encode(code)
-        try await pool.write { db in
+        try await writing { db in
             try db.execute(sql: "DELETE FROM authorization_codes WHERE expires_at < ?", arguments: [code.expiresAt - 3_600_000])
             try db.execute(
                 sql: "INSERT INTO authorization_codes (code_hash, record, expires_at) VALUES (?, ?, ?)",
@@ -173,7 +189,7 @@ public final class SQLiteStore: GatehouseStore {
     }
 
     public func consumeCode(hash: String) async throws -> AuthorizationCodeRecord? {
-        let text = try await pool.write { db in
+        let text = try await writing { db in
             try String.fetchOne(db, sql: "DELETE FROM authorization_codes WHERE code_hash = ? RETURNING record", arguments: [hash])
         }
         return try text.map { try decode(AuthorizationCodeRecord.self, $0) }
@@ -182,7 +198,7 @@ public final class SQLiteStore: GatehouseStore {
     // MARK: Keys
 
     public func signingKeys() async throws -> [SigningKeyRecord] {
-        let texts = try await pool.read { db in
+        let texts = try await reading { db in
             try String.fetchAll(db, sql: "SELECT record FROM signing_keys ORDER BY created_at, kid")
         }
         return try texts.map { try decode(SigningKeyRecord.self, $0) }
@@ -190,7 +206,7 @@ public final class SQLiteStore: GatehouseStore {
 
     public func insertSigningKey(_ key: SigningKeyRecord) async throws {
         let text = try encode(key)
-        try await pool.write { db in
+        try await writing { db in
             try db.execute(
                 sql: "INSERT INTO signing_keys (kid, record, created_at) VALUES (?, ?, ?)",
                 arguments: [key.kid, text, key.createdAt])
@@ -199,7 +215,7 @@ public final class SQLiteStore: GatehouseStore {
 
     public func updateSigningKey(_ key: SigningKeyRecord) async throws {
         let text = try encode(key)
-        try await pool.write { db in
+        try await writing { db in
             try db.execute(sql: "UPDATE signing_keys SET record = ? WHERE kid = ?", arguments: [text, key.kid])
             if db.changesCount == 0 { throw StoreError.notFound }
         }
@@ -209,7 +225,7 @@ public final class SQLiteStore: GatehouseStore {
 
     public func upsertUser(_ user: UserRecord) async throws {
         let text = try encode(user)
-        try await pool.write { db in
+        try await writing { db in
             try db.execute(
                 sql: "INSERT INTO users (username, record) VALUES (?, ?) ON CONFLICT(username) DO UPDATE SET record = excluded.record",
                 arguments: [user.username, text])
@@ -217,7 +233,7 @@ public final class SQLiteStore: GatehouseStore {
     }
 
     public func user(named username: String) async throws -> UserRecord? {
-        let text = try await pool.read { db in
+        let text = try await reading { db in
             try String.fetchOne(db, sql: "SELECT record FROM users WHERE username = ?", arguments: [username])
         }
         return try text.map { try decode(UserRecord.self, $0) }
@@ -227,13 +243,13 @@ public final class SQLiteStore: GatehouseStore {
 
     public func insertRevocation(_ revocation: RevocationRecord) async throws {
         let text = try encode(revocation)
-        try await pool.write { db in
+        try await writing { db in
             try db.execute(sql: "INSERT INTO revocations (record, revoked_at) VALUES (?, ?)", arguments: [text, revocation.revokedAt])
         }
     }
 
     public func revocations(since: Int64) async throws -> [RevocationRecord] {
-        let texts = try await pool.read { db in
+        let texts = try await reading { db in
             try String.fetchAll(db, sql: "SELECT record FROM revocations WHERE revoked_at >= ? ORDER BY revoked_at, id", arguments: [since])
         }
         return try texts.map { try decode(RevocationRecord.self, $0) }
