@@ -180,6 +180,10 @@ public final class Gateway: Sendable {
                           trusted: trustedProxies)
     }
 
+    /// Methods never relayed (`405`): `TRACE`/`TRACK` would echo the request's credentials back (cross-site
+    /// tracing), `CONNECT` would ask the gateway for a tunnel.
+    static let refusedMethods: Set<String> = ["TRACE", "TRACK", "CONNECT"]
+
     /// Every plain HTTP request (and refused upgrades).
     func respond(to request: Request, context: GatewayRequestContext) async throws -> Response {
         let target: RequestTarget
@@ -190,6 +194,11 @@ public final class Gateway: Sendable {
         guard let (service, rest) = route(target) else {
             return Response(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(string: "404 Not Found\n")))
+        }
+        if Self.refusedMethods.contains(request.method.rawValue) {
+            var answer = GatewayAnswer.invalidRequest("the gateway does not relay \(request.method.rawValue)", status: 405)
+            answer.headers[.allow] = "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS"
+            return answer.response
         }
         switch await admit(request, query: target.query, to: service) {
         case .answer(let answer):
@@ -283,7 +292,8 @@ public final class Gateway: Sendable {
         webSocketRouter.ws("**", shouldUpgrade: upgrade, onUpgrade: relay)
         let webSocketResponder = webSocketRouter.buildResponder()
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: .init(additionalChannelHandlers: [refusedUpgrades.makeHandler()], idleTimeout: TimeAmount(idleTimeout)),
+            http1: .init(additionalChannelHandlers: [refusedUpgrades.makeHandler(), UpgradeRedirectHandler()],
+                         idleTimeout: TimeAmount(idleTimeout), httpDecoderConfiguration: RequestHeadLimits.decoder),
             ws: .init(maxFrameSize: maxMessageSize))
         let headTimeout = TimeAmount(headerReadTimeout)
         // The upgrade channel with the gateway's guards for the first request (Hummingbird's idle timeout and its

@@ -6,7 +6,7 @@ import NIOCore
 /// The gateway's connections: Hummingbird's HTTP/1.1 + WebSocket upgrade channel, with two guards for the first
 /// request, where Hummingbird has none: a ``RequestHeadTimeoutHandler`` in front (slowloris) and a
 /// ``MalformedFirstRequestHandler`` behind the upgrader (a first request that is not HTTP/1.1 would otherwise
-/// leave the connection open and silent forever).
+/// leave the connection open and silent forever); and every connection is closed once Hummingbird is done with it.
 struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     typealias Value = Inner.Value
 
@@ -14,18 +14,25 @@ struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let headerReadTimeout: TimeAmount
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let progress = FirstRequestProgress()
         do {
-            try channel.pipeline.syncOperations.addHandler(RequestHeadTimeoutHandler(timeout: headerReadTimeout, logger: logger), position: .first)
+            try channel.pipeline.syncOperations.addHandler(
+                RequestHeadTimeoutHandler(timeout: headerReadTimeout, progress: progress, logger: logger), position: .first)
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
+        let loopBound = NIOLoopBound(progress, eventLoop: channel.eventLoop)
         return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            try channel.pipeline.syncOperations.addHandler(MalformedFirstRequestHandler(logger: logger), position: .last)
+            try channel.pipeline.syncOperations.addHandler(
+                MalformedFirstRequestHandler(progress: loopBound.value, logger: logger), position: .last)
             return value
         }
     }
 
     func handle(value: Value, logger: Logger) async {
-        await inner.handle(value: value, logger: logger)
+        await inner.handle(value: value, logger: ClientCausedErrorLogHandler.demoting(logger))
+        // Nothing serves the connection any more. Hummingbird leaves it open when the upgrader failed (a refused
+        // upgrade that carries a body): closing it here lets the first-request guard answer and frees it.
+        value.channel.close(promise: nil)
     }
 }

@@ -50,15 +50,18 @@ struct HTTPProxy: Sendable {
         }
         for (name, value) in forwarding.fields { outbound.headers.add(name: name, value: value) }
         if let name = subject?.name { outbound.headers.add(name: Self.userHeader, value: name) }
+        let clientBodyFailure = ClientRequestBody.ReadFailure()
+        let body = ClientRequestBody(body: request.body, failure: clientBodyFailure)
         if let length = request.headers[.contentLength].flatMap({ Int64($0) }) {
-            if length > 0 { outbound.body = .stream(request.body, length: .known(length)) }
+            if length > 0 { outbound.body = .stream(body, length: .known(length)) }
         } else if request.headers[.transferEncoding] != nil {
-            outbound.body = .stream(request.body, length: .unknown)
+            outbound.body = .stream(body, length: .unknown)
         }
         let upstream: HTTPClientResponse
         do {
             upstream = try await Self.client.execute(outbound, timeout: timeout)
         } catch {
+            if clientBodyFailure.happened { return GatewayAnswer.invalidRequest("the request body is malformed or incomplete").response }
             return Response(status: .badGateway, headers: [.contentType: "text/plain; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(string: "502 Bad Gateway\n")))
         }

@@ -4,7 +4,7 @@ import Logging
 import NIOCore
 
 /// Closes a new connection whose first request head (request line and header fields, up to the empty line) has
-/// not arrived within the timeout of the connection's opening: a client that opens connections and sends half a
+/// not arrived within the timeout of the connection's opening, after a `408` with the gateway's JSON error: a client that opens connections and sends half a
 /// request line, or one byte now and then, holds them for that long at most (slowloris).
 ///
 /// It sits first in the connection's pipeline, on raw bytes, because Hummingbird's idle timeout only starts once
@@ -13,16 +13,30 @@ import NIOCore
 /// keep-alive connection that sits idle or stalls in a later head or body, and an upgraded WebSocket lives until
 /// either side closes it.
 final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
+    /// `408` with the gateway's JSON error, written before the connection is closed.
+    static func timeoutAnswer(allocator: ByteBufferAllocator) -> ByteBuffer {
+        let answer = GatewayAnswer.invalidRequest("the request head did not arrive in time", status: 408)
+        var head = "HTTP/1.1 408 Request Timeout\r\n"
+        for field in answer.headers { head += "\(field.name.rawName): \(field.value)\r\n" }
+        head += "Content-Length: \(answer.body.readableBytes)\r\nConnection: close\r\n\r\n"
+        var buffer = allocator.buffer(capacity: head.utf8.count + answer.body.readableBytes)
+        buffer.writeString(head)
+        buffer.writeImmutableBuffer(answer.body)
+        return buffer
+    }
+
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
     private let timeout: TimeAmount
     private let logger: Logger
+    private let progress: FirstRequestProgress
     private var scheduled: Scheduled<Void>?
     private var scanner = HeadEndScanner()
 
-    init(timeout: TimeAmount, logger: Logger) {
+    init(timeout: TimeAmount, progress: FirstRequestProgress, logger: Logger) {
         self.timeout = timeout
+        self.progress = progress
         self.logger = logger
     }
 
@@ -51,6 +65,7 @@ final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableChannelHa
         let complete = scanner.consume(buffer.readableBytesView)
         context.fireChannelRead(data)
         if complete {
+            progress.headReceived = true
             scheduled?.cancel()
             scheduled = nil
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
@@ -61,10 +76,14 @@ final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableChannelHa
         guard scheduled == nil else { return }
         let logger = logger
         let timeout = timeout
+        let progress = progress
         scheduled = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
+            guard !progress.answered else { return }
+            progress.answered = true
             logger.debug("closing a connection whose request head did not arrive in time",
                          metadata: ["timeout": .stringConvertible(timeout)])
-            context.close(promise: nil)
+            // First in the pipeline: these bytes go straight to the socket, whatever the HTTP handlers' state.
+            LingeringClose.answerAndClose(context, NIOAny(Self.timeoutAnswer(allocator: context.channel.allocator)))
         }
     }
 }

@@ -96,6 +96,93 @@ import Testing
         }
     }
 
+    @Test(.timeLimit(.minutes(1))) func aFirstRequestThatIsNotHTTPIsAnswered400AndClosed() async throws {
+        let capture = LogCapture()
+        try await RecordingFixture.run(logger: capture.logger(), { Self.configuration($0) }) { fixture async throws in
+            // Refused by NIO's parser or upgrader before the gateway sees a target: without the gateway's guard the
+            // connection would stay open and silent, or be closed without a word.
+            let requests: [[UInt8]] = [
+                Array("GARBAGE\r\n\r\n".utf8), Array("GET /open/a b HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
+                Array("GET /open/a\u{1}b HTTP/1.1\r\nHost: x\r\n\r\n".utf8), Array("GET /open/x HTTP/1.1\r\nNo colon\r\n\r\n".utf8),
+                Array("GET /open/caf".utf8) + [0xC3, 0xA9] + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
+                Array("POST /open/x HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab".utf8),
+                Array("GET /open/x HTTP/9.9\r\nHost: x\r\n\r\n".utf8),
+                // WebSocket upgrades NIO's upgrader refuses: a refused one with a chunked body, a version other than 13,
+                // no key.
+                Array("GET /nowhere HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n".utf8),
+                Array("GET /open/x HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 99\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n".utf8),
+                Array("GET /open/x HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n".utf8),
+            ]
+            for request in requests {
+                let connection = try RawHTTPConnection(port: fixture.port)
+                await connection.send(request)
+                let start = ContinuousClock.now
+                let (bytes, closed) = await connection.readToEnd()
+                let shown = String(decoding: request.prefix(20) + request.suffix(40), as: UTF8.self).debugDescription
+                #expect(closed, "\(shown)")
+                #expect(ContinuousClock.now - start < .seconds(3), "\(shown)")
+                let answer = RawHTTPResponse(bytes)
+                #expect(answer?.status == 400, "\(shown)")
+                #expect(answer?.json?["error"] == "invalid_request", "\(shown)")
+            }
+            #expect(try await RawHTTPConnection.exchange(port: fixture.port, target: "/open/x").status == 200)
+        }
+        // Logged at debug: a client cannot fill the error log by sending garbage.
+        let lines = capture.text.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("debug refused a first request") })
+        #expect(!lines.contains { $0.hasPrefix("error") }, "\(lines.filter { $0.hasPrefix("error") })")
+    }
+
+    @Test(.timeLimit(.minutes(1))) func anOversizedHeadIsRefusedAndNeverKillsTheGateway() async throws {
+        try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
+            // Found by the fuzz test: a head over 64 KiB with a body, forwarded, killed the process (an
+            // AsyncHTTPClient precondition). Heads are now bounded before anything is forwarded.
+            let body = String(repeating: "b", count: 1198)
+            for method in ["HEAD", "POST", "PUT"] {
+                let huge = try await RawHTTPConnection.exchange(
+                    port: fixture.port, target: Array("/open/x".utf8), method: method,
+                    headers: ["X-Long: " + String(repeating: "y", count: 66_000), "Content-Length: \(body.count)"], body: Array(body.utf8))
+                #expect(huge.status == 431, "\(method)")
+                #expect(huge.json?["error"] == "invalid_request")
+            }
+            let manyFields = (0..<101).map { "X-Field-\($0): 1" }
+            #expect(try await RawHTTPConnection.exchange(port: fixture.port, target: "/open/x", headers: manyFields).status == 431)
+            let longField = ["X-Long: " + String(repeating: "y", count: 17 * 1024)]
+            #expect(try await RawHTTPConnection.exchange(port: fixture.port, target: "/open/x", headers: longField).status == 431)
+            // Within the limits: forwarded, body and all.
+            let large = try await RawHTTPConnection.exchange(
+                port: fixture.port, target: Array("/open/x".utf8), method: "POST",
+                headers: ["X-A: " + String(repeating: "a", count: 15_000), "X-B: " + String(repeating: "b", count: 15_000),
+                          "Content-Length: \(body.count)"], body: Array(body.utf8))
+            #expect(large.status == 200)
+            #expect(try RecordingUpstream.seen(large.body).header("X-B")?.count == 15_000)
+            // On a connection already used, Hummingbird refuses it (400) and closes.
+            let connection = try RawHTTPConnection(port: fixture.port)
+            await connection.send("GET /open/first HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await connection.readResponse()?.status == 200)
+            await connection.send("HEAD /open/x HTTP/1.1\r\nHost: x\r\nX-Long: \(String(repeating: "y", count: 66_000))\r\nContent-Length: 4\r\n\r\nbody")
+            #expect(await connection.readResponse()?.status == 400)
+            #expect(try await RawHTTPConnection.exchange(port: fixture.port, target: "/open/alive").status == 200)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func anUpgradeOnAUsedConnectionIsNeverRedirectedToAnotherHost() async throws {
+        try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
+            // Hummingbird redirects such an upgrade to its own target (307, to be retried on a new connection);
+            // a target starting with // would point at another host.
+            for (target, status, location) in [("//evil.example/x", 307, "/evil.example/x"), ("/open//x?y=1", 307, "/open/x?y=1"),
+                                               ("/open/%zz", 400, nil)] {
+                let connection = try RawHTTPConnection(port: fixture.port)
+                await connection.send("GET /open/first HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(await connection.readResponse()?.status == 200)
+                await connection.send("GET \(target) HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+                let answer = await connection.readResponse()
+                #expect(answer?.status == status, "\(target)")
+                #expect(answer?.header("Location") == location, "\(target)")
+            }
+        }
+    }
+
     @Test(.timeLimit(.minutes(1))) func anEncodedOrDottedPathCannotDodgeTheStricterService() async throws {
         try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
             let joe = "Authorization: " + basicAuthorization("joe", "welcome")

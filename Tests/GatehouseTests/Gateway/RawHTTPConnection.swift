@@ -88,12 +88,13 @@ final class RawHTTPConnection: @unchecked Sendable {
         }
     }
 
-    /// Sends `GET target` with `Connection: close` and the given extra header lines, and reads the answer.
-    static func exchange(port: Int, target: [UInt8], method: String = "GET", headers: [String] = []) async throws -> RawHTTPResponse {
+    /// Sends `method target` with `Connection: close`, the given extra header lines and `body`, and reads the answer.
+    static func exchange(port: Int, target: [UInt8], method: String = "GET", headers: [String] = [], body: [UInt8] = []) async throws
+        -> RawHTTPResponse {
         let connection = try RawHTTPConnection(port: port)
         var request = Array("\(method) ".utf8) + target + Array(" HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n".utf8)
         for header in headers + ["Connection: close"] { request += Array("\(header)\r\n".utf8) }
-        request += Array("\r\n".utf8)
+        request += Array("\r\n".utf8) + body
         await connection.send(request)
         let (bytes, _) = await connection.readToEnd()
         guard let response = RawHTTPResponse(bytes) else {

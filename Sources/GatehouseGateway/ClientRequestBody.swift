@@ -1,0 +1,36 @@
+import Hummingbird
+import NIOCore
+import Synchronization
+
+/// A client's request body as the proxy streams it upstream, noting whether reading it failed: a body the client
+/// framed wrongly (a malformed chunk, a connection closed before `Content-Length` bytes) is the client's fault and
+/// answered `400`, not the `502` of an upstream that failed.
+struct ClientRequestBody: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+
+    /// Whether reading the client's body threw.
+    final class ReadFailure: Sendable {
+        private let failed = Mutex(false)
+        var happened: Bool { failed.withLock { $0 } }
+        func record() { failed.withLock { $0 = true } }
+    }
+
+    let body: RequestBody
+    let failure: ReadFailure
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: RequestBody.AsyncIterator
+        let failure: ReadFailure
+
+        mutating func next() async throws -> ByteBuffer? {
+            do {
+                return try await base.next()
+            } catch {
+                failure.record()
+                throw error
+            }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: body.makeAsyncIterator(), failure: failure) }
+}
