@@ -101,6 +101,7 @@ struct WebSocketRelay: Sendable {
                 let state = State(deadline)
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask {
+                        var dropped = 0
                         do {
                             for try await message in inbound.messages(maxSize: maxMessageSize) {
                                 if let revalidation, case .text(let text) = message, text.hasPrefix(GatewayRevalidation.answerPrefix) {
@@ -122,7 +123,9 @@ struct WebSocketRelay: Sendable {
                                     break
                                 }
                                 if GatewayRevalidation.isReserved(message) {
-                                    logger.warning("dropped a client frame with the gateway's reserved prefix", metadata: ["upstream": .string(upstreamForLogs)])
+                                    dropped += 1
+                                    logger.log(level: dropped == 1 ? .warning : .debug, "dropped a client frame with the gateway's reserved prefix",
+                                               metadata: ["upstream": .string(upstreamForLogs), "dropped": .stringConvertible(dropped)])
                                     continue
                                 }
                                 try await upstreamOutbound.write(Self.frame(message))
@@ -131,10 +134,14 @@ struct WebSocketRelay: Sendable {
                         try? await upstreamOutbound.close(.normalClosure, reason: nil)
                     }
                     group.addTask {
+                        var dropped = 0
                         do {
                             for try await message in upstreamInbound.messages(maxSize: maxMessageSize) {
+                                // Warned once per connection, then at debug: a hostile upstream cannot flood the log.
                                 if GatewayRevalidation.isReserved(message) {
-                                    logger.warning("dropped an upstream frame with the gateway's reserved prefix", metadata: ["upstream": .string(upstreamForLogs)])
+                                    dropped += 1
+                                    logger.log(level: dropped == 1 ? .warning : .debug, "dropped an upstream frame with the gateway's reserved prefix",
+                                               metadata: ["upstream": .string(upstreamForLogs), "dropped": .stringConvertible(dropped)])
                                     continue
                                 }
                                 try await outbound.write(Self.frame(message))
