@@ -98,7 +98,7 @@ let package = Package(
         .target(
             name: "GatehouseGateway",
             dependencies: [
-                "GatehouseProtocol", "GatehouseResourceServer", "GatehouseClient",
+                "GatehouseProtocol", "GatehouseResourceServer", "GatehouseClient", "GatehouseChecks",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

@@ -116,3 +116,59 @@ public final class InMemoryAccountLockouts: AccountLockouts {
         _ = states.withLock { $0.removeValue(forKey: account) }
     }
 }
+
+/// How a configuration file writes an ``AccountLockoutPolicy`` (the server's policy and the gateway's
+/// configuration alike): every key optional, times in seconds.
+///
+/// ```yaml
+/// accountLockout: { threshold: 10, windowSec: 900, durationSec: 300, growth: 2, maxDurationSec: 86400 }
+/// ```
+public struct AccountLockoutSettings: Codable, Sendable {
+    /// Failures that lock an account (10); 0 disables lockout.
+    public var threshold: Int?
+    /// Seconds in which failures are counted (900).
+    public var windowSec: Int?
+    /// Seconds of the first lockout (300).
+    public var durationSec: Int?
+    /// Each repeated lockout lasts this many times longer (2).
+    public var growth: Int?
+    /// The longest lockout, seconds (86400).
+    public var maxDurationSec: Int?
+
+    public init(threshold: Int? = nil, windowSec: Int? = nil, durationSec: Int? = nil, growth: Int? = nil, maxDurationSec: Int? = nil) {
+        self.threshold = threshold
+        self.windowSec = windowSec
+        self.durationSec = durationSec
+        self.growth = growth
+        self.maxDurationSec = maxDurationSec
+    }
+
+    /// A setting out of its range: the key (under `accountLockout`) and the problem.
+    public struct Invalid: Error, Sendable {
+        public let key: String
+        public let problem: String
+    }
+
+    /// The policy these settings describe, checked.
+    public func policy() throws(Invalid) -> AccountLockoutPolicy {
+        var lockout = AccountLockoutPolicy()
+        func seconds(_ value: Int?, _ name: String, default fallback: Int64) throws(Invalid) -> Int64 {
+            guard let value else { return fallback }
+            guard (1...31_536_000).contains(value) else { throw Invalid(key: name, problem: "must be between 1 and 31536000") }
+            return Int64(value) * 1000
+        }
+        if let threshold {
+            guard (0...1000).contains(threshold) else { throw Invalid(key: "threshold", problem: "must be between 0 and 1000") }
+            lockout.threshold = threshold
+        }
+        lockout.window = try seconds(windowSec, "windowSec", default: lockout.window)
+        lockout.duration = try seconds(durationSec, "durationSec", default: lockout.duration)
+        lockout.maxDuration = try seconds(maxDurationSec, "maxDurationSec", default: max(lockout.maxDuration, lockout.duration))
+        if let growth {
+            guard (1...100).contains(growth) else { throw Invalid(key: "growth", problem: "must be between 1 and 100") }
+            lockout.growth = growth
+        }
+        guard lockout.maxDuration >= lockout.duration else { throw Invalid(key: "maxDurationSec", problem: "must not be shorter than durationSec") }
+        return lockout
+    }
+}

@@ -6,7 +6,7 @@ import HummingbirdBcrypt
 public struct PasswordVerifier: Sendable {
     public let lockouts: any AccountLockouts
     /// A hash of a random text at the configured cost, checked when the account does not exist.
-    let decoyHash: String
+    public let decoyHash: String
 
     /// - Parameter decoyCost: the bcrypt cost of the real hashes (``PasswordVerifier/cost(of:)`` of them), so an
     ///   unknown user costs as long as a known one.

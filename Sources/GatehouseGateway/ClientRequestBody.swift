@@ -15,16 +15,32 @@ struct ClientRequestBody: AsyncSequence, Sendable {
         func record() { failed.withLock { $0 = true } }
     }
 
+    /// The body can be read once. AsyncHTTPClient may ask for a second iterator (retrying on a stale pooled
+    /// connection); NIO traps on a second iterator of the client's body, so this one makes the retry fail instead.
+    final class Claim: Sendable {
+        private let taken = Mutex(false)
+        func take() -> Bool { taken.withLock { was in defer { was = true }; return !was } }
+    }
+
+    struct AlreadyRead: Error {}
+
     let body: RequestBody
     let failure: ReadFailure
+    let claim = Claim()
+
+    init(body: RequestBody, failure: ReadFailure) {
+        self.body = body
+        self.failure = failure
+    }
 
     struct AsyncIterator: AsyncIteratorProtocol {
-        var base: RequestBody.AsyncIterator
+        var base: RequestBody.AsyncIterator?
         let failure: ReadFailure
 
         mutating func next() async throws -> ByteBuffer? {
+            guard base != nil else { throw AlreadyRead() }
             do {
-                return try await base.next()
+                return try await base?.next()
             } catch {
                 failure.record()
                 throw error
@@ -32,5 +48,7 @@ struct ClientRequestBody: AsyncSequence, Sendable {
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: body.makeAsyncIterator(), failure: failure) }
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: claim.take() ? body.makeAsyncIterator() : nil, failure: failure)
+    }
 }

@@ -1,3 +1,4 @@
+import GatehouseChecks
 import Foundation
 import GatehouseResourceServer
 import HTTPTypes
@@ -60,11 +61,18 @@ public final class Gateway: Sendable {
     /// `users` and `gatehouse-token`.
     public convenience init(configuration: GatewayConfiguration, customModules: [String: any LoginModule] = [:],
                             logger: Logger = Logger(label: "gatehouse-gateway")) throws {
+        let lockoutPolicy: AccountLockoutPolicy
+        do {
+            lockoutPolicy = try (configuration.accountLockout ?? AccountLockoutSettings()).policy()
+        } catch {
+            throw GatewayConfigurationError("accountLockout.\(error.key) \(error.problem)")
+        }
+        let lockouts = InMemoryAccountLockouts(policy: lockoutPolicy)
         var realms: [String: Realm] = [:]
         for realm in configuration.realms {
             var entries: [LoginChain.Entry] = []
             for module in realm.loginModules {
-                entries.append(.init(try Self.makeModule(module, custom: customModules), flag: module.flag))
+                entries.append(.init(try Self.makeModule(module, custom: customModules, lockouts: lockouts), flag: module.flag))
             }
             guard !entries.isEmpty else { throw GatewayConfigurationError("realm \(realm.name) has no login module") }
             realms[realm.name] = Realm(
@@ -104,14 +112,15 @@ public final class Gateway: Sendable {
                   logger: logger)
     }
 
-    static func makeModule(_ module: LoginModuleConfiguration, custom: [String: any LoginModule]) throws -> any LoginModule {
+    static func makeModule(_ module: LoginModuleConfiguration, custom: [String: any LoginModule],
+                           lockouts: any AccountLockouts) throws -> any LoginModule {
         switch module.type {
         case "users":
             var users = module.users ?? []
             if let file = module.usersFile {
                 users += try YAMLUsers.load(path: file)
             }
-            return UsersLoginModule(users: users)
+            return UsersLoginModule(users: users, lockouts: lockouts)
         case "gatehouse-token":
             if let introspection = module.introspection {
                 return GatehouseTokenLoginModule(

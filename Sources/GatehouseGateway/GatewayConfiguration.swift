@@ -1,3 +1,4 @@
+import GatehouseChecks
 import Foundation
 import Yams
 
@@ -38,6 +39,9 @@ public struct GatewayConfiguration: Sendable, Codable {
     /// Seconds a keep-alive connection may sit idle between requests, or stall in a later request's head or body,
     /// before it is closed (60 by default).
     public var idleTimeout: Double?
+    /// Per-account lockout of the `users` login modules (failed passwords per user name, in this process); the
+    /// server's defaults when absent.
+    public var accountLockout: AccountLockoutSettings?
 
     /// The default ``headerReadTimeout``, in seconds.
     public static let defaultHeaderReadTimeout: Double = 10
@@ -58,7 +62,7 @@ public struct GatewayConfiguration: Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case host, port, realms, services, maxWebSocketMessageSize, trustedProxies, headerReadTimeout, idleTimeout
+        case host, port, realms, services, maxWebSocketMessageSize, trustedProxies, headerReadTimeout, idleTimeout, accountLockout
     }
 
     /// Decodes a configuration; every key may be left out (`127.0.0.1:8090`, no realms, no services).
@@ -72,6 +76,7 @@ public struct GatewayConfiguration: Sendable, Codable {
         trustedProxies = try container.decodeIfPresent([String].self, forKey: .trustedProxies)
         headerReadTimeout = try container.decodeIfPresent(Double.self, forKey: .headerReadTimeout)
         idleTimeout = try container.decodeIfPresent(Double.self, forKey: .idleTimeout)
+        accountLockout = try container.decodeIfPresent(AccountLockoutSettings.self, forKey: .accountLockout)
     }
 
     /// Decodes YAML; relative `usersFile` paths are resolved against `baseDirectory`.

@@ -1,3 +1,5 @@
+import Foundation
+import GatehouseChecks
 import HummingbirdBcrypt
 
 /// A user of a ``UsersLoginModule``: a bcrypt hash of the password and the roles granted.
@@ -17,34 +19,38 @@ public struct GatewayUser: Sendable, Codable, Equatable {
 ///
 /// A verified pair is remembered for `verifiedLifetime` (60 s by default, `.zero` to verify every request), so that
 /// `Basic` credentials sent with every request do not cost a bcrypt verification each.
+///
+/// Passwords go through the same ``PasswordVerifier`` as the server's `UserLogin`: failures counted per user name
+/// (``AccountLockouts``: a locked account answers like a wrong password, even with the right one) and a decoy at the
+/// users' own bcrypt cost for unknown names.
 public struct UsersLoginModule: LoginModule {
     private let users: [String: GatewayUser]
     private let verified: VerifiedPasswordCache?
-    /// Checked for unknown users too, at the users' own bcrypt cost, so that their answer takes as long as a known
-    /// user's (a cheaper decoy would tell which user names exist).
-    let decoyHash: String
+    private let passwords: PasswordVerifier
 
-    public init(users: [GatewayUser], verifiedLifetime: Duration = .seconds(60)) {
+    public init(users: [GatewayUser], verifiedLifetime: Duration = .seconds(60),
+                lockouts: any AccountLockouts = InMemoryAccountLockouts(policy: AccountLockoutPolicy())) {
         self.users = Dictionary(users.map { ($0.username, $0) }, uniquingKeysWith: { first, _ in first })
         verified = verifiedLifetime > .zero ? VerifiedPasswordCache(lifetime: verifiedLifetime) : nil
-        let cost = users.compactMap { Self.cost(of: $0.passwordHash) }.max() ?? 4  // no users: nothing to tell apart
-        decoyHash = Bcrypt.hash("gatehouse-gateway-decoy", cost: cost)
+        // No users: nothing to tell apart, the cheapest decoy.
+        passwords = PasswordVerifier(lockouts: lockouts, decoyCost: PasswordVerifier.decoyCost(for: users.map(\.passwordHash), fallback: 4))
     }
 
-    /// The cost of a bcrypt hash (`$2b$12$...` is 12).
-    static func cost(of hash: String) -> UInt8? {
-        let parts = hash.split(separator: "$", omittingEmptySubsequences: true)
-        guard parts.count >= 3, parts[0].hasPrefix("2"), let cost = UInt8(parts[1]), (4...31).contains(cost) else { return nil }
-        return cost
-    }
+    /// The decoy checked for unknown user names.
+    var decoyHash: String { passwords.decoyHash }
 
     public func login(_ credentials: Credentials, scheme: ChallengeScheme) async -> LoginResult {
         guard let (username, password) = credentials.basic else {
             return credentials.isEmpty ? .failure("no credentials") : .ignore
         }
-        if let subject = verified?.subject(username: username, password: password) { return .success(subject) }
+        let account = "user:\(username)"
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        if let subject = verified?.subject(username: username, password: password) {
+            if (try? await passwords.lockouts.isLocked(account, now: now)) != true { return .success(subject) }
+            return .failure("wrong user name or password")
+        }
         let user = users[username]
-        let valid = Bcrypt.verify(password, hash: user?.passwordHash ?? decoyHash) && user != nil
+        let valid = (try? await passwords.verify(password, hash: user?.passwordHash, account: account, now: now)) ?? false
         guard valid, let user else { return .failure("wrong user name or password") }
         let subject = Subject(name: user.username, roles: Set(user.roles))
         verified?.remember(username: username, password: password, subject: subject)

@@ -1,3 +1,4 @@
+import GatehouseChecks
 import GatehouseProtocol
 
 /// The policy file as written (YAML): applications, their scope mappings, the security checks and the users.
@@ -64,18 +65,7 @@ public struct PolicyFile: Codable, Sendable {
     }
 
     /// Per-account lockout of password logins (users, confidential clients); see ``AccountLockoutPolicy``.
-    public struct AccountLockout: Codable, Sendable {
-        /// Failures that lock an account (10); 0 disables lockout.
-        public var threshold: Int?
-        /// Seconds in which failures are counted (900).
-        public var windowSec: Int?
-        /// Seconds of the first lockout (300).
-        public var durationSec: Int?
-        /// Each repeated lockout lasts this many times longer (2).
-        public var growth: Int?
-        /// The longest lockout, seconds (86400).
-        public var maxDurationSec: Int?
-    }
+    public typealias AccountLockout = AccountLockoutSettings
 
     /// Registrations allowed per source address and window (per node).
     public struct RegistrationThrottle: Codable, Sendable {

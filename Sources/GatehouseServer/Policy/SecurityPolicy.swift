@@ -62,30 +62,11 @@ public struct SecurityPolicy: Sendable {
 
     /// The account lockout a policy file asks for, checked.
     public static func accountLockout(of policy: PolicyFile, file: String) throws -> AccountLockoutPolicy {
-        let given = policy.accountLockout
-        var lockout = AccountLockoutPolicy()
-        func seconds(_ value: Int?, _ name: String, default fallback: Int64, range: ClosedRange<Int>) throws -> Int64 {
-            guard let value else { return fallback }
-            guard range.contains(value) else {
-                throw PolicyError(file: file, key: "accountLockout.\(name)", problem: "must be between \(range.lowerBound) and \(range.upperBound)")
-            }
-            return Int64(value) * 1000
+        do {
+            return try (policy.accountLockout ?? AccountLockoutSettings()).policy()
+        } catch {
+            throw PolicyError(file: file, key: "accountLockout.\(error.key)", problem: error.problem)
         }
-        if let threshold = given?.threshold {
-            guard (0...1000).contains(threshold) else { throw PolicyError(file: file, key: "accountLockout.threshold", problem: "must be between 0 and 1000") }
-            lockout.threshold = threshold
-        }
-        lockout.window = try seconds(given?.windowSec, "windowSec", default: lockout.window, range: 1...31_536_000)
-        lockout.duration = try seconds(given?.durationSec, "durationSec", default: lockout.duration, range: 1...31_536_000)
-        lockout.maxDuration = try seconds(given?.maxDurationSec, "maxDurationSec", default: max(lockout.maxDuration, lockout.duration), range: 1...31_536_000)
-        if let growth = given?.growth {
-            guard (1...100).contains(growth) else { throw PolicyError(file: file, key: "accountLockout.growth", problem: "must be between 1 and 100") }
-            lockout.growth = growth
-        }
-        guard lockout.maxDuration >= lockout.duration else {
-            throw PolicyError(file: file, key: "accountLockout.maxDurationSec", problem: "must not be shorter than durationSec")
-        }
-        return lockout
     }
 
     /// The bcrypt cost of the policy's own hashes, for decoys.
