@@ -98,7 +98,8 @@ let package = Package(
         .target(
             name: "GatehouseGateway",
             dependencies: [
-                "GatehouseProtocol", "GatehouseResourceServer", "GatehouseClient", "GatehouseChecks",
+                "GatehouseProtocol", "GatehouseResourceServer", "GatehouseClient", "GatehouseChecks", "GatehouseHTTP",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

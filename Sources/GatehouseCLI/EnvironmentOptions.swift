@@ -6,7 +6,7 @@ enum EnvironmentOptions {
     static let options: [String: [String]] = [
         "serve": ["policy", "data", "database", "host", "port", "issuer", "tls-certificate", "tls-key", "idle-timeout",
                   "retire-signing-keys-after-days", "log-level"],
-        "gateway": ["config", "host", "port", "log-level"],
+        "gateway": ["config", "host", "port", "tls-certificate", "tls-key", "upstream-ca-file", "log-level"],
         "keys": ["data", "database"],
     ]
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GatehouseGateway
+import GatehouseHTTP
 import Hummingbird
 import Logging
 import ServiceLifecycle
@@ -24,6 +25,15 @@ struct GatewayCommand: AsyncParsableCommand {
 
     @Option(help: "The port to listen on, 0 for a free one (overrides the configuration's port).")
     var port: Int?
+
+    @Option(help: ArgumentHelp("Serve https/wss with this certificate chain (PEM; overrides the configuration's tls). Read again on SIGHUP.", valueName: "file"))
+    var tlsCertificate: String?
+
+    @Option(help: ArgumentHelp("The TLS private key (PEM).", valueName: "file"))
+    var tlsKey: String?
+
+    @Option(help: ArgumentHelp("CA certificates (PEM) to verify https/wss upstreams with, instead of the system's.", valueName: "file"))
+    var upstreamCAFile: String?
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
@@ -64,17 +74,33 @@ struct GatewayCommand: AsyncParsableCommand {
         _ = await echoTask.result
     }
 
+    func validate() throws {
+        if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-certificate and --tls-key go together") }
+    }
+
     private func serve(_ configuration: GatewayConfiguration, demo: Bool, logger: Logger) async throws {
+        var configuration = configuration
+        if let tlsCertificate, let tlsKey { configuration.tls = .init(certificate: tlsCertificate, key: tlsKey) }
+        if let upstreamCAFile { configuration.upstreamCAFile = upstreamCAFile }
         let host = configuration.host
         let services = configuration.services
+        let secure = configuration.tls != nil
+        let gateway: Gateway
         let application: any ApplicationProtocol
         do {
-            (_, application) = try Gateway.makeApplication(configuration, logger: logger) { port in
-                Self.printBanner(host: host, port: port, services: services, demo: demo)
+            (gateway, application) = try Gateway.makeApplication(configuration, logger: logger) { port in
+                Self.printBanner(host: host, port: port, services: services, demo: demo, tls: secure)
             }
         } catch let error as GatewayConfigurationError {
             throw ValidationError("\(config ?? "gateway"): \(error)")
+        } catch let error as ReloadableTLS.LoadError {
+            throw ValidationError("TLS: \(error)")
         }
+        if !secure, !ServingWarnings.isLoopback(host) {
+            logger.warning("Serving plain HTTP on \(host): passwords and tokens cross the network in clear. Use --tls-certificate/--tls-key, or a TLS-terminating proxy on this machine.")
+        }
+        let reloading = gateway.tls?.reloadOnHangup(logger: logger)
+        defer { reloading?.cancel() }
         try await application.runService()
     }
 
@@ -92,8 +118,8 @@ struct GatewayCommand: AsyncParsableCommand {
                                             requireRoles: ["AUTHORIZED"], webSocket: true)])
     }
 
-    static func printBanner(host: String, port: Int, services: [ServiceConfiguration], demo: Bool) {
-        var text = "Gatehouse gateway listens on http://\(host):\(port)\n"
+    static func printBanner(host: String, port: Int, services: [ServiceConfiguration], demo: Bool, tls: Bool = false) {
+        var text = "Gatehouse gateway listens on \(tls ? "https" : "http")://\(host):\(port)\n"
         for service in services {
             text += "  \(service.path) -> \(service.upstream)" + (service.realm.map { " (realm \($0))" } ?? " (open)")
                 + (service.webSocket == true ? ", WebSocket" : "") + "\n"

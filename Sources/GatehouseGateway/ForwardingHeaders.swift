@@ -21,7 +21,8 @@ struct ForwardingHeaders: Sendable, Equatable {
     }
 
     /// The fields for a request from `peer` (its IP address) with `headers` and `host` (its `Host`).
-    init(headers: HTTPFields, host: String?, peer: String?, trusted: TrustedProxies) {
+    /// - Parameter proto: `https` when the gateway itself serves TLS.
+    init(headers: HTTPFields, host: String?, peer: String?, trusted: TrustedProxies, proto: String = "http") {
         let host = host.flatMap { Self.isValidHost($0) ? $0 : nil }
         var fields: [(String, String)] = []
         if trusted.contains(peer) {
@@ -32,25 +33,25 @@ struct ForwardingHeaders: Sendable, Equatable {
                 fields.append((field.name.rawName, field.value))
             }
             fields.append(("X-Forwarded-For", (values("x-forwarded-for") + [peer ?? "unknown"]).joined(separator: ", ")))
-            if values("x-forwarded-proto").isEmpty { fields.append(("X-Forwarded-Proto", "http")) }
+            if values("x-forwarded-proto").isEmpty { fields.append(("X-Forwarded-Proto", proto)) }
             if values("x-forwarded-host").isEmpty, let host { fields.append(("X-Forwarded-Host", host)) }
-            fields.append(("Forwarded", (values("forwarded") + [Self.forwardedElement(peer: peer, host: host)]).joined(separator: ", ")))
+            fields.append(("Forwarded", (values("forwarded") + [Self.forwardedElement(peer: peer, host: host, proto: proto)]).joined(separator: ", ")))
         } else {
             fields.append(("X-Forwarded-For", peer ?? "unknown"))
-            fields.append(("X-Forwarded-Proto", "http"))
+            fields.append(("X-Forwarded-Proto", proto))
             if let host { fields.append(("X-Forwarded-Host", host)) }
-            fields.append(("Forwarded", Self.forwardedElement(peer: peer, host: host)))
+            fields.append(("Forwarded", Self.forwardedElement(peer: peer, host: host, proto: proto)))
         }
         self.fields = fields
     }
 
     /// `for=192.0.2.1;host="h:8090";proto=http` (an IPv6 node quoted and in brackets).
-    static func forwardedElement(peer: String?, host: String?) -> String {
+    static func forwardedElement(peer: String?, host: String?, proto: String = "http") -> String {
         var node = "unknown"
         if let peer { node = peer.contains(":") ? "\"[\(peer)]\"" : peer }
         var element = "for=\(node)"
         if let host { element += ";host=\"\(host)\"" }
-        return element + ";proto=http"
+        return element + ";proto=\(proto)"
     }
 
     /// `host[:port]` made of the characters a host name, an IPv4 or a bracketed IPv6 address may hold.

@@ -1,3 +1,5 @@
+import NIOSSL
+import GatehouseHTTP
 import GatehouseChecks
 import Foundation
 import GatehouseResourceServer
@@ -29,7 +31,12 @@ public final class Gateway: Sendable {
     /// How long a keep-alive connection may sit idle or stall.
     let idleTimeout: Duration
     let logger: Logger
-    let proxy = HTTPProxy(timeout: .seconds(120))
+    /// TLS for clients (`https`, `wss`); `nil` serves plain HTTP. ``ReloadableTLS/reload()`` (SIGHUP) changes
+    /// the certificate for new connections.
+    public let tls: ReloadableTLS?
+    /// Trust for `https`/`wss` upstreams: the system's roots, or a configured CA file's. Never verification off.
+    let upstreamTLS: TLSConfiguration?
+    let proxy: HTTPProxy
     /// Answers decided while checking a refused upgrade, written in place of the upgrader's `400`.
     let refusedUpgrades = RefusedUpgradeAnswers()
     /// Upgrades accepted, waiting for their WebSocket handler.
@@ -45,6 +52,7 @@ public final class Gateway: Sendable {
                 trustedProxies: TrustedProxies = .none,
                 headerReadTimeout: Duration = .seconds(GatewayConfiguration.defaultHeaderReadTimeout),
                 idleTimeout: Duration = .seconds(GatewayConfiguration.defaultIdleTimeout),
+                tls: ReloadableTLS? = nil, upstreamTLS: (configuration: TLSConfiguration, name: String)? = nil,
                 logger: Logger = Logger(label: "gatehouse-gateway")) {
         // The longest prefix first: the most specific service (and realm) wins.
         self.services = services.sorted { $0.segments.count > $1.segments.count }
@@ -54,6 +62,9 @@ public final class Gateway: Sendable {
         self.trustedProxies = trustedProxies
         self.headerReadTimeout = headerReadTimeout
         self.idleTimeout = idleTimeout
+        self.tls = tls
+        self.upstreamTLS = upstreamTLS?.configuration
+        proxy = HTTPProxy(timeout: .seconds(120), upstreamTLS: upstreamTLS)
         self.logger = logger
     }
 
@@ -109,7 +120,24 @@ public final class Gateway: Sendable {
                   trustedProxies: try TrustedProxies(configuration.trustedProxies ?? []),
                   headerReadTimeout: try timeout(configuration.headerReadTimeout, GatewayConfiguration.defaultHeaderReadTimeout, "headerReadTimeout"),
                   idleTimeout: try timeout(configuration.idleTimeout, GatewayConfiguration.defaultIdleTimeout, "idleTimeout"),
+                  tls: try configuration.tls.map { try ReloadableTLS(certificatePath: $0.certificate, keyPath: $0.key) },
+                  upstreamTLS: try configuration.upstreamCAFile.map { (try Self.upstreamTLS(caFile: $0), $0) },
                   logger: logger)
+    }
+
+    /// Client TLS for upstreams trusting the CA certificates (PEM) in `caFile`, with full verification.
+    static func upstreamTLS(caFile: String) throws -> TLSConfiguration {
+        let roots: [NIOSSLCertificate]
+        do {
+            roots = try NIOSSLCertificate.fromPEMFile(caFile)
+        } catch {
+            throw GatewayConfigurationError("upstreamCAFile \(caFile): not a readable PEM certificate file")
+        }
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.trustRoots = .certificates(roots)
+        configuration.minimumTLSVersion = .tlsv12
+        configuration.certificateVerification = .fullVerification
+        return configuration
     }
 
     static func makeModule(_ module: LoginModuleConfiguration, custom: [String: any LoginModule],
@@ -186,7 +214,7 @@ public final class Gateway: Sendable {
     /// The forwarding fields for a request on `context`'s connection.
     func forwarding(_ request: Request, context: GatewayRequestContext) -> ForwardingHeaders {
         ForwardingHeaders(headers: request.headers, host: request.head.authority, peer: context.channel.remoteAddress?.ipAddress,
-                          trusted: trustedProxies)
+                          trusted: trustedProxies, proto: tls == nil ? "http" : "https")
     }
 
     /// Methods never relayed (`405`): `TRACE`/`TRACK` would echo the request's credentials back (cross-site
@@ -199,6 +227,10 @@ public final class Gateway: Sendable {
         switch self.target(of: request) {
         case .success(let parsed): target = parsed
         case .failure(let error): return GatewayAnswer.refused(error).response
+        }
+        // The gateway's own probes for load balancers (before any service: a service at `/` cannot hide them).
+        if request.method == .get, target.segments.count == 1, target.segments[0] == "health" || target.segments[0] == "ready" {
+            return GatewayAnswer.probe(target.segments[0] == "health" ? "ok" : "ready").response
         }
         guard let (service, rest) = route(target) else {
             return Response(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
@@ -258,10 +290,12 @@ public final class Gateway: Sendable {
             let realmName = service.realm?.name ?? ""
             let relay = WebSocketRelay(
                 upstreamURL: service.upstreamURL(remainder: rest, query: Self.forwardedQuery(target, service: service), webSocket: true),
-                extraHeaders: headers, maxMessageSize: maxMessageSize, deadline: deadline, revalidation: revalidation,
+                extraHeaders: headers, maxMessageSize: maxMessageSize, upstreamTLS: upstreamTLS, deadline: deadline, revalidation: revalidation,
                 onExpiry: { [statistics] in statistics.recordExpiry(realm: realmName) }, logger: logger)
             acceptedUpgrades.withLock { $0[context.connection] = relay }
-            return .upgrade([:])
+            var upgradeHeaders = HTTPFields()
+            if let challenge = subject?.successChallenge { upgradeHeaders[.wwwAuthenticate] = challenge }
+            return .upgrade(upgradeHeaders)
         }
     }
 
@@ -284,7 +318,7 @@ public final class Gateway: Sendable {
     // MARK: Application
 
     /// The gateway's Hummingbird application (port 0 picks a free one; `onServerRunning` gets the port).
-    public func makeApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+    public func makeApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let webSocketRouter = Router(context: GatewayRequestContext.self)
         let upgrade: @Sendable (Request, GatewayRequestContext) async throws -> RouterShouldUpgrade = { [self] request, context in
             await shouldUpgrade(request, context: context)
@@ -307,10 +341,11 @@ public final class Gateway: Sendable {
         let headTimeout = TimeAmount(headerReadTimeout)
         // The upgrade channel with the gateway's guards for the first request (Hummingbird's idle timeout and its
         // parse-error answer only start once the first head has been handed to it).
+        let sslContext = try tls.map { try NIOSSLContext(configuration: $0.serverConfiguration(http2: false)) }
         let server = HTTPServerBuilder { responder in
             GatewayChildChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-                headerReadTimeout: headTimeout)
+                headerReadTimeout: headTimeout, sslContext: sslContext)
         }
         return Application(
             responder: GatewayResponder(gateway: self),
@@ -326,7 +361,7 @@ public final class Gateway: Sendable {
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> (gateway: Gateway, application: some ApplicationProtocol) {
         let gateway = try Gateway(configuration: configuration, customModules: customModules, logger: logger)
-        return (gateway, gateway.makeApplication(onServerRunning: onServerRunning))
+        return (gateway, try gateway.makeApplication(onServerRunning: onServerRunning))
     }
 }
 

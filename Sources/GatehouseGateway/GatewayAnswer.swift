@@ -22,6 +22,12 @@ struct GatewayAnswer: Sendable {
                              body: ByteBuffer(string: body))
     }
 
+    /// `200 {"status":"<status>"}`: the gateway's `/health` (alive) and `/ready` (configured and serving).
+    static func probe(_ status: String) -> GatewayAnswer {
+        GatewayAnswer(status: .ok, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+                      body: ByteBuffer(string: #"{"status":"# + jsonString(status) + "}"))
+    }
+
     /// The answer to a target that ``RequestTarget`` refused.
     static func refused(_ error: RequestTargetError) -> GatewayAnswer {
         invalidRequest(error.description, status: error.status)

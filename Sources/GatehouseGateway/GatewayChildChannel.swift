@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOSSL
 
 /// The gateway's connections: Hummingbird's HTTP/1.1 + WebSocket upgrade channel, with two guards for the first
 /// request, where Hummingbird has none: a ``RequestHeadTimeoutHandler`` in front (slowloris) and a
@@ -12,12 +13,18 @@ struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
 
     let inner: Inner
     let headerReadTimeout: TimeAmount
+    /// TLS for the connection (`https`, `wss`), in front of everything else; `nil` for plain HTTP.
+    var sslContext: NIOSSLContext? = nil
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let progress = FirstRequestProgress()
         do {
+            if let sslContext {
+                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext), position: .first)
+            }
+            // After TLS, so that it reads the request head, not ciphertext.
             try channel.pipeline.syncOperations.addHandler(
-                RequestHeadTimeoutHandler(timeout: headerReadTimeout, progress: progress, logger: logger), position: .first)
+                RequestHeadTimeoutHandler(timeout: headerReadTimeout, progress: progress, logger: logger), position: .last)
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }

@@ -42,6 +42,20 @@ public struct GatewayConfiguration: Sendable, Codable {
     /// Per-account lockout of the `users` login modules (failed passwords per user name, in this process); the
     /// server's defaults when absent.
     public var accountLockout: AccountLockoutSettings?
+    /// Serve `https`/`wss` with this certificate chain and key (PEM files, read again on SIGHUP).
+    public var tls: TLSFiles?
+    /// CA certificates (PEM) that `https`/`wss` upstreams are verified against, instead of the system's roots.
+    public var upstreamCAFile: String?
+
+    /// A certificate chain and its private key.
+    public struct TLSFiles: Sendable, Codable {
+        public var certificate: String
+        public var key: String
+        public init(certificate: String, key: String) {
+            self.certificate = certificate
+            self.key = key
+        }
+    }
 
     /// The default ``headerReadTimeout``, in seconds.
     public static let defaultHeaderReadTimeout: Double = 10
@@ -62,7 +76,7 @@ public struct GatewayConfiguration: Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case host, port, realms, services, maxWebSocketMessageSize, trustedProxies, headerReadTimeout, idleTimeout, accountLockout
+        case host, port, realms, services, maxWebSocketMessageSize, trustedProxies, headerReadTimeout, idleTimeout, accountLockout, tls, upstreamCAFile
     }
 
     /// Decodes a configuration; every key may be left out (`127.0.0.1:8090`, no realms, no services).
@@ -77,6 +91,8 @@ public struct GatewayConfiguration: Sendable, Codable {
         headerReadTimeout = try container.decodeIfPresent(Double.self, forKey: .headerReadTimeout)
         idleTimeout = try container.decodeIfPresent(Double.self, forKey: .idleTimeout)
         accountLockout = try container.decodeIfPresent(AccountLockoutSettings.self, forKey: .accountLockout)
+        tls = try container.decodeIfPresent(TLSFiles.self, forKey: .tls)
+        upstreamCAFile = try container.decodeIfPresent(String.self, forKey: .upstreamCAFile)
     }
 
     /// Decodes YAML; relative `usersFile` paths are resolved against `baseDirectory`.

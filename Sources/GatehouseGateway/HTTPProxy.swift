@@ -1,9 +1,11 @@
+import NIOSSL
 import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// Relays HTTP requests to upstreams with AsyncHTTPClient, bodies streamed both ways.
 struct HTTPProxy: Sendable {
@@ -25,6 +27,30 @@ struct HTTPProxy: Sendable {
     static let userHeader = "X-Gateway-User"
 
     let timeout: TimeAmount
+    /// The client for this gateway's upstreams: the shared one, or one trusting the configured CA file.
+    let client: HTTPClient
+
+    /// - Parameter upstreamTLS: the trust for upstreams and a name for it (the CA file): one client per name for the
+    ///   process's life (AsyncHTTPClient clients must be shut down, never simply dropped).
+    init(timeout: TimeAmount, upstreamTLS: (configuration: TLSConfiguration, name: String)? = nil) {
+        self.timeout = timeout
+        client = upstreamTLS.map { Self.client(trusting: $0.configuration, name: $0.name) } ?? Self.client
+    }
+
+    private static let trustingClients = Mutex<[String: HTTPClient]>([:])
+
+    private static func client(trusting tls: TLSConfiguration, name: String) -> HTTPClient {
+        trustingClients.withLock { clients in
+            if let client = clients[name] { return client }
+            var configuration = HTTPClient.Configuration(
+                tlsConfiguration: tls, redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(120)),
+                decompression: .disabled)
+            configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 512)
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            clients[name] = client
+            return client
+        }
+    }
     /// Upstream bodies up to this size, with a `Content-Length`, are relayed as one buffer; larger ones stream.
     static let bufferedBodyLimit = 64 * 1024
 
@@ -59,7 +85,7 @@ struct HTTPProxy: Sendable {
         }
         let upstream: HTTPClientResponse
         do {
-            upstream = try await Self.client.execute(outbound, timeout: timeout)
+            upstream = try await client.execute(outbound, timeout: timeout)
         } catch {
             if clientBodyFailure.happened { return GatewayAnswer.invalidRequest("the request body is malformed or incomplete").response }
             return Response(status: .badGateway, headers: [.contentType: "text/plain; charset=utf-8"],

@@ -1,3 +1,4 @@
+import NIOSSL
 import Foundation
 import HTTPTypes
 import HummingbirdWSClient
@@ -49,6 +50,8 @@ struct WebSocketRelay: Sendable {
     var upstreamForLogs: String { upstreamURL.split(separator: "?", maxSplits: 1).first.map(String.init) ?? upstreamURL }
     let extraHeaders: HTTPFields
     let maxMessageSize: Int
+    /// Trust for a `wss` upstream (`nil`: the system's roots).
+    var upstreamTLS: TLSConfiguration? = nil
     let deadline: Deadline?
     let revalidation: Revalidation?
     let onExpiry: @Sendable () -> Void
@@ -96,7 +99,8 @@ struct WebSocketRelay: Sendable {
     func run(client inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async {
         do {
             try await WebSocketClient.connect(
-                url: upstreamURL, configuration: .init(maxFrameSize: maxMessageSize, additionalHeaders: extraHeaders), logger: logger
+                url: upstreamURL, configuration: .init(maxFrameSize: maxMessageSize, additionalHeaders: extraHeaders),
+                tlsConfiguration: upstreamTLS, logger: logger
             ) { upstreamInbound, upstreamOutbound, _ in
                 let state = State(deadline)
                 await withTaskGroup(of: Void.self) { group in

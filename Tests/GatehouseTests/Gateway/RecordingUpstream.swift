@@ -91,7 +91,7 @@ struct RecordingFixture: Sendable {
         let app: RunningApp
         do {
             gateway = try Gateway(configuration: configuration, logger: logger)
-            app = try await RunningApp.start(logger: logger) { onRunning in gateway.makeApplication(onServerRunning: onRunning) }
+            app = try await RunningApp.start(logger: logger) { onRunning in try gateway.makeApplication(onServerRunning: onRunning) }
         } catch {
             await upstream.stop()
             throw error
