@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "GatehouseServer", targets: ["GatehouseServer"]),
         .library(name: "GatehouseClient", targets: ["GatehouseClient"]),
         .library(name: "GatehouseClientNIO", targets: ["GatehouseClientNIO"]),
+        .library(name: "GatehouseClientKerberos", targets: ["GatehouseClientKerberos"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -94,10 +95,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // MIT Kerberos' GSS-API (Debian's libkrb5-dev), for the Negotiate (SPNEGO) scheme.
+        .systemLibrary(
+            name: "CGSSAPI",
+            pkgConfig: "krb5-gssapi",
+            providers: [.apt(["libkrb5-dev"])]
+        ),
         // The gateway: HTTP and WebSocket services behind challenge schemes, realms and login modules.
         .target(
             name: "GatehouseGateway",
             dependencies: [
+                "CGSSAPI",
                 "GatehouseProtocol", "GatehouseResourceServer", "GatehouseClient", "GatehouseChecks", "GatehouseHTTP",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -157,6 +165,12 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // The SDK's Negotiate (Kerberos/SPNEGO) challenge handler: MIT's libgssapi_krb5, kept out of the core SDK.
+        .target(
+            name: "GatehouseClientKerberos",
+            dependencies: ["GatehouseClient", "CGSSAPI"],
             swiftSettings: swiftSettings
         ),
         // The `gatehouse` command.
@@ -226,6 +240,7 @@ let package = Package(
                 "GatehouseServer", "GatehouseClient", "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite",
                 "GatehousePostgres", "GatehouseResourceServer", "GatehouseGateway", "GatehouseClientNIO", "ExampleChecks", "BalanceService",
                 "GatehouseHTTP",
+                "GatehouseClientKerberos",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

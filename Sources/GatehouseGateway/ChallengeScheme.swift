@@ -8,13 +8,20 @@ public enum ChallengeScheme: String, Sendable, Codable, CaseIterable {
     case applicationToken = "Application Token"
     /// `WWW-Authenticate: Bearer realm="<description>"`, answered with `Authorization: Bearer <token>`.
     case bearer = "Bearer"
+    /// `WWW-Authenticate: Negotiate` (RFC 4559, no realm parameter), answered with `Authorization: Negotiate
+    /// <base64 SPNEGO token>` from the user's Kerberos ticket (browsers do it themselves).
+    case negotiate = "Negotiate"
+    /// `WWW-Authenticate: Application Negotiate` (no browser dialog, the client library answers), answered with
+    /// `Negotiate <base64 SPNEGO token>`.
+    case applicationNegotiate = "Application Negotiate"
 
-    /// The scheme the client answers with: `Basic`, `Token` or `Bearer` (the `Application ` prefix stripped).
+    /// The scheme the client answers with: `Basic`, `Token`, `Bearer` or `Negotiate` (the `Application ` prefix stripped).
     public var baseScheme: String {
         switch self {
         case .basic, .applicationBasic: "Basic"
         case .applicationToken: "Token"
         case .bearer: "Bearer"
+        case .negotiate, .applicationNegotiate: "Negotiate"
         }
     }
 
@@ -22,8 +29,8 @@ public enum ChallengeScheme: String, Sendable, Codable, CaseIterable {
     public func challenge(realmDescription description: String, extra: [String] = []) -> String {
         let head: String
         switch self {
-        case .applicationToken:
-            head = "Application Token"
+        case .applicationToken, .negotiate, .applicationNegotiate:
+            head = rawValue
         case .basic, .applicationBasic, .bearer:
             let escaped = description.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             head = "\(rawValue) realm=\"\(escaped)\""

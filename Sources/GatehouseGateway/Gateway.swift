@@ -157,6 +157,13 @@ public final class Gateway: Sendable {
             }
             guard let jwks = module.jwksURL else { throw GatewayConfigurationError("gatehouse-token module needs jwksURL or introspection") }
             return GatehouseTokenLoginModule(verifier: LocalTokenVerifier(jwksURL: jwks), requiredScope: module.requiredScope)
+        case "kerberos5":
+            do {
+                return try NegotiateLoginModule(keytab: module.keytab, servicePrincipal: module.servicePrincipal,
+                                                principalRoles: module.principalRoles ?? [:])
+            } catch {
+                throw GatewayConfigurationError("kerberos5 module: \(error)")
+            }
         default:
             guard let found = custom[module.type] else { throw GatewayConfigurationError("unknown login module type \(module.type)") }
             return found
@@ -246,8 +253,11 @@ public final class Gateway: Sendable {
             return answer.response
         case .allow(let subject):
             let url = service.upstreamURL(remainder: rest, query: Self.forwardedQuery(target, service: service))
-            return try await proxy.forward(request, to: url, subject: subject, realm: service.realm,
-                                           forwarding: forwarding(request, context: context))
+            var response = try await proxy.forward(request, to: url, subject: subject, realm: service.realm,
+                                                   forwarding: forwarding(request, context: context))
+            // Negotiate's mutual authentication (RFC 4559 §5): the acceptor's token with the successful answer.
+            if let challenge = subject?.successChallenge { response.headers[.wwwAuthenticate] = challenge }
+            return response
         }
     }
 

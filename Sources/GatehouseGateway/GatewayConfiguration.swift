@@ -14,13 +14,21 @@ import Yams
 /// realms:
 ///   - name: demo
 ///     description: Demo realm
-///     scheme: Application Basic          # Basic | Application Basic | Application Token | Bearer
+///     scheme: Application Basic          # Basic | Application Basic | Application Token | Bearer | Negotiate | Application Negotiate
 ///     queryParameters: [access_token]    # also headers: [...], cookies: [...]
 ///     authorizationTimeout: 1800         # seconds; WebSockets are closed after it, or
 ///     revalidate: true                   # challenged again in band, without dropping the connection
 ///     loginModules:
 ///       - { type: users, flag: required, usersFile: users.yaml }
 ///       - { type: gatehouse-token, flag: sufficient, jwksURL: "http://127.0.0.1:8080/.well-known/jwks.json" }
+///   - name: kerberos
+///     scheme: Negotiate                  # RFC 4559 SPNEGO; clients answer from their Kerberos ticket
+///     loginModules:
+///       - type: kerberos5
+///         flag: required
+///         keytab: /etc/gatehouse/http.keytab
+///         servicePrincipal: HTTP/gateway.example.com@EXAMPLE.COM
+///         principalRoles: { alice@EXAMPLE.COM: [AUTHORIZED], "*": [] }
 /// services:
 ///   - { name: echo, path: /echo, upstream: "http://127.0.0.1:9000/echo", realm: demo, requireRoles: [AUTHORIZED], webSocket: true }
 /// ```
@@ -159,7 +167,8 @@ public struct RealmConfiguration: Sendable, Codable {
 
 /// One login module of a realm's chain.
 public struct LoginModuleConfiguration: Sendable, Codable {
-    /// `users` (bcrypt users, inline or from `usersFile`), `gatehouse-token` (JWKS or introspection), or the name of
+    /// `users` (bcrypt users, inline or from `usersFile`), `gatehouse-token` (JWKS or introspection), `kerberos5`
+    /// (SPNEGO tokens of `Negotiate` realms, checked with `keytab`: ``NegotiateLoginModule``), or the name of
     /// a custom module passed to ``Gateway/init(configuration:customModules:logger:)``.
     public var type: String
     public var flag: LoginModuleFlag
@@ -172,9 +181,18 @@ public struct LoginModuleConfiguration: Sendable, Codable {
     public var introspection: IntrospectionConfiguration?
     /// `gatehouse-token`: scope elements every token must hold.
     public var requiredScope: String?
+    /// `kerberos5`: the keytab with the service's keys (MIT's default keytab when absent).
+    public var keytab: String?
+    /// `kerberos5`: the only service principal accepted, e.g. `HTTP/gateway.example.com@EXAMPLE.COM` (any key of
+    /// the keytab when absent).
+    public var servicePrincipal: String?
+    /// `kerberos5`: roles by client principal (`alice@EXAMPLE.COM`), by its name without the realm (`alice`), or
+    /// `*` for every other principal.
+    public var principalRoles: [String: [String]]?
 
     public init(type: String, flag: LoginModuleFlag = .required, users: [GatewayUser]? = nil, usersFile: String? = nil, jwksURL: String? = nil,
-                introspection: IntrospectionConfiguration? = nil, requiredScope: String? = nil) {
+                introspection: IntrospectionConfiguration? = nil, requiredScope: String? = nil, keytab: String? = nil,
+                servicePrincipal: String? = nil, principalRoles: [String: [String]]? = nil) {
         self.type = type
         self.flag = flag
         self.users = users
@@ -182,6 +200,9 @@ public struct LoginModuleConfiguration: Sendable, Codable {
         self.jwksURL = jwksURL
         self.introspection = introspection
         self.requiredScope = requiredScope
+        self.keytab = keytab
+        self.servicePrincipal = servicePrincipal
+        self.principalRoles = principalRoles
     }
 }
 

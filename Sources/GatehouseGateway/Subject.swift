@@ -8,16 +8,21 @@ public struct Subject: Sendable, Equatable {
     public var roles: Set<String>
     /// When the credentials expire (a token's `exp`); `nil` when they do not.
     public var expiresAt: Date?
+    /// A `WWW-Authenticate` value sent with the successful answer (or the WebSocket upgrade): Negotiate's
+    /// mutual-authentication token, `Negotiate <base64>` (RFC 4559 §5).
+    public var successChallenge: String?
 
-    public init(name: String? = nil, roles: Set<String> = [], expiresAt: Date? = nil) {
+    public init(name: String? = nil, roles: Set<String> = [], expiresAt: Date? = nil, successChallenge: String? = nil) {
         self.name = name
         self.roles = roles
         self.expiresAt = expiresAt
+        self.successChallenge = successChallenge
     }
 
     /// Adds what another module found: roles are merged, the earliest expiry wins, the first name stays.
     mutating func merge(_ other: Subject) {
         if name == nil { name = other.name }
+        if successChallenge == nil { successChallenge = other.successChallenge }
         roles.formUnion(other.roles)
         if let expiry = other.expiresAt { expiresAt = min(expiresAt ?? expiry, expiry) }
     }
