@@ -15,7 +15,7 @@ struct GatehouseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",
         abstract: "A challenge-based authorization server that speaks the MobileFirst 8.0 runtime protocol.",
-        subcommands: [ServeCommand.self, KeysCommand.self, HashPasswordCommand.self, DemoCaptchaCommand.self, DemoPinCodeCommand.self, DemoLoginCommand.self, GatewayCommand.self, DemoEchoCommand.self],
+        subcommands: [ServeCommand.self, KeysCommand.self, HashPasswordCommand.self, DemoPolicyCommand.self, DemoCaptchaCommand.self, DemoPinCodeCommand.self, DemoLoginCommand.self, GatewayCommand.self, DemoEchoCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 }

@@ -61,51 +61,15 @@ MODES = ("same-origin", "cross-origin")
 FORBIDDEN_PAGE_TIMEOUT = 30      # the page itself gives up waiting for a token after 8 s
 REGISTERED = re.compile(r"Registered client (\S+)")
 
-# The demo policy (copied from Sources/GatehouseServer/Policy/DemoPolicy.swift, users' hashes included); the
-# cross-origin mode adds `allowedOrigins` to the com.sample.web application.
-DEMO_POLICY_YAML = """\
-# Gatehouse demo policy: the security checks and sample applications of the MobileFirst 8.0 tutorials.
-securityChecks:
-  SimpleCaptcha:
-    class: SimpleCaptcha
-    properties:
-      maxOperator: 10
-      maxAttempts: 3
-      blockedStateExpirationSec: 5
-  PinCodeAttempts:
-    class: PinCodeAttempts
-    properties:
-      pinCode: "1234"
-      maxAttempts: 3
-      blockedStateExpirationSec: 60
-      successStateExpirationSec: 60
-  UserLogin:
-    class: UserLogin
-    properties:
-      maxAttempts: 3
-      blockedStateExpirationSec: 60
-      successStateExpirationSec: 3600
-      rememberMeDurationSec: 86400
-
-applications:
-  - { id: com.sample.pincodeswift, platform: ios, scopeElementMapping: { accessRestricted: PinCodeAttempts } }
-  - { id: com.sample.pincodeswift, platform: android, scopeElementMapping: { accessRestricted: PinCodeAttempts } }
-  - { id: com.sample.simplecaptcha, platform: ios, scopeElementMapping: { accessRestricted: PinCodeAttempts } }
-  - { id: com.sample.simplecaptcha, platform: android, scopeElementMapping: { accessRestricted: PinCodeAttempts } }
-  - { id: com.sample.web, platform: web, scopeElementMapping: { accessRestricted: PinCodeAttempts } }
-
-users:
-  - { username: john, displayName: John Doe, passwordHash: "$2b$10$76AvwGKgVW/h00AzoxZvzuD99o1F8N6mS5HjlLgyAdDz5Gn3Cb2uu", attributes: { country: DE } }
-  - { username: jane, displayName: Jane Roe, passwordHash: "$2b$10$cp.GD18nLJYUpKhqQUjHDuv.HN1zI1IyIZAt5Ceoh1EC8keY8qaua" }
-"""
 WEB_APPLICATION = "  - { id: com.sample.web, platform: web, scopeElementMapping: { accessRestricted: PinCodeAttempts } }"
 
 
-def cross_origin_policy(allowed_origin):
-    """The demo policy with `allowedOrigins: [allowed_origin]` on the com.sample.web application."""
-    assert DEMO_POLICY_YAML.count(WEB_APPLICATION) == 1
-    return DEMO_POLICY_YAML.replace(
-        WEB_APPLICATION, WEB_APPLICATION[:-2] + f', allowedOrigins: ["{allowed_origin}"] }}')
+def cross_origin_policy(gatehouse, allowed_origin):
+    """The demo policy (as `gatehouse demo-policy` prints it) with `allowedOrigins: [allowed_origin]` on the
+    com.sample.web application."""
+    demo = subprocess.run([str(gatehouse), "demo-policy"], capture_output=True, text=True, timeout=30, check=True).stdout
+    assert demo.count(WEB_APPLICATION) == 1, "the demo policy's web application line changed"
+    return demo.replace(WEB_APPLICATION, WEB_APPLICATION[:-2] + f', allowedOrigins: ["{allowed_origin}"] }}')
 
 BANNER = re.compile(r"Gatehouse listens on (http://[^\s]+)")
 HOP_BY_HOP = {
@@ -700,7 +664,7 @@ def cross_origin_mode(settings, run, folder):
         origins[name] = start_server(make_proxy_handler(None, settings.sdk, static_logs[name]))
     log(f"static servers (no forwarding): origin A {origins['A']} (allowed), origin B {origins['B']} (not allowed)")
     policy = folder / "policy.yaml"
-    policy.write_text(cross_origin_policy(origins["A"]), encoding="utf-8")
+    policy.write_text(cross_origin_policy(settings.gatehouse, origins["A"]), encoding="utf-8")
 
     gatehouse = Gatehouse(settings.gatehouse, folder / "data", folder / "gatehouse.log", settings.start_timeout,
                           policy=policy)
