@@ -26,11 +26,7 @@ struct GatewayCommand: AsyncParsableCommand {
     @Option(help: "The port to listen on, 0 for a free one (overrides the configuration's port).")
     var port: Int?
 
-    @Option(help: ArgumentHelp("Serve https/wss with this certificate chain (PEM; overrides the configuration's tls). Read again on SIGHUP.", valueName: "file"))
-    var tlsCertificate: String?
-
-    @Option(help: ArgumentHelp("The TLS private key (PEM).", valueName: "file"))
-    var tlsKey: String?
+    @OptionGroup var tls: TLSOptions
 
     @Option(help: ArgumentHelp("CA certificates (PEM) to verify https/wss upstreams with, instead of the system's.", valueName: "file"))
     var upstreamCAFile: String?
@@ -74,13 +70,9 @@ struct GatewayCommand: AsyncParsableCommand {
         _ = await echoTask.result
     }
 
-    func validate() throws {
-        if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-certificate and --tls-key go together") }
-    }
-
     private func serve(_ configuration: GatewayConfiguration, demo: Bool, logger: Logger) async throws {
         var configuration = configuration
-        if let tlsCertificate, let tlsKey { configuration.tls = .init(certificate: tlsCertificate, key: tlsKey) }
+        if let files = tls.files { configuration.tls = .init(certificate: files.certificate, key: files.key) }
         if let upstreamCAFile { configuration.upstreamCAFile = upstreamCAFile }
         let host = configuration.host
         let services = configuration.services

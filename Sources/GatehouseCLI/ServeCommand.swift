@@ -43,11 +43,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Retire signing keys older than this many days once a newer key is current (default: only `gatehouse keys retire`).")
     var retireSigningKeysAfterDays: Int?
 
-    @Option(help: ArgumentHelp("The TLS certificate chain (PEM, leaf first); with --tls-key, serves HTTPS (HTTP/2 and 1.1). Read again on SIGHUP.", valueName: "file"))
-    var tlsCertificate: String?
-
-    @Option(help: ArgumentHelp("The TLS private key (PEM).", valueName: "file"))
-    var tlsKey: String?
+    @OptionGroup var tls: TLSOptions
 
     @Option(help: "Seconds a keep-alive connection may sit idle before it is closed.")
     var idleTimeout: Int = 60
@@ -62,7 +58,6 @@ struct ServeCommand: AsyncParsableCommand {
             else { throw ValidationError("--issuer must be an http(s) URL without query or fragment, e.g. https://auth.example.com") }
         }
         if let days = retireSigningKeysAfterDays, days < 1 { throw ValidationError("--retire-signing-keys-after-days must be at least 1") }
-        if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-certificate and --tls-key go together") }
         guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be between 1 and 3600 seconds") }
         if let database {
             do {
@@ -86,9 +81,9 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.signingKeyMaxAge = retireSigningKeysAfterDays.map { .seconds($0 * 86_400) }
         configuration.idleTimeout = .seconds(idleTimeout)
         var reloading: Task<Void, Never>?
-        if let tlsCertificate, let tlsKey {
+        if let files = tls.files {
             do {
-                let tls = try ReloadableTLS(certificatePath: tlsCertificate, keyPath: tlsKey)
+                let tls = try ReloadableTLS(certificatePath: files.certificate, keyPath: files.key)
                 configuration.tls = tls
                 reloading = tls.reloadOnHangup(logger: logger)
             } catch {
