@@ -24,15 +24,16 @@ struct ResourceRequestSender {
                 throw error
             }
         }
+        // Refused before anything else: the user must not be asked to answer a challenge for a request that fails anyway.
+        let body = try request.body.encoded()
+        if body != nil, request.method == .get || request.method == .head {
+            throw .invalidArgument("a \(request.method.rawValue) request cannot have a body")
+        }
         var scope = request.scope ?? scopeCache.scope(for: cacheKey)
         var token = try await scope.asyncMap(obtain)
         var retries = 0
         var conflicts = 0
         var gatewayRounds = 0
-        let body = try request.body.encoded()
-        if body != nil, request.method == .get || request.method == .head {
-            throw .invalidArgument("a \(request.method.rawValue) request cannot have a body")
-        }
         while true {
             let response = ResourceResponse(try await client.transport.send(transportRequest(token: token, body: body)))
             if response.status == 409, response.header(ProtocolNames.conflictHeader) != nil {

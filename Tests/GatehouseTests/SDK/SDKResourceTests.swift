@@ -7,6 +7,21 @@ import Testing
 /// retry rules of §4.4.
 @Suite struct SDKResourceTests {
     /// Reference §3.8 end to end: unknown scope, RegisteredClient, insufficient_scope, one challenge, balance.
+    @Test func aGETWithABodyIsRefusedBeforeAnyChallenge() async throws {
+        try await TestServer.run { server in
+            let transport = RecordingTransport()
+            let client = SDK.client(server, transport: transport)
+            let challenges = Calls<JSONObject>()
+            try client.registerChallengeHandler(SDK.pinHandler(challenges))
+            let error = await SDK.error {
+                _ = try await ResourceRequest(client: client, path: SDK.balancePath, body: .json(["a": 1]), scope: "accessRestricted").send()
+            }
+            guard case .invalidArgument? = error else { Issue.record("expected invalidArgument, got \(String(describing: error))"); return }
+            #expect(challenges.count == 0, "the user was never asked")
+            #expect(transport.requests(to: "/preauth/v1/preauthorize").isEmpty)
+        }
+    }
+
     @Test func theBalanceAfterOnePinChallenge() async throws {
         try await TestServer.run { server in
             let transport = RecordingTransport()

@@ -16,6 +16,12 @@ import Testing
         #expect(BearerChallenge(#"Bearer scope="a \"b\"""#)?.scope == #"a "b""#)
         #expect(BearerChallenge("MFP-Challenge") == nil)
         #expect(BearerChallenge(nil) == nil)
+        // The word inside another scheme's parameters is not a Bearer challenge.
+        #expect(BearerChallenge(#"Basic realm="Bearer API""#) == nil)
+        #expect(BearerChallenge(#"Application Basic realm="bearer""#) == nil)
+        #expect(BearerChallenge("Bearerish") == nil)
+        // A Bearer challenge after another one is.
+        #expect(BearerChallenge(#"Basic realm="x", Bearer error="invalid_token""#)?.error == "invalid_token")
     }
 
     @Test func theResourceScopeCacheKeepsTheHundredMostRecent() {
