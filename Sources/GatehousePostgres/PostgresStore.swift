@@ -131,6 +131,24 @@ public final class PostgresStore: GatehouseStore {
             """,
             "CREATE INDEX account_failures_by_lock ON account_failures (locked_until)",
         ]),
+        ("v3", [
+            "ALTER TABLE registrations ADD COLUMN application_id TEXT, ADD COLUMN device_id TEXT, ADD COLUMN user_id TEXT",
+            """
+            UPDATE registrations SET application_id = record::jsonb -> 'data' -> 'application' ->> 'id',
+                device_id = record::jsonb -> 'data' -> 'device' ->> 'id'
+            """,
+            "CREATE INDEX registrations_by_application ON registrations (application_id, client_id)",
+            "CREATE INDEX registrations_by_device ON registrations (device_id, client_id)",
+            "CREATE INDEX registrations_by_user ON registrations (user_id, client_id)",
+            """
+            CREATE TABLE audit_events (
+                id BIGSERIAL PRIMARY KEY,
+                time BIGINT NOT NULL,
+                record TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX audit_events_by_time ON audit_events (time)",
+        ]),
     ]
 
     /// The advisory lock key that serializes migrations of one database ("gatehouse" in ASCII, truncated).
@@ -206,14 +224,22 @@ public final class PostgresStore: GatehouseStore {
     public func createRegistration(_ registration: ClientRegistrationRecord) async throws {
         let text = try encode(registration)
         let inserted = try await texts(
-            "INSERT INTO registrations (client_id, record) VALUES (\(registration.clientID), \(text)) ON CONFLICT DO NOTHING RETURNING client_id")
+            """
+            INSERT INTO registrations (client_id, record, application_id, device_id)
+            VALUES (\(registration.clientID), \(text), \(registration.data.application.id), \(registration.data.device.id))
+            ON CONFLICT DO NOTHING RETURNING client_id
+            """)
         if inserted.isEmpty { throw StoreError.duplicate }
     }
 
     public func updateRegistration(_ registration: ClientRegistrationRecord) async throws {
         let text = try encode(registration)
         let updated = try await texts(
-            "UPDATE registrations SET record = \(text) WHERE client_id = \(registration.clientID) RETURNING client_id")
+            """
+            UPDATE registrations SET record = \(text), application_id = \(registration.data.application.id),
+                device_id = \(registration.data.device.id)
+            WHERE client_id = \(registration.clientID) RETURNING client_id
+            """)
         if updated.isEmpty { throw StoreError.notFound }
     }
 

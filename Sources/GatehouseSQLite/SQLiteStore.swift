@@ -99,6 +99,24 @@ public final class SQLiteStore: GatehouseStore {
                 CREATE INDEX account_failures_by_lock ON account_failures (locked_until);
                 """)
         }
+        migrator.registerMigration("v4-admin-audit") { db in
+            try db.execute(sql: """
+                ALTER TABLE registrations ADD COLUMN application_id TEXT;
+                ALTER TABLE registrations ADD COLUMN device_id TEXT;
+                ALTER TABLE registrations ADD COLUMN user_id TEXT;
+                UPDATE registrations SET application_id = json_extract(record, '$.data.application.id'),
+                    device_id = json_extract(record, '$.data.device.id');
+                CREATE INDEX registrations_by_application ON registrations (application_id, client_id);
+                CREATE INDEX registrations_by_device ON registrations (device_id, client_id);
+                CREATE INDEX registrations_by_user ON registrations (user_id, client_id);
+                CREATE TABLE audit_events (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    time INTEGER NOT NULL,
+                    record TEXT NOT NULL
+                );
+                CREATE INDEX audit_events_by_time ON audit_events (time);
+                """)
+        }
         return migrator
     }
 
@@ -116,7 +134,9 @@ public final class SQLiteStore: GatehouseStore {
         let text = try encode(registration)
         try await writing { db in
             do {
-                try db.execute(sql: "INSERT INTO registrations (client_id, record) VALUES (?, ?)", arguments: [registration.clientID, text])
+                try db.execute(
+                    sql: "INSERT INTO registrations (client_id, record, application_id, device_id) VALUES (?, ?, ?, ?)",
+                    arguments: [registration.clientID, text, registration.data.application.id, registration.data.device.id])
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 throw StoreError.duplicate
             }
@@ -126,7 +146,9 @@ public final class SQLiteStore: GatehouseStore {
     public func updateRegistration(_ registration: ClientRegistrationRecord) async throws {
         let text = try encode(registration)
         try await writing { db in
-            try db.execute(sql: "UPDATE registrations SET record = ? WHERE client_id = ?", arguments: [text, registration.clientID])
+            try db.execute(
+                sql: "UPDATE registrations SET record = ?, application_id = ?, device_id = ? WHERE client_id = ?",
+                arguments: [text, registration.data.application.id, registration.data.device.id, registration.clientID])
             if db.changesCount == 0 { throw StoreError.notFound }
         }
     }

@@ -33,6 +33,11 @@ public struct ServerConfiguration: Sendable {
     /// How long a keep-alive connection may sit idle (or stall) before it is closed.
     public var idleTimeout: Duration = .seconds(60)
 
+    /// This node's name in the audit log (`nil`: the host name).
+    public var nodeName: String?
+    /// How long audit events are kept, days.
+    public var auditRetentionDays: Int = 90
+
     /// The adapters whose resources the server serves under `/mfp/api/adapters/`.
     public var adapters: [any Adapter] = [ResourceAdapter()]
 
@@ -59,6 +64,7 @@ public enum Gatehouse {
         RuntimeRoutes(service: service).add(to: router)
         AdapterRoutes(adapters: configuration.adapters, validator: service.validator).add(to: router)
         DiscoveryRoutes(signer: service.signer, issuer: service.issuerName).add(to: router)
+        AdminRoutes(admin: AdminService(service: service)).add(to: router)
         // Last: runs only for requests no route matched (405 for a routed path's other methods).
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headForGet: true))
         if configuration.tls == nil, !ServingWarnings.isLoopback(configuration.host) {
@@ -96,7 +102,8 @@ public enum Gatehouse {
         let policyName = configuration.policyPath ?? "demo policy"
         let policyFile = try configuration.policyPath.map { try SecurityPolicy.decode(path: $0) }
             ?? SecurityPolicy.decode(yaml: DemoPolicy.yaml, file: policyName)
-        let lockouts = StoreAccountLockouts(store: store, policy: try SecurityPolicy.accountLockout(of: policyFile, file: policyName))
+        let nodeName = configuration.nodeName ?? ProcessInfo.processInfo.hostName
+        let lockouts = StoreAccountLockouts(store: store, policy: try SecurityPolicy.accountLockout(of: policyFile, file: policyName), node: nodeName)
         let services = SecurityCheckServices(
             users: store, passwords: PasswordVerifier(lockouts: lockouts, decoyCost: SecurityPolicy.decoyCost(of: policyFile)))
         let policy = try SecurityPolicy.build(policyFile, file: policyName, registry: configuration.registry, services: services)
@@ -108,6 +115,9 @@ public enum Gatehouse {
         try await revocations.load(since: Int64(Date().timeIntervalSince1970 * 1000) - Int64(max(longestToken, 3600)) * 1000)
         return AuthorizationService(
             policy: policy, store: store, signer: signer, revocations: revocations, issuer: IssuerName(configured: configuration.issuer, host: configuration.host, port: configuration.port),
-            passwords: services.passwords, logger: logger)
+            passwords: services.passwords,
+            audit: AuditLog(store: store, node: nodeName,
+                            retentionDays: configuration.auditRetentionDays, logger: logger),
+            logger: logger)
     }
 }

@@ -21,6 +21,12 @@ public protocol GatehouseStore: UserDirectory {
     func updateRegistration(_ registration: ClientRegistrationRecord) async throws
     /// The registration of `clientID`.
     func registration(clientID: String) async throws -> ClientRegistrationRecord?
+    /// Registrations matching `query`, ordered by client id, with their active user.
+    func registrations(_ query: RegistrationQuery) async throws -> [RegistrationListing]
+    /// Records the client's active user (`nil`: none), by which ``registrations(_:)`` finds it.
+    func setActiveUser(clientID: String, userID: String?) async throws
+    /// Deletes the registration of `clientID` and all its state; `false` if there was none.
+    func deleteRegistration(clientID: String) async throws -> Bool
 
     /// Every stored piece of the client's state, by name.
     func clientState(clientID: String) async throws -> [String: VersionedState]
@@ -58,4 +64,12 @@ public protocol GatehouseStore: UserDirectory {
     func deleteAccountFailures(_ account: String) async throws
     /// The accounts locked at `now`, at most `limit`.
     func lockedAccounts(now: Int64, limit: Int) async throws -> [AccountFailureRecord]
+
+    /// Appends events to the audit log, in order, each with a new increasing id.
+    func appendAudit(_ events: [AuditEvent]) async throws
+    /// Audit events with an id greater than `after`, oldest first, at most `limit`.
+    func auditEvents(after: Int64, limit: Int) async throws -> [AuditEvent]
+    /// Deletes audit events older than `time` (epoch ms): the log's retention. Returns how many.
+    @discardableResult
+    func deleteAudit(before time: Int64) async throws -> Int
 }

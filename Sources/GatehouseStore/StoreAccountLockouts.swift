@@ -5,10 +5,13 @@ import GatehouseChecks
 public struct StoreAccountLockouts: AccountLockouts {
     public let store: any GatehouseStore
     public let policy: AccountLockoutPolicy
+    /// The node named in the audit event of a lockout (`account.locked`).
+    public let node: String?
 
-    public init(store: any GatehouseStore, policy: AccountLockoutPolicy) {
+    public init(store: any GatehouseStore, policy: AccountLockoutPolicy, node: String? = nil) {
         self.store = store
         self.policy = policy
+        self.node = node
     }
 
     public func isLocked(_ account: String, now: Int64) async throws -> Bool {
@@ -21,7 +24,17 @@ public struct StoreAccountLockouts: AccountLockouts {
         for _ in 0..<16 {
             let stored = try await store.accountFailures(account)
             let next = policy.failed(stored?.state, now: now)
-            if try await store.saveAccountFailures(account, state: next, expectedVersion: stored?.version ?? 0) { return }
+            if try await store.saveAccountFailures(account, state: next, expectedVersion: stored?.version ?? 0) {
+                if next.isLocked(at: now), !(stored?.state.isLocked(at: now) ?? false) {
+                    // The audit log names the account (never the password tried); a failed write fails no login.
+                    let user = account.hasPrefix("user:") ? String(account.dropFirst(5)) : nil
+                    let client = account.hasPrefix("client:") ? String(account.dropFirst(7)) : nil
+                    try? await store.appendAudit([AuditEvent(
+                        time: now, event: "account.locked", clientID: client, user: user, node: node,
+                        detail: "\(account.prefix(128)) locked until \(next.lockedUntil)")])
+                }
+                return
+            }
         }
     }
 

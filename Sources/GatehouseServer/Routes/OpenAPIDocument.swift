@@ -279,6 +279,138 @@ public enum OpenAPIDocument {
         get:
           responses:
             "200": { description: Open, content: { text/plain: { schema: { type: string } } } }
+      /admin/v1/registrations:
+        get:
+          summary: "Admin: registrations, searched by application, device or user, paged by client id (scope gatehouse.admin.read or gatehouse.admin)"
+          security: [{ bearer: [gatehouse.admin.read] }, { bearer: [gatehouse.admin] }]
+          parameters:
+            - { name: application, in: query, description: Application id, schema: { type: string } }
+            - { name: device, in: query, description: Device id, schema: { type: string } }
+            - { name: user, in: query, description: The client's active user, schema: { type: string } }
+            - { name: after, in: query, description: The cursor (next) of the previous page, schema: { type: string } }
+            - { name: limit, in: query, schema: { type: integer, minimum: 1, maximum: 1000, default: 100 } }
+          responses:
+            "200":
+              description: A page; next is present when more may follow
+              content: { application/json: { schema: { type: object, required: [registrations], properties: { registrations: { type: array, items: { $ref: "#/components/schemas/AdminRegistration" } }, next: { type: string } } } } }
+            "400": { $ref: "#/components/responses/Error" }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
+      /admin/v1/registrations/{clientId}:
+        parameters: [{ name: clientId, in: path, required: true, schema: { type: string, minLength: 1 } }]
+        get:
+          summary: "Admin: one client, with the state of each of its application's checks (read scope)"
+          security: [{ bearer: [gatehouse.admin.read] }, { bearer: [gatehouse.admin] }]
+          responses:
+            "200": { description: The client, content: { application/json: { schema: { $ref: "#/components/schemas/AdminClient" } } } }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
+            "404": { $ref: "#/components/responses/Error" }
+        delete:
+          summary: "Admin: delete a registration and its state, revoking its tokens (scope gatehouse.admin)"
+          security: [{ bearer: [gatehouse.admin] }]
+          responses:
+            "200": { description: Deleted, content: { application/json: { schema: { type: object, required: [deleted], properties: { deleted: { type: string } } } } } }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
+            "404": { $ref: "#/components/responses/Error" }
+      /admin/v1/registrations/{clientId}/revoke:
+        parameters: [{ name: clientId, in: path, required: true, schema: { type: string, minLength: 1 } }]
+        post:
+          summary: "Admin: revoke every token the client's checks granted so far (scope gatehouse.admin)"
+          security: [{ bearer: [gatehouse.admin] }]
+          responses:
+            "200": { description: Revoked, content: { application/json: { schema: { type: object, required: [revoked], properties: { revoked: { type: string } } } } } }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
+            "404": { $ref: "#/components/responses/Error" }
+      /admin/v1/registrations/{clientId}/checks/{check}/reset:
+        parameters:
+          - { name: clientId, in: path, required: true, schema: { type: string, minLength: 1 } }
+          - { name: check, in: path, required: true, schema: { type: string, minLength: 1 } }
+        post:
+          summary: "Admin: reset (unblock) one check of a client: its state starts anew, the tokens it granted stop holding (scope gatehouse.admin)"
+          security: [{ bearer: [gatehouse.admin] }]
+          responses:
+            "200": { description: The check's new state, content: { application/json: { schema: { $ref: "#/components/schemas/AdminCheckState" } } } }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
+            "404": { $ref: "#/components/responses/Error" }
+            "409": { $ref: "#/components/responses/Conflict" }
+      /admin/v1/accounts:
+        get:
+          summary: "Admin: accounts locked now by the per-account lockout (user:<name>, client:<id>) (read scope)"
+          security: [{ bearer: [gatehouse.admin.read] }, { bearer: [gatehouse.admin] }]
+          parameters: [{ name: limit, in: query, schema: { type: integer, minimum: 1, maximum: 1000, default: 100 } }]
+          responses:
+            "200":
+              description: Locked accounts
+              content: { application/json: { schema: { type: object, required: [accounts], properties: { accounts: { type: array, items: { type: object, required: [account, failures, lockedUntil, lockouts], properties: { account: { type: string }, failures: { type: integer }, lockedUntil: { type: integer }, lockouts: { type: integer } } } } } } } }
+            "400": { $ref: "#/components/responses/Error" }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
+      /admin/v1/accounts/{account}:
+        parameters: [{ name: account, in: path, required: true, schema: { type: string, minLength: 1 } }]
+        delete:
+          summary: "Admin: unlock an account (forget its failed logins) (scope gatehouse.admin)"
+          security: [{ bearer: [gatehouse.admin] }]
+          responses:
+            "200": { description: Unlocked, content: { application/json: { schema: { type: object, required: [unlocked], properties: { unlocked: { type: string } } } } } }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
+            "404": { $ref: "#/components/responses/Error" }
+      /admin/v1/keys:
+        get:
+          summary: "Admin: the token-signing keys, oldest first, never their private parts (read scope)"
+          security: [{ bearer: [gatehouse.admin.read] }, { bearer: [gatehouse.admin] }]
+          responses:
+            "200":
+              description: The keys
+              content: { application/json: { schema: { type: object, required: [keys], properties: { keys: { type: array, items: { type: object, required: [kid, algorithm, createdAt, retiredAt, current], properties: { kid: { type: string }, algorithm: { type: string }, createdAt: { type: integer }, retiredAt: { type: [integer, "null"] }, current: { type: boolean } } } } } } } }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
+        post:
+          summary: "Admin: rotate: a new key becomes current on every node (scope gatehouse.admin)"
+          security: [{ bearer: [gatehouse.admin] }]
+          responses:
+            "201": { description: The new key, content: { application/json: { schema: { type: object, required: [kid], properties: { kid: { type: string } } } } } }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
+      /admin/v1/keys/{kid}/retire:
+        parameters: [{ name: kid, in: path, required: true, schema: { type: string, minLength: 1 } }]
+        post:
+          summary: "Admin: retire a key: it leaves the JWKS and its tokens stop verifying; the current key cannot be retired (409) (scope gatehouse.admin)"
+          security: [{ bearer: [gatehouse.admin] }]
+          responses:
+            "200": { description: Retired, content: { application/json: { schema: { type: object, required: [retired], properties: { retired: { type: string } } } } } }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
+            "404": { $ref: "#/components/responses/Error" }
+            "409": { $ref: "#/components/responses/Error" }
+      /admin/v1/policy:
+        get:
+          summary: "Admin: the policy in force, without secrets (no check properties beyond attempts and durations, no hashes) (read scope)"
+          security: [{ bearer: [gatehouse.admin.read] }, { bearer: [gatehouse.admin] }]
+          responses:
+            "200":
+              description: The policy
+              content: { application/json: { schema: { type: object, required: [applications, confidentialClients, accountLockout, users], properties: { applications: { type: array, items: { type: object, required: [id, platform, scopeElementMapping, securityChecks] } }, confidentialClients: { type: array }, accountLockout: { type: object }, users: { type: array, items: { type: string } }, registrationThrottle: { type: object } } } } }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
+      /admin/v1/audit:
+        get:
+          summary: "Admin: the audit log, oldest first, paged by event id (read scope)"
+          security: [{ bearer: [gatehouse.admin.read] }, { bearer: [gatehouse.admin] }]
+          parameters:
+            - { name: after, in: query, description: Events after this id (the next of the previous page), schema: { type: integer, minimum: 0 } }
+            - { name: limit, in: query, schema: { type: integer, minimum: 1, maximum: 1000, default: 100 } }
+          responses:
+            "200":
+              description: A page; next is present when more may follow
+              content: { application/json: { schema: { type: object, required: [events], properties: { events: { type: array, items: { $ref: "#/components/schemas/AuditEvent" } }, next: { type: integer } } } } }
+            "400": { $ref: "#/components/responses/Error" }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
       /.well-known/jwks.json:
         get:
           responses:
@@ -300,7 +432,7 @@ public enum OpenAPIDocument {
         clientCredentials:
           type: oauth2
           description: Confidential clients (HTTP Basic at the token endpoint)
-          flows: { clientCredentials: { tokenUrl: /mfp/api/az/v1/token, scopes: { authorization.introspect: Call the introspection endpoint } } }
+          flows: { clientCredentials: { tokenUrl: /mfp/api/az/v1/token, scopes: { authorization.introspect: Call the introspection endpoint, gatehouse.admin: The whole admin API, gatehouse.admin.read: The admin API's reads } } }
       responses:
         Error:
           description: A MobileFirst error
@@ -316,7 +448,49 @@ public enum OpenAPIDocument {
           description: A refused token (RFC 6750)
           headers: { WWW-Authenticate: { required: true, schema: { type: string } } }
           content: { application/json: { schema: { $ref: "#/components/schemas/OAuthError" } } }
+        AdminRefused:
+          description: No valid bearer token (401), or not a confidential client's token with the admin scope (403)
+          headers: { WWW-Authenticate: { required: true, schema: { type: string } } }
+          content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } }
       schemas:
+        AdminRegistration:
+          type: object
+          required: [clientId, application, device, user, createdAt, updatedAt]
+          properties:
+            clientId: { type: string }
+            application: { type: object, required: [id, clientPlatform], properties: { id: { type: string }, clientPlatform: { type: string }, version: { type: [string, "null"] } } }
+            device: { type: object, required: [id], properties: { id: { type: string }, hardware: { type: [string, "null"] }, platform: { type: [string, "null"] }, deviceDisplayName: { type: [string, "null"] } } }
+            user: { type: [string, "null"] }
+            createdAt: { type: integer }
+            updatedAt: { type: integer }
+        AdminCheckState:
+          type: object
+          required: [check, state, expiresAt]
+          properties:
+            check: { type: string }
+            state: { type: string, description: "attempting, success, blocked, expired (active for checks without attempts)" }
+            expiresAt: { type: integer, description: Epoch ms; 0 when expired }
+            maxAttempts: { type: integer }
+            remainingAttempts: { type: integer }
+        AdminClient:
+          allOf:
+            - { $ref: "#/components/schemas/AdminRegistration" }
+            - { type: object, required: [checks], properties: { checks: { type: array, items: { $ref: "#/components/schemas/AdminCheckState" } } } }
+        AuditEvent:
+          type: object
+          required: [id, time, event]
+          properties:
+            id: { type: integer }
+            time: { type: integer, description: Epoch ms }
+            event: { type: string, description: "registration, check.success, check.failure, check.blocked, token.issued, token.revoked, account.locked, admin.*" }
+            clientId: { type: string }
+            application: { type: string }
+            user: { type: string }
+            check: { type: string }
+            address: { type: string }
+            node: { type: string }
+            actor: { type: string }
+            detail: { type: string }
         Error:
           type: object
           required: [errorCode, errorMsg]

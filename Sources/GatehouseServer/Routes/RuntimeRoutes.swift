@@ -48,7 +48,8 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
                                  headers: [.retryAfter: String(max(registrations.window / 1000, 1))])
         }
         let body = try await RequestReading.json(RegistrationRequest.self, from: &request)
-        let clientID = try await service.register(body, origin: request.headers[.origin], host: request.head.authority)
+        let clientID = try await service.register(body, origin: request.headers[.origin], host: request.head.authority,
+                                                  address: context.remoteAddress?.ipAddress)
         return JSONBody.response(.created, ["clientId": clientID], headers: [.location: "/mfp/api/registration/clients/\(clientID)"])
     }
 
@@ -85,7 +86,7 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
         for field in request.headers where field.name != .authorization && field.name != .cookie {
             headers[field.name.canonicalName] = field.value
         }
-        let outcome = try await service.preauthorize(body, checkRequest: CheckRequest(headers: headers))
+        let outcome = try await service.preauthorize(body, checkRequest: CheckRequest(headers: headers, remoteAddress: context.remoteAddress?.ipAddress))
         var responseHeaders: HTTPFields = [.cacheControl: "no-store"]
         if outcome.status == 401 { responseHeaders[.wwwAuthenticate] = ProtocolNames.mfpChallenge }
         return JSONBody.response(.init(code: outcome.status), outcome.body, headers: responseHeaders)
@@ -107,7 +108,7 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
     @Sendable func token(_ request: Request, context: Context) async throws -> Response {
         var request = request
         let form = try await oauthForm(&request)
-        let token = try await service.token(form: form, authorization: request.headers[.authorization])
+        let token = try await service.token(form: form, authorization: request.headers[.authorization], address: context.remoteAddress?.ipAddress)
         return JSONBody.response(.ok, token, headers: [.cacheControl: "no-store", .pragma: "no-cache"])
     }
 
@@ -121,7 +122,7 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
     @Sendable func revoke(_ request: Request, context: Context) async throws -> Response {
         var request = request
         let form = try await oauthForm(&request)
-        try await service.revoke(form: form, authorization: request.headers[.authorization])
+        try await service.revoke(form: form, authorization: request.headers[.authorization], address: context.remoteAddress?.ipAddress)
         return JSONBody.response(.ok, [String: String]())
     }
 

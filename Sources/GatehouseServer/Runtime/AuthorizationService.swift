@@ -20,14 +20,17 @@ public struct AuthorizationService: Sendable {
     /// Validates access tokens for resources and introspection.
     public let validator: TokenValidator
     let confidentialClients: ConfidentialClients
+    /// The audit log (in the store).
+    public let audit: AuditLog
     /// Rounds tried again after losing a race for the client's state before answering 409.
     let maxRoundRetries = 8
     /// How long an authorization code can be exchanged, ms.
     let codeLifetime: Int64 = 120_000
 
     init(policy: SecurityPolicy, store: any GatehouseStore, signer: TokenSigner, revocations: RevocationList, issuer: IssuerName,
-         passwords: PasswordVerifier, logger: Logger) {
+         passwords: PasswordVerifier, audit: AuditLog, logger: Logger) {
         self.policy = policy
+        self.audit = audit
         self.store = store
         self.signer = signer
         self.issuerName = issuer
@@ -45,7 +48,7 @@ public struct AuthorizationService: Sendable {
     ///   - origin: the request's `Origin` (web pages); a page of another origin than `host` must be one the
     ///     application allows.
     ///   - host: the request's authority.
-    public func register(_ request: RegistrationRequest, origin: String? = nil, host: String? = nil) async throws -> String {
+    public func register(_ request: RegistrationRequest, origin: String? = nil, host: String? = nil, address: String? = nil) async throws -> String {
         let jws = request.signedRegistrationData
         let jwk: RSAPublicJWK
         let data: RegistrationData
@@ -73,6 +76,8 @@ public struct AuthorizationService: Sendable {
         try await store.createRegistration(
             ClientRegistrationRecord(clientID: clientID, data: data, publicKey: jwk, createdAt: now, updatedAt: now))
         logger.info("Registered client \(clientID) of \(data.application.id) (\(data.application.clientPlatform) \(data.application.version ?? "any version"))")
+        await audit.record("registration", clientID: clientID, application: data.application.id, address: address,
+                           detail: "device \(data.device.id.prefix(128))")
         return clientID
     }
 
@@ -130,16 +135,29 @@ public struct AuthorizationService: Sendable {
             default: throw GatehouseError.invalidRequest("challengeResponse.\(name.prefix(64)) must be a JSON object")
             }
         }
-        let response = try await withClient(record) { snapshot in
+        let (response, outcomes) = try await withClient(record) { snapshot in
             var response = AuthorizationResponse()
+            var outcomes: [AuditEvent] = []
             for (check, elements) in checks {
                 var own = AuthorizationResponse()
                 let credentials = answers[check.name] ?? nil
                 try await snapshot.authorize(check, scope: elements, credentials: credentials, request: checkRequest, response: &own)
                 response.merge(own)
+                // An answer was judged: a success, a wrong answer (challenged again) or a block (refused).
+                if credentials != nil, let type = own.type {
+                    let event = switch type {
+                    case .success: "check.success"
+                    case .challenge: "check.failure"
+                    case .failure: "check.blocked"
+                    }
+                    outcomes.append(AuditEvent(
+                        time: snapshot.context.now, event: event, clientID: record.clientID, application: record.data.application.id,
+                        user: snapshot.context.activeUser?.id, check: check.name, address: checkRequest.remoteAddress))
+                }
             }
-            return response
+            return (response, outcomes)
         }
+        await audit.record(outcomes)
         return PreauthorizeOutcome(response: response, serverTime: Clock.nowMillis())
     }
 
@@ -160,8 +178,12 @@ public struct AuthorizationService: Sendable {
             for _ in 0..<maxRoundRetries {
                 let stored = try await store.clientState(clientID: record.clientID)
                 var snapshot = ClientSnapshot(registration: record, stored: stored, now: Clock.nowMillis(), logger: logger)
+                let userBefore = snapshot.context.activeUser?.id
                 let result = try await body(&snapshot)
                 if try await store.commit(clientID: record.clientID, writes: snapshot.writes()) {
+                    if snapshot.context.activeUser?.id != userBefore {
+                        try await store.setActiveUser(clientID: record.clientID, userID: snapshot.context.activeUser?.id)
+                    }
                     if !snapshot.lostGrants.isEmpty {
                         try await validator.revocations.add(snapshot.lostGrants.map {
                             RevocationRecord(subject: .grant(clientID: record.clientID, check: $0), revokedAt: snapshot.context.now)
@@ -220,12 +242,12 @@ public struct AuthorizationService: Sendable {
     // MARK: Token
 
     /// `az/v1/token`: `authorization_code` with a client assertion, or `client_credentials` with HTTP Basic.
-    public func token(form: [String: String], authorization: String?) async throws -> TokenResponse {
+    public func token(form: [String: String], authorization: String?, address: String? = nil) async throws -> TokenResponse {
         switch form["grant_type"] {
         case "authorization_code":
-            return try await exchangeCode(form: form)
+            return try await exchangeCode(form: form, address: address)
         case "client_credentials":
-            return try await clientCredentials(form: form, authorization: authorization)
+            return try await clientCredentials(form: form, authorization: authorization, address: address)
         case nil, "":
             throw GatehouseError(.badRequest, "invalid_request", "grant_type is required", style: .oauth)
         case let other?:
@@ -233,7 +255,7 @@ public struct AuthorizationService: Sendable {
         }
     }
 
-    private func exchangeCode(form: [String: String]) async throws -> TokenResponse {
+    private func exchangeCode(form: [String: String], address: String?) async throws -> TokenResponse {
         guard let code = form["code"], !code.isEmpty else {
             throw GatehouseError(.badRequest, "invalid_request", "code is required", style: .oauth)
         }
@@ -262,13 +284,16 @@ public struct AuthorizationService: Sendable {
             scope: record.scope, client_id: client.clientID,
             app: .init(id: app.id, clientPlatform: app.clientPlatform, version: app.version),
             checks: record.checks, user: record.userID)
-        return TokenResponse(accessToken: try await signer.sign(claims), expiresIn: expiresIn, scope: record.scope)
+        let token = TokenResponse(accessToken: try await signer.sign(claims), expiresIn: expiresIn, scope: record.scope)
+        await audit.record("token.issued", clientID: client.clientID, application: app.id, user: record.userID, address: address,
+                           detail: "scope '\(record.scope)'")
+        return token
     }
 
     /// The lifetime of a confidential client's token, seconds.
     let confidentialTokenLifetime = 3600
 
-    private func clientCredentials(form: [String: String], authorization: String?) async throws -> TokenResponse {
+    private func clientCredentials(form: [String: String], authorization: String?, address: String?) async throws -> TokenResponse {
         guard let client = try await confidentialClients.authenticate(authorization: authorization) else {
             throw GatehouseError.invalidConfidentialClient
         }
@@ -282,7 +307,9 @@ public struct AuthorizationService: Sendable {
             exp: .init(value: Date(timeIntervalSince1970: Double(now / 1000 + Int64(confidentialTokenLifetime)))),
             iat: .init(value: Date(timeIntervalSince1970: Double(now / 1000))), iat_ms: now, jti: .init(value: Self.randomToken(bytes: 16)),
             scope: scope.normalized, client_id: client.id, app: nil, checks: [], user: nil)
-        return TokenResponse(accessToken: try await signer.sign(claims), expiresIn: confidentialTokenLifetime, scope: scope.normalized)
+        let token = TokenResponse(accessToken: try await signer.sign(claims), expiresIn: confidentialTokenLifetime, scope: scope.normalized)
+        await audit.record("token.issued", clientID: client.id, address: address, actor: client.id, detail: "scope '\(scope.normalized)'")
+        return token
     }
 
     // MARK: Introspection and revocation
@@ -339,7 +366,7 @@ public struct AuthorizationService: Sendable {
 
     /// `az/v1/revoke` (RFC 7009): a client revokes one of its own tokens. Authenticated by a client assertion
     /// (mobile clients) or HTTP Basic (confidential clients); unknown or foreign tokens are ignored.
-    public func revoke(form: [String: String], authorization: String?) async throws {
+    public func revoke(form: [String: String], authorization: String?, address: String? = nil) async throws {
         let callerID: String
         if let client = try await confidentialClients.authenticate(authorization: authorization) {
             callerID = client.id
@@ -353,6 +380,8 @@ public struct AuthorizationService: Sendable {
         }
         guard let claims = try? await validator.claims(of: token), claims.client_id == callerID else { return }
         try await validator.revocations.add([RevocationRecord(subject: .token(jti: claims.jti.value), revokedAt: Clock.nowMillis())])
+        await audit.record("token.revoked", clientID: claims.client_id, application: claims.app?.id, user: claims.user, address: address,
+                           actor: callerID, detail: "one token")
     }
 
     // MARK: Logout and heartbeat

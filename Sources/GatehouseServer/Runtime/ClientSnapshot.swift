@@ -99,6 +99,12 @@ struct ClientSnapshot {
         lostGrants.append(check.name)
     }
 
+    /// An operator's reset of a check (unblock): its state starts anew, and the tokens it granted stop holding.
+    mutating func reset<C: SecurityCheck>(_ check: C) throws {
+        try setState(check.makeState(), of: check)
+        lostGrants.append(check.name)
+    }
+
     /// The writes that store this round: every changed check state and the client context (whose activity time
     /// always changes, so that concurrent rounds of one client always conflict rather than interleave).
     func writes() throws -> [StateWrite] {

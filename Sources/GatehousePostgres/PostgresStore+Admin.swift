@@ -1,0 +1,88 @@
+import GatehouseStore
+import PostgresNIO
+
+extension PostgresStore {
+    // MARK: Registrations for operators
+
+    public func registrations(_ query: RegistrationQuery) async throws -> [RegistrationListing] {
+        var conditions: [String] = []
+        var binds = PostgresBindings()
+        func condition(_ column: String, _ op: String, _ value: String?) {
+            guard let value else { return }
+            binds.append(value)
+            conditions.append("\(column) \(op) $\(binds.count)")
+        }
+        condition("application_id", "=", query.applicationID)
+        condition("device_id", "=", query.deviceID)
+        condition("user_id", "=", query.userID)
+        condition("client_id COLLATE \"C\"", ">", query.after)
+        binds.append(Int64(max(query.limit, 0)))
+        let sql = "SELECT record, user_id FROM registrations"
+            + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+            + " ORDER BY client_id COLLATE \"C\" LIMIT $\(binds.count)"
+        var result: [RegistrationListing] = []
+        let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        for try await (text, user) in rows.decode((String, String?).self) {
+            result.append(RegistrationListing(registration: try decode(ClientRegistrationRecord.self, text), userID: user))
+        }
+        return result
+    }
+
+    public func setActiveUser(clientID: String, userID: String?) async throws {
+        try await client.query("UPDATE registrations SET user_id = \(userID) WHERE client_id = \(clientID)", logger: logger).collect()
+    }
+
+    public func deleteRegistration(clientID: String) async throws -> Bool {
+        let logger = self.logger
+        return try await client.withConnection { connection in
+            try await connection.query("BEGIN", logger: logger)
+            do {
+                try await connection.query("DELETE FROM client_states WHERE client_id = \(clientID)", logger: logger).collect()
+                let deleted = try await connection.query(
+                    "DELETE FROM registrations WHERE client_id = \(clientID) RETURNING client_id", logger: logger).collect()
+                try await connection.query("COMMIT", logger: logger)
+                return !deleted.isEmpty
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    // MARK: Audit log
+
+    public func appendAudit(_ events: [AuditEvent]) async throws {
+        guard !events.isEmpty else { return }
+        let logger = self.logger
+        let rows = try events.map { ($0.time, try encode($0)) }
+        try await client.withConnection { connection in
+            try await connection.query("BEGIN", logger: logger)
+            do {
+                for (time, text) in rows {
+                    try await connection.query("INSERT INTO audit_events (time, record) VALUES (\(time), \(text))", logger: logger)
+                }
+                try await connection.query("COMMIT", logger: logger)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    public func auditEvents(after: Int64, limit: Int) async throws -> [AuditEvent] {
+        var result: [AuditEvent] = []
+        let rows = try await client.query(
+            "SELECT id, record FROM audit_events WHERE id > \(after) ORDER BY id LIMIT \(Int64(max(limit, 0)))", logger: logger)
+        for try await (id, text) in rows.decode((Int64, String).self) {
+            var event = try decode(AuditEvent.self, text)
+            event.id = id
+            result.append(event)
+        }
+        return result
+    }
+
+    @discardableResult
+    public func deleteAudit(before time: Int64) async throws -> Int {
+        try await client.query("DELETE FROM audit_events WHERE time < \(time) RETURNING id", logger: logger).collect().count
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import GRDB
+import GatehouseStore
+
+extension SQLiteStore {
+    // MARK: Registrations for operators
+
+    public func registrations(_ query: RegistrationQuery) async throws -> [RegistrationListing] {
+        var conditions: [String] = []
+        var arguments: StatementArguments = []
+        if let application = query.applicationID { conditions.append("application_id = ?"); arguments += [application] }
+        if let device = query.deviceID { conditions.append("device_id = ?"); arguments += [device] }
+        if let user = query.userID { conditions.append("user_id = ?"); arguments += [user] }
+        if let after = query.after { conditions.append("client_id > ?"); arguments += [after] }
+        arguments += [max(query.limit, 0)]
+        let sql = "SELECT record, user_id FROM registrations"
+            + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+            + " ORDER BY client_id LIMIT ?"
+        let rows = try await reading { [arguments] db -> [(String, String?)] in
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { ($0["record"], $0["user_id"]) }
+        }
+        return try rows.map { RegistrationListing(registration: try decode(ClientRegistrationRecord.self, $0.0), userID: $0.1) }
+    }
+
+    public func setActiveUser(clientID: String, userID: String?) async throws {
+        try await writing { db in
+            try db.execute(sql: "UPDATE registrations SET user_id = ? WHERE client_id = ?", arguments: [userID, clientID])
+        }
+    }
+
+    public func deleteRegistration(clientID: String) async throws -> Bool {
+        try await writing { db in
+            try db.execute(sql: "DELETE FROM client_states WHERE client_id = ?", arguments: [clientID])
+            try db.execute(sql: "DELETE FROM registrations WHERE client_id = ?", arguments: [clientID])
+            return db.changesCount > 0
+        }
+    }
+
+    // MARK: Audit log
+
+    public func appendAudit(_ events: [AuditEvent]) async throws {
+        guard !events.isEmpty else { return }
+        let texts = try events.map { ($0.time, try encode($0)) }
+        try await writing { db in
+            for (time, text) in texts {
+                try db.execute(sql: "INSERT INTO audit_events (time, record) VALUES (?, ?)", arguments: [time, text])
+            }
+        }
+    }
+
+    public func auditEvents(after: Int64, limit: Int) async throws -> [AuditEvent] {
+        let rows = try await reading { db -> [(Int64, String)] in
+            try Row.fetchAll(db, sql: "SELECT id, record FROM audit_events WHERE id > ? ORDER BY id LIMIT ?",
+                             arguments: [after, max(limit, 0)]).map { ($0["id"], $0["record"]) }
+        }
+        return try rows.map { id, text in
+            var event = try decode(AuditEvent.self, text)
+            event.id = id
+            return event
+        }
+    }
+
+    @discardableResult
+    public func deleteAudit(before time: Int64) async throws -> Int {
+        try await writing { db in
+            try db.execute(sql: "DELETE FROM audit_events WHERE time < ?", arguments: [time])
+            return db.changesCount
+        }
+    }
+}

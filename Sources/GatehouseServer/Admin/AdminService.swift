@@ -1,0 +1,268 @@
+import Foundation
+import GatehouseChecks
+import GatehouseProtocol
+import GatehouseStore
+
+/// The operations of the admin API (`/admin/v1`), apart from HTTP. Every change is written to the audit log with
+/// the acting confidential client.
+public struct AdminService: Sendable {
+    /// The scope that allows every admin operation.
+    public static let writeScope = "gatehouse.admin"
+    /// The scope that allows the admin API's reads only.
+    public static let readScope = "gatehouse.admin.read"
+    /// The most items of one page.
+    static let maxPage = 1000
+
+    let service: AuthorizationService
+    var store: any GatehouseStore { service.store }
+
+    init(service: AuthorizationService) {
+        self.service = service
+    }
+
+    // MARK: Authorization
+
+    /// The confidential client whose bearer token allows the operation (a write needs ``writeScope``, a read either
+    /// scope): 401 without a valid token, 403 for a token of a mobile client or without the scope.
+    func authorize(_ authorization: String?, write: Bool) async throws -> String {
+        let claims: AccessTokenClaims
+        do {
+            claims = try await service.validator.validate(authorization: authorization, scope: Scope(nil))
+        } catch {
+            throw GatehouseError(.unauthorized, "UNAUTHORIZED", "The admin API needs a confidential client's bearer token.",
+                                 headers: [.wwwAuthenticate: error.challenge])
+        }
+        let needed = write ? Self.writeScope : Self.readScope
+        let scope = Scope(claims.scope)
+        let allowed = scope.contains(Scope(Self.writeScope)) || (!write && scope.contains(Scope(Self.readScope)))
+        guard claims.app == nil, service.policy.confidentialClients.contains(where: { $0.id == claims.client_id }), allowed else {
+            throw GatehouseError(.forbidden, "FORBIDDEN", "This operation needs a confidential client's token with scope \(needed).",
+                                 headers: [.wwwAuthenticate: BearerError.insufficientScope(Scope(needed)).challenge])
+        }
+        return claims.client_id
+    }
+
+    // MARK: Registrations
+
+    static func limit(_ query: [String: String]) throws -> Int {
+        guard let text = query["limit"] else { return 100 }
+        guard let value = Int(text), (1...maxPage).contains(value) else {
+            throw GatehouseError.invalidRequest("limit must be a whole number from 1 to \(maxPage).")
+        }
+        return value
+    }
+
+    static func nonEmpty(_ query: [String: String], _ name: String) -> String? {
+        query[name].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// A page of registrations: `{"registrations":[...],"next":"<cursor>"}` (`next` only when there may be more).
+    func registrations(query: [String: String]) async throws -> JSON {
+        let limit = try Self.limit(query)
+        let found = try await store.registrations(RegistrationQuery(
+            applicationID: Self.nonEmpty(query, "application"), deviceID: Self.nonEmpty(query, "device"),
+            userID: Self.nonEmpty(query, "user"), after: Self.nonEmpty(query, "after"), limit: limit + 1))
+        let page = found.prefix(limit)
+        var result: JSONObject = ["registrations": .array(page.map { Self.json($0.registration, user: $0.userID) })]
+        if found.count > limit, let last = page.last { result["next"] = .string(last.registration.clientID) }
+        return .object(result)
+    }
+
+    static func json(_ record: ClientRegistrationRecord, user: String?) -> JSON {
+        let device = record.data.device
+        let app = record.data.application
+        return [
+            "clientId": .string(record.clientID),
+            "application": ["id": .string(app.id), "clientPlatform": .string(app.clientPlatform), "version": JSON(app.version)],
+            "device": ["id": .string(device.id), "hardware": JSON(device.hardware), "platform": JSON(device.platform),
+                       "deviceDisplayName": JSON(device.deviceDisplayName)],
+            "user": JSON(user), "createdAt": .int(record.createdAt), "updatedAt": .int(record.updatedAt),
+        ]
+    }
+
+    private func record(_ clientID: String) async throws -> ClientRegistrationRecord {
+        guard let record = try await store.registration(clientID: clientID) else {
+            throw GatehouseError(.notFound, "NOT_FOUND", "No client is registered with id '\(clientID.prefix(64))'.")
+        }
+        return record
+    }
+
+    /// The checks of a client's application (every check of the policy when its application is gone from it).
+    private func checks(of record: ClientRegistrationRecord) -> [any SecurityCheck] {
+        if let application = service.policy.application(for: record.data.application) {
+            return application.checks.values.sorted { $0.name < $1.name }
+        }
+        var byName: [String: any SecurityCheck] = [:]
+        for application in service.policy.applications { byName.merge(application.checks) { first, _ in first } }
+        return byName.values.sorted { $0.name < $1.name }
+    }
+
+    /// One client: its registration and the state of each check of its application.
+    func client(_ clientID: String) async throws -> JSON {
+        let record = try await record(clientID)
+        let snapshot = ClientSnapshot(registration: record, stored: try await store.clientState(clientID: clientID),
+                                      now: Clock.nowMillis(), logger: service.logger)
+        guard case .object(var result) = Self.json(record, user: snapshot.context.activeUser?.id) else { return .null }
+        result["checks"] = .array(checks(of: record).map { snapshot.view(of: $0) })
+        return .object(result)
+    }
+
+    /// Resets (unblocks) one check of a client: its state starts anew and the tokens it granted stop holding.
+    func resetCheck(_ clientID: String, check name: String, actor: String, address: String?) async throws -> JSON {
+        let record = try await record(clientID)
+        guard let check = checks(of: record).first(where: { $0.name == name }) else {
+            throw GatehouseError(.notFound, "NOT_FOUND", "Client '\(clientID.prefix(64))' has no security check '\(name.prefix(64))'.")
+        }
+        let view = try await service.withClient(record) { snapshot in
+            try snapshot.reset(check)
+            return snapshot.view(of: check)
+        }
+        await service.audit.record("admin.check.reset", clientID: clientID, application: record.data.application.id, check: name,
+                                   address: address, actor: actor)
+        return view
+    }
+
+    /// Revokes every token the client's checks granted until now.
+    func revokeTokens(_ clientID: String, actor: String, address: String?) async throws {
+        let record = try await record(clientID)
+        try await revokeGrants(of: record)
+        await service.audit.record("admin.tokens.revoke", clientID: clientID, application: record.data.application.id,
+                                   address: address, actor: actor)
+    }
+
+    private func revokeGrants(of record: ClientRegistrationRecord) async throws {
+        let now = Clock.nowMillis()
+        try await service.validator.revocations.add(checks(of: record).map {
+            RevocationRecord(subject: .grant(clientID: record.clientID, check: $0.name), revokedAt: now)
+        })
+    }
+
+    /// Deletes a registration and its state, revoking its tokens first; the client must register again.
+    func deleteRegistration(_ clientID: String, actor: String, address: String?) async throws {
+        let record = try await record(clientID)
+        try await revokeGrants(of: record)
+        _ = try await service.locks.withLock(clientID) { try await store.deleteRegistration(clientID: clientID) }
+        await service.audit.record("admin.registration.delete", clientID: clientID, application: record.data.application.id,
+                                   address: address, actor: actor)
+    }
+
+    // MARK: Accounts
+
+    /// The accounts locked now by the per-account lockout (`user:<name>`, `client:<id>`).
+    func lockedAccounts(query: [String: String]) async throws -> JSON {
+        let limit = try Self.limit(query)
+        let accounts = try await store.lockedAccounts(now: Clock.nowMillis(), limit: limit)
+        return ["accounts": .array(accounts.map {
+            ["account": .string($0.account), "failures": .int(Int64($0.state.failures)), "lockedUntil": .int($0.state.lockedUntil),
+             "lockouts": .int(Int64($0.state.lockouts))]
+        })]
+    }
+
+    /// Unlocks an account: forgets its failed logins.
+    func unlock(_ account: String, actor: String, address: String?) async throws {
+        guard try await store.accountFailures(account) != nil else {
+            throw GatehouseError(.notFound, "NOT_FOUND", "Account '\(account.prefix(128))' has no failed logins.")
+        }
+        try await store.deleteAccountFailures(account)
+        await service.audit.record("admin.account.unlock", address: address, actor: actor, detail: String(account.prefix(128)))
+    }
+
+    // MARK: Keys
+
+    /// The signing keys (never their private parts), oldest first, with the one this node signs with.
+    func keys() async throws -> JSON {
+        let current = service.signer.currentKID
+        return ["keys": .array(try await store.signingKeys().map {
+            ["kid": .string($0.kid), "algorithm": .string($0.algorithm), "createdAt": .int($0.createdAt),
+             "retiredAt": $0.retiredAt.map { .int($0) } ?? .null, "current": .bool($0.kid == current)]
+        })]
+    }
+
+    /// Stores a new key that becomes current on every node.
+    func rotateKey(actor: String, address: String?) async throws -> String {
+        let kid = try await service.signer.rotate()
+        await service.audit.record("admin.key.rotate", address: address, actor: actor, detail: "kid \(kid)")
+        return kid
+    }
+
+    /// Retires a key: no node signs or verifies with it any more.
+    func retireKey(_ kid: String, actor: String, address: String?) async throws {
+        do {
+            try await TokenSigner.retire(kid: kid, in: store)
+        } catch StoreError.notFound {
+            throw GatehouseError(.notFound, "NOT_FOUND", "No signing key has kid '\(kid.prefix(64))'.")
+        } catch let error as TokenSigner.KeyError {
+            throw GatehouseError(.conflict, "CURRENT_KEY", "\(error)")
+        }
+        try await service.signer.refresh()
+        await service.audit.record("admin.key.retire", address: address, actor: actor, detail: "kid \(kid.prefix(64))")
+    }
+
+    // MARK: Policy
+
+    /// The policy in force (never a secret: no check properties, which hold PINs, no hashes).
+    func policy() -> JSON {
+        let policy = service.policy
+        var result: JSONObject = [
+            "applications": .array(policy.applications.map { app in
+                [
+                    "id": .string(app.id), "platform": .string(app.platform), "version": JSON(app.version),
+                    "scopeElementMapping": .object(app.scopeElementMapping.mapValues { .string($0.joined(separator: " ")) }),
+                    "mandatoryScope": .string(app.mandatoryScope.sorted().joined(separator: " ")),
+                    "maxTokenExpiration": .int(Int64(app.maxTokenExpiration)),
+                    "securityChecks": .array(app.checks.values.sorted { $0.name < $1.name }.map { check in
+                        var entry: JSONObject = ["name": .string(check.name), "class": .string(String(describing: type(of: check)))]
+                        if let validating = check as? any CredentialsValidationSecurityCheck {
+                            let validation = validating.validation
+                            entry["maxAttempts"] = .int(Int64(validation.maxAttempts))
+                            entry["attemptingStateExpirationSec"] = .int(Int64(validation.attemptingStateExpirationSec))
+                            entry["successStateExpirationSec"] = .int(Int64(validation.successStateExpirationSec))
+                            entry["blockedStateExpirationSec"] = .int(Int64(validation.blockedStateExpirationSec))
+                        }
+                        return .object(entry)
+                    }),
+                ]
+            }),
+            "confidentialClients": .array(policy.confidentialClients.map {
+                ["id": .string($0.id), "displayName": .string($0.displayName), "allowedScope": .string($0.allowedScope.joined(separator: " "))]
+            }),
+            "accountLockout": [
+                "threshold": .int(Int64(policy.accountLockout.threshold)), "windowSec": .int(policy.accountLockout.window / 1000),
+                "durationSec": .int(policy.accountLockout.duration / 1000), "growth": .int(Int64(policy.accountLockout.growth)),
+                "maxDurationSec": .int(policy.accountLockout.maxDuration / 1000),
+            ],
+            "users": .array(policy.users.map { .string($0.username) }),
+        ]
+        if let throttle = policy.registrationThrottle {
+            result["registrationThrottle"] = ["perAddress": .int(Int64(throttle.count)), "windowSec": .int(throttle.window / 1000)]
+        }
+        return .object(result)
+    }
+
+    // MARK: Audit
+
+    /// A page of the audit log, oldest first: `{"events":[...],"next":<id>}`.
+    func audit(query: [String: String]) async throws -> JSON {
+        let limit = try Self.limit(query)
+        var after: Int64 = 0
+        if let text = query["after"] {
+            guard let value = Int64(text), value >= 0 else { throw GatehouseError.invalidRequest("after must be an event id (a whole number).") }
+            after = value
+        }
+        let events = try await store.auditEvents(after: after, limit: limit + 1)
+        let page = events.prefix(limit)
+        var result: JSONObject = ["events": .array(page.map(Self.json))]
+        if events.count > limit, let last = page.last { result["next"] = .int(last.id) }
+        return .object(result)
+    }
+
+    static func json(_ event: AuditEvent) -> JSON {
+        var object: JSONObject = ["id": .int(event.id), "time": .int(event.time), "event": .string(event.event)]
+        for (key, value) in [("clientId", event.clientID), ("application", event.application), ("user", event.user),
+                             ("check", event.check), ("address", event.address), ("node", event.node), ("actor", event.actor),
+                             ("detail", event.detail)] {
+            if let value { object[key] = .string(value) }
+        }
+        return .object(object)
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import GatehouseStore
+import Logging
+import Synchronization
+
+/// Writes the audit log to the store: registrations, check outcomes, tokens issued and revoked, lockouts and
+/// admin actions, each with time, client, application, user, source address and node — never a secret, a token
+/// or a code. A failed write is logged and does not fail the request. Events older than the retention are
+/// deleted by the node that writes, at most once an hour.
+public final class AuditLog: Sendable {
+    let store: any GatehouseStore
+    /// This node's name, in every event it records.
+    public let node: String
+    /// How long events are kept, ms.
+    let retention: Int64
+    private let logger: Logger
+    private let lastPrune = Mutex<Int64>(0)
+    static let pruneSpacing: Int64 = 3_600_000
+
+    init(store: any GatehouseStore, node: String, retentionDays: Int, logger: Logger) {
+        self.store = store
+        self.node = node
+        self.retention = Int64(max(retentionDays, 1)) * 86_400_000
+        self.logger = logger
+    }
+
+    /// Records `events` (in order), stamped with this node.
+    func record(_ events: [AuditEvent]) async {
+        guard !events.isEmpty else { return }
+        let stamped = events.map { event in
+            var event = event
+            event.node = node
+            return event
+        }
+        do {
+            try await store.appendAudit(stamped)
+            let now = Clock.nowMillis()
+            let due = lastPrune.withLock { last in
+                guard now - last >= Self.pruneSpacing else { return false }
+                last = now
+                return true
+            }
+            if due { try await store.deleteAudit(before: now - retention) }
+        } catch {
+            logger.error("Audit events could not be stored (\(type(of: error))): \(stamped.map(\.event))")
+        }
+    }
+
+    /// Records one event.
+    func record(_ event: String, clientID: String? = nil, application: String? = nil, user: String? = nil, check: String? = nil,
+                address: String? = nil, actor: String? = nil, detail: String? = nil) async {
+        await record([AuditEvent(time: Clock.nowMillis(), event: event, clientID: clientID, application: application, user: user,
+                                 check: check, address: address, actor: actor, detail: detail)])
+    }
+}

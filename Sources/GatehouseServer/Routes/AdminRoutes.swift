@@ -1,0 +1,76 @@
+import GatehouseProtocol
+import Hummingbird
+
+/// The admin API under `/admin/v1`, for operators and the web console: bearer tokens of confidential clients
+/// holding `gatehouse.admin` (everything) or `gatehouse.admin.read` (reads only). Errors are
+/// `{"errorCode","errorMsg"}`.
+struct AdminRoutes<Context: RemoteAddressRequestContext> {
+    let admin: AdminService
+
+    func add(to router: Router<Context>) {
+        let api = router.group("admin/v1")
+        api.get("registrations") { request, _ in
+            _ = try await admin.authorize(request.headers[.authorization], write: false)
+            return Self.answer(try await admin.registrations(query: RequestReading.query(request)))
+        }
+        api.get("registrations/:clientId") { request, context in
+            _ = try await admin.authorize(request.headers[.authorization], write: false)
+            return Self.answer(try await admin.client(try context.parameters.require("clientId")))
+        }
+        api.delete("registrations/:clientId") { request, context in
+            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            let clientID = try context.parameters.require("clientId")
+            try await admin.deleteRegistration(clientID, actor: actor, address: context.remoteAddress?.ipAddress)
+            return Self.answer(["deleted": .string(clientID)])
+        }
+        api.post("registrations/:clientId/revoke") { request, context in
+            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            let clientID = try context.parameters.require("clientId")
+            try await admin.revokeTokens(clientID, actor: actor, address: context.remoteAddress?.ipAddress)
+            return Self.answer(["revoked": .string(clientID)])
+        }
+        api.post("registrations/:clientId/checks/:check/reset") { request, context in
+            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            return Self.answer(try await admin.resetCheck(
+                try context.parameters.require("clientId"), check: try context.parameters.require("check"),
+                actor: actor, address: context.remoteAddress?.ipAddress))
+        }
+        api.get("accounts") { request, _ in
+            _ = try await admin.authorize(request.headers[.authorization], write: false)
+            return Self.answer(try await admin.lockedAccounts(query: RequestReading.query(request)))
+        }
+        api.delete("accounts/:account") { request, context in
+            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            let account = try context.parameters.require("account")
+            try await admin.unlock(account, actor: actor, address: context.remoteAddress?.ipAddress)
+            return Self.answer(["unlocked": .string(account)])
+        }
+        api.get("keys") { request, _ in
+            _ = try await admin.authorize(request.headers[.authorization], write: false)
+            return Self.answer(try await admin.keys())
+        }
+        api.post("keys") { request, context in
+            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            let kid = try await admin.rotateKey(actor: actor, address: context.remoteAddress?.ipAddress)
+            return Self.answer(["kid": .string(kid)], status: .created)
+        }
+        api.post("keys/:kid/retire") { request, context in
+            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            let kid = try context.parameters.require("kid")
+            try await admin.retireKey(kid, actor: actor, address: context.remoteAddress?.ipAddress)
+            return Self.answer(["retired": .string(kid)])
+        }
+        api.get("policy") { request, _ in
+            _ = try await admin.authorize(request.headers[.authorization], write: false)
+            return Self.answer(admin.policy())
+        }
+        api.get("audit") { request, _ in
+            _ = try await admin.authorize(request.headers[.authorization], write: false)
+            return Self.answer(try await admin.audit(query: RequestReading.query(request)))
+        }
+    }
+
+    static func answer(_ body: JSON, status: HTTPResponse.Status = .ok) -> Response {
+        JSONBody.response(status, body, headers: [.cacheControl: "no-store"])
+    }
+}

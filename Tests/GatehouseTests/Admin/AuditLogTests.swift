@@ -1,0 +1,59 @@
+import Foundation
+import GatehouseProtocol
+import Testing
+
+/// The audit log of a known sequence, read back through the admin API in order, with no secret or token in it.
+@Suite struct AuditLogTests {
+    @Test(.timeLimit(.minutes(2))) func aKnownSequenceIsReadBackInOrderWithoutSecrets() async throws {
+        try await TestServer.run(policy: Admin.policy) { server in
+            let writer = try await Admin.writer(server)
+            var client = try ProtocolClient(server)
+            try await client.register()
+            let clientID = try #require(client.clientID)
+            let wrong: [String: JSON] = ["PinLongBlock": ["pin": "0000"]]
+            #expect(try await client.preauthorize(scope: "PinLongBlock", answers: wrong).status == 401)
+            #expect(try await client.preauthorize(scope: "PinLongBlock", answers: wrong).status == 401)
+            #expect(try await client.preauthorize(scope: "PinLongBlock", answers: wrong).status == 403)
+            #expect(try await Admin.send(.POST, server, "/registrations/\(clientID)/checks/PinLongBlock/reset", token: writer).status == 200)
+            #expect(try await client.preauthorize(scope: "PinLongBlock", answers: ["PinLongBlock": ["pin": "1234"]]).status == 200)
+            let token = try await client.obtainToken(scope: "PinLongBlock").access_token
+            // Three wrong secrets lock the confidential client's account.
+            for _ in 0..<3 {
+                await #expect(throws: TestFailure.self) { try await Admin.token(server, client: "balance-service", secret: "wr0ng-s3cret", scope: "") }
+            }
+
+            // Read back page by page (2 a page): the whole log, in order.
+            let reader = try await Admin.reader(server)
+            var events: [JSON] = []
+            var bodies = ""
+            var after: Int64? = nil
+            repeat {
+                let page = try await Admin.send(.GET, server, "/audit?limit=2" + (after.map { "&after=\($0)" } ?? ""), token: reader)
+                #expect(page.status == 200)
+                bodies += String(decoding: page.body, as: UTF8.self)
+                events += page.json?["events"]?.arrayValue ?? []
+                after = page.json?["next"]?.intValue.map(Int64.init)
+            } while after != nil && events.count < 100
+            let mine = events.filter { $0["clientId"]?.stringValue == clientID || $0["event"] == "account.locked" }
+            #expect(mine.map { $0["event"]?.stringValue ?? "" } == [
+                "registration", "check.failure", "check.failure", "check.blocked", "admin.check.reset", "check.success",
+                "token.issued", "account.locked",
+            ])
+            let ids = events.compactMap { $0["id"]?.intValue }
+            #expect(ids == ids.sorted() && Set(ids).count == ids.count)
+            #expect(mine.dropLast().allSatisfy { $0["application"] == "com.sample.pincodeswift" && $0["address"] == "127.0.0.1" })
+            #expect(mine.allSatisfy { $0["node"]?.stringValue?.isEmpty == false && $0["time"]?.intValue != nil })
+            #expect(mine[1]["check"] == "PinLongBlock" && mine[4]["actor"] == "ops" && mine[4]["check"] == "PinLongBlock")
+            #expect(mine[7]["clientId"] == "balance-service" && mine[7]["detail"]?.stringValue?.hasPrefix("client:balance-service") == true)
+            // The admin tokens, the client's token and every secret are absent.
+            for secret in [token, writer, reader, "1234", "0000", "s3cret", "wr0ng-s3cret", "$2b$"] {
+                #expect(!bodies.contains(secret), "the audit log holds \(secret.prefix(12))…")
+            }
+            // The tokens' payloads are absent too (a token's parts could be pasted elsewhere).
+            for part in [token, writer].flatMap({ $0.split(separator: ".").map(String.init) }) {
+                #expect(!bodies.contains(part))
+            }
+            #expect(try await Admin.send(.GET, server, "/audit?after=x", token: reader).status == 400)
+        }
+    }
+}

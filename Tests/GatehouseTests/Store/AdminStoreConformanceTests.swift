@@ -1,0 +1,95 @@
+import Foundation
+import GatehouseChecks
+import GatehouseProtocol
+import GatehouseStore
+import Testing
+
+/// The store methods of the admin API and the audit log, on SQLite and PostgreSQL.
+@Suite struct AdminStoreConformanceTests {
+    static func registration(_ clientID: String, app: String, device: String) -> ClientRegistrationRecord {
+        ClientRegistrationRecord(
+            clientID: clientID,
+            data: RegistrationData(device: DeviceData(id: device), application: ApplicationData(id: app, clientPlatform: "ios", version: nil)),
+            publicKey: RSAPublicJWK(n: "AQAB-modulus", e: "AQAB"), createdAt: 1_000, updatedAt: 1_000)
+    }
+
+    @Test(.timeLimit(.minutes(2)), arguments: StoreKind.allCases)
+    func registrationsAreSearchedAndPagedByAStableCursor(kind: StoreKind) async throws {
+        try await TestStores.with(kind) { store in
+            for index in 0..<25 {
+                try await store.createRegistration(Self.registration(
+                    String(format: "c%02d", index), app: index % 2 == 0 ? "com.even" : "com.odd", device: "device-\(index % 5)"))
+            }
+            try await store.setActiveUser(clientID: "c03", userID: "john")
+            try await store.setActiveUser(clientID: "c07", userID: "john")
+            try await store.setActiveUser(clientID: "c08", userID: "jane")
+
+            var pages: [[String]] = []
+            var after: String?
+            repeat {
+                let page = try await store.registrations(RegistrationQuery(after: after, limit: 10)).map(\.registration.clientID)
+                if !page.isEmpty { pages.append(page) }
+                after = page.count == 10 ? page.last : nil
+                // A registration created meanwhile before the cursor changes no later page.
+                if pages.count == 1 { try await store.createRegistration(Self.registration("a-new", app: "com.odd", device: "x")) }
+            } while after != nil
+            #expect(pages.map(\.count) == [10, 10, 5])
+            #expect(pages.flatMap { $0 } == (0..<25).map { String(format: "c%02d", $0) })
+
+            let odd = try await store.registrations(RegistrationQuery(applicationID: "com.odd", limit: 100)).map(\.registration.clientID)
+            #expect(odd.count == 13 && odd.first == "a-new")
+            let device = try await store.registrations(RegistrationQuery(applicationID: "com.even", deviceID: "device-0", limit: 100))
+            #expect(device.map(\.registration.clientID) == ["c00", "c10", "c20"])
+            let john = try await store.registrations(RegistrationQuery(userID: "john", limit: 100))
+            #expect(john.map(\.registration.clientID) == ["c03", "c07"] && john.allSatisfy { $0.userID == "john" })
+            try await store.setActiveUser(clientID: "c03", userID: nil)
+            #expect(try await store.registrations(RegistrationQuery(userID: "john", limit: 100)).map(\.registration.clientID) == ["c07"])
+
+            // An update moves the registration to its new application and device.
+            var moved = Self.registration("c00", app: "com.odd", device: "device-9")
+            moved.updatedAt = 2_000
+            try await store.updateRegistration(moved)
+            #expect(try await store.registrations(RegistrationQuery(deviceID: "device-9", limit: 5)).map(\.registration) == [moved])
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)), arguments: StoreKind.allCases)
+    func deletingARegistrationDeletesItsState(kind: StoreKind) async throws {
+        try await TestStores.with(kind) { store in
+            try await store.createRegistration(Self.registration("gone", app: "com.a", device: "d"))
+            try await store.createRegistration(Self.registration("kept", app: "com.a", device: "d"))
+            for id in ["gone", "kept"] {
+                #expect(try await store.commit(clientID: id, writes: [StateWrite(name: "Check", expectedVersion: 0, data: Array("{}".utf8))]))
+            }
+            #expect(try await store.deleteRegistration(clientID: "gone"))
+            #expect(try await store.deleteRegistration(clientID: "gone") == false)
+            #expect(try await store.registration(clientID: "gone") == nil)
+            #expect(try await store.clientState(clientID: "gone").isEmpty)
+            #expect(try await store.clientState(clientID: "kept").count == 1)
+            #expect(try await store.registrations(RegistrationQuery(limit: 10)).map(\.registration.clientID) == ["kept"])
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)), arguments: StoreKind.allCases)
+    func auditEventsAreAppendedInOrderPagedAndExpire(kind: StoreKind) async throws {
+        try await TestStores.with(kind) { store in
+            #expect(try await store.auditEvents(after: 0, limit: 10).isEmpty)
+            try await store.appendAudit([
+                AuditEvent(time: 1_000, event: "registration", clientID: "c1", application: "com.a", address: "127.0.0.1", node: "n1"),
+                AuditEvent(time: 2_000, event: "check.failure", clientID: "c1", check: "Pin"),
+            ])
+            try await store.appendAudit([AuditEvent(time: 3_000, event: "token.issued", clientID: "c1", user: "john", detail: "scope")])
+            let all = try await store.auditEvents(after: 0, limit: 10)
+            #expect(all.map(\.event) == ["registration", "check.failure", "token.issued"])
+            #expect(all.map(\.id) == all.map(\.id).sorted() && Set(all.map(\.id)).count == 3 && all[0].id > 0)
+            #expect(all[0].address == "127.0.0.1" && all[0].node == "n1" && all[2].user == "john")
+            let second = try await store.auditEvents(after: all[0].id, limit: 1)
+            #expect(second.map(\.event) == ["check.failure"])
+            #expect(try await store.deleteAudit(before: 2_500) == 2)
+            #expect(try await store.auditEvents(after: 0, limit: 10).map(\.event) == ["token.issued"])
+            try await store.appendAudit([AuditEvent(time: 4_000, event: "admin.unblock")])
+            let last = try await store.auditEvents(after: 0, limit: 10)
+            #expect(last.map(\.event) == ["token.issued", "admin.unblock"] && last[1].id > all[2].id)
+        }
+    }
+}
