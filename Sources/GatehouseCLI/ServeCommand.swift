@@ -48,6 +48,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a keep-alive connection may sit idle before it is closed.")
     var idleTimeout: Int = 60
 
+    @Option(help: "Seconds a new connection has to send its first request head (slowloris; plain HTTP).")
+    var headerReadTimeout: Int = 10
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -59,6 +62,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let days = retireSigningKeysAfterDays, days < 1 { throw ValidationError("--retire-signing-keys-after-days must be at least 1") }
         guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be between 1 and 3600 seconds") }
+        guard (1...3600).contains(headerReadTimeout) else { throw ValidationError("--header-read-timeout must be between 1 and 3600 seconds") }
         if let database {
             do {
                 _ = try PostgresLocation(url: database)
@@ -80,6 +84,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.issuer = issuer
         configuration.signingKeyMaxAge = retireSigningKeysAfterDays.map { .seconds($0 * 86_400) }
         configuration.idleTimeout = .seconds(idleTimeout)
+        configuration.headerReadTimeout = .seconds(headerReadTimeout)
         var reloading: Task<Void, Never>?
         if let files = tls.files {
             do {

@@ -9,6 +9,9 @@ struct GatewayAnswer: Sendable {
     var headers: HTTPFields
     var body: ByteBuffer
 
+    /// The body as text.
+    var bodyText: String { String(buffer: body) }
+
     /// The answer as a Hummingbird response (plain HTTP requests).
     var response: Response {
         Response(status: status, headers: headers, body: .init(byteBuffer: body))

@@ -1,3 +1,4 @@
+import GatehouseHTTP
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -24,7 +25,9 @@ struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
             }
             // After TLS, so that it reads the request head, not ciphertext.
             try channel.pipeline.syncOperations.addHandler(
-                RequestHeadTimeoutHandler(timeout: headerReadTimeout, progress: progress, logger: logger), position: .last)
+                RequestHeadTimeoutHandler(timeout: headerReadTimeout, progress: progress,
+                                          answerBody: GatewayAnswer.invalidRequest("the request head did not arrive in time").bodyText,
+                                          logger: logger), position: .last)
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }

@@ -1,3 +1,4 @@
+import GatehouseHTTP
 import Logging
 import NIOCore
 import NIOHTTP1

@@ -1,8 +1,11 @@
-/// How far a connection's first request has come, shared by the gateway's first-request guards
-/// (``RequestHeadTimeoutHandler``, ``MalformedFirstRequestHandler``). Used on the connection's event loop only.
-final class FirstRequestProgress {
+/// How far a connection's first request has come, shared by the first-request guards of a connection
+/// (``RequestHeadTimeoutHandler``, and the gateway's `MalformedFirstRequestHandler`). Used on the connection's event
+/// loop only.
+public final class FirstRequestProgress {
     /// The first request's head has arrived in full.
-    var headReceived = false
-    /// The gateway answered the first request itself (`400`, `408`, `431`).
-    var answered = false
+    public var headReceived = false
+    /// The server answered the first request itself (`400`, `408`, `431`).
+    public var answered = false
+
+    public init() {}
 }

@@ -4,63 +4,65 @@ import Logging
 import NIOCore
 
 /// Closes a new connection whose first request head (request line and header fields, up to the empty line) has
-/// not arrived within the timeout of the connection's opening, after a `408` with the gateway's JSON error: a client that opens connections and sends half a
+/// not arrived within the timeout of the connection's opening, after a `408` with a JSON error: a client that opens connections and sends half a
 /// request line, or one byte now and then, holds them for that long at most (slowloris).
 ///
 /// It sits first in the connection's pipeline, on raw bytes, because Hummingbird's idle timeout only starts once
 /// the first head has been parsed (the WebSocket upgrader holds the pipeline until then). After the first head it
-/// removes itself: from then on Hummingbird's idle timeout (``Gateway`` passes it as `idleTimeout`) closes a
+/// removes itself: from then on Hummingbird's idle timeout closes a
 /// keep-alive connection that sits idle or stalls in a later head or body, and an upgraded WebSocket lives until
 /// either side closes it.
-final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
-    /// `408` with the gateway's JSON error, written before the connection is closed.
-    static func timeoutAnswer(allocator: ByteBufferAllocator) -> ByteBuffer {
-        let answer = GatewayAnswer.invalidRequest("the request head did not arrive in time", status: 408)
-        var head = "HTTP/1.1 408 Request Timeout\r\n"
-        for field in answer.headers { head += "\(field.name.rawName): \(field.value)\r\n" }
-        head += "Content-Length: \(answer.body.readableBytes)\r\nConnection: close\r\n\r\n"
-        var buffer = allocator.buffer(capacity: head.utf8.count + answer.body.readableBytes)
+public final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
+    /// A `408 Request Timeout` with `body` (JSON) and `Connection: close`, as raw bytes.
+    public static func timeoutAnswer(body: String, allocator: ByteBufferAllocator) -> ByteBuffer {
+        let head = "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
+        var buffer = allocator.buffer(capacity: head.utf8.count + body.utf8.count)
         buffer.writeString(head)
-        buffer.writeImmutableBuffer(answer.body)
+        buffer.writeString(body)
         return buffer
     }
 
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
+    public typealias InboundIn = ByteBuffer
+    public typealias InboundOut = ByteBuffer
 
     private let timeout: TimeAmount
     private let logger: Logger
     private let progress: FirstRequestProgress
+    /// The JSON body of the `408`.
+    private let answerBody: String
     private var scheduled: Scheduled<Void>?
     private var scanner = HeadEndScanner()
 
-    init(timeout: TimeAmount, progress: FirstRequestProgress, logger: Logger) {
+    /// - Parameter answerBody: the JSON body of the `408` (the server's or the gateway's error shape).
+    public init(timeout: TimeAmount, progress: FirstRequestProgress, answerBody: String, logger: Logger) {
+        self.answerBody = answerBody
         self.timeout = timeout
         self.progress = progress
         self.logger = logger
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    public func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { arm(context) }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    public func handlerRemoved(context: ChannelHandlerContext) {
         scheduled?.cancel()
         scheduled = nil
     }
 
-    func channelActive(context: ChannelHandlerContext) {
+    public func channelActive(context: ChannelHandlerContext) {
         arm(context)
         context.fireChannelActive()
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    public func channelInactive(context: ChannelHandlerContext) {
         scheduled?.cancel()
         scheduled = nil
         context.fireChannelInactive()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
         let complete = scanner.consume(buffer.readableBytesView)
         context.fireChannelRead(data)
@@ -77,13 +79,14 @@ final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableChannelHa
         let logger = logger
         let timeout = timeout
         let progress = progress
+        let answerBody = answerBody
         scheduled = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
             guard !progress.answered else { return }
             progress.answered = true
             logger.debug("closing a connection whose request head did not arrive in time",
                          metadata: ["timeout": .stringConvertible(timeout)])
             // First in the pipeline: these bytes go straight to the socket, whatever the HTTP handlers' state.
-            LingeringClose.answerAndClose(context, NIOAny(Self.timeoutAnswer(allocator: context.channel.allocator)))
+            LingeringClose.answerAndClose(context, NIOAny(Self.timeoutAnswer(body: answerBody, allocator: context.channel.allocator)))
         }
     }
 }

@@ -32,6 +32,8 @@ public struct ServerConfiguration: Sendable {
     public var tls: ReloadableTLS?
     /// How long a keep-alive connection may sit idle (or stall) before it is closed.
     public var idleTimeout: Duration = .seconds(60)
+    /// How long a new connection has to send its first complete request head (slowloris), plain HTTP; `408` after.
+    public var headerReadTimeout: Duration = .seconds(10)
 
     /// This node's name in the audit log (`nil`: the host name).
     public var nodeName: String?
@@ -75,7 +77,13 @@ public enum Gatehouse {
             try .http2Upgrade(tlsConfiguration: tls.serverConfiguration(),
                               configuration: .init(idleTimeout: configuration.idleTimeout, streamConfiguration: .init(idleTimeout: idle)))
         } else {
-            .http1(configuration: .init(idleTimeout: idle))
+            HTTPServerBuilder { responder in
+                HeadTimeoutChannel(
+                    inner: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idle)),
+                    headerReadTimeout: .nanoseconds(Int64(configuration.headerReadTimeout.components.seconds) * 1_000_000_000
+                        + configuration.headerReadTimeout.components.attoseconds / 1_000_000_000),
+                    answerBody: #"{"errorCode":"REQUEST_TIMEOUT","errorMsg":"The request head did not arrive in time."}"#)
+            }
         }
         return Application(
             router: router,

@@ -13,7 +13,7 @@ struct TestServer: Sendable {
     /// Runs `body` against a server started with `policy` (YAML), then stops the server.
     static func run<T: Sendable>(
         policy: String = TestPolicies.standard, dataDirectory: String? = nil,
-        registry: SecurityCheckRegistry = .builtIn, issuer: String? = nil,
+        registry: SecurityCheckRegistry = .builtIn, issuer: String? = nil, headerReadTimeout: Duration? = nil,
         _ body: (TestServer) async throws -> T
     ) async throws -> T {
         let directory = dataDirectory ?? Self.temporaryDirectory()
@@ -26,6 +26,7 @@ struct TestServer: Sendable {
         configuration.dataDirectory = directory
         configuration.registry = registry
         configuration.issuer = issuer
+        if let headerReadTimeout { configuration.headerReadTimeout = headerReadTimeout }
         var logger = Logger(label: "gatehouse-test")
         logger.logLevel = .warning
         let running = try await RunningApp.start(logger: logger) { onRunning in
