@@ -78,7 +78,7 @@ public final class IntrospectionTokenVerifier: TokenVerifier {
         var request = HTTPClientRequest(url: apiURL + "/token")
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.headers.add(name: "Authorization", value: "Basic " + Data("\(clientID):\(secret)".utf8).base64EncodedString())
+        request.headers.add(name: "Authorization", value: ClientSecretBasic.authorization(clientID: clientID, secret: secret))
         request.body = .bytes(ByteBuffer(string: "grant_type=client_credentials&scope=authorization.introspect"))
         let response = try await httpClient.execute(request, timeout: .seconds(10))
         let body = try await response.body.collect(upTo: 1024 * 1024)

@@ -23,9 +23,9 @@ public enum TokenRejection: Error, Sendable, Equatable {
     /// The `WWW-Authenticate` value, if any.
     public var challenge: String? {
         switch self {
-        case .missing: "Bearer"
-        case .invalidToken: "Bearer error=\"invalid_token\""
-        case .insufficientScope(let scope): "Bearer error=\"insufficient_scope\", scope=\"\(scope.normalized)\""
+        case .missing: BearerAnswer.missing
+        case .invalidToken: BearerAnswer.invalidToken
+        case .insufficientScope(let scope): BearerAnswer.insufficientScope(scope)
         case .conflict: nil
         }
     }

@@ -56,12 +56,7 @@ final class ConfidentialClients: Sendable {
 
     /// The client named by an `Authorization: Basic` header with the right secret, or `nil`.
     func authenticate(authorization: String?) async throws -> ConfidentialClient? {
-        guard let authorization, authorization.prefix(6).lowercased() == "basic ",
-            let decoded = Data(base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-            let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
-        else { return nil }
-        let id = String(text[..<colon]).removingPercentEncoding ?? String(text[..<colon])
-        let secret = String(text[text.index(after: colon)...]).removingPercentEncoding ?? String(text[text.index(after: colon)...])
+        guard let (id, secret) = ClientSecretBasic.parse(authorization) else { return nil }
         let account = "client:\(id)"
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         guard let client = clients[id] else {
