@@ -1,5 +1,10 @@
 import Foundation
+import AsyncHTTPClient
+import GatehouseClient
+import GatehouseClientNIO
 import GatehouseHTTP
+import GatehouseProtocol
+import NIOSSL
 import Testing
 
 /// `gatehouse serve` over TLS, checked with curl: HTTP/2 by ALPN and HTTP/1.1, TLS 1.2+ only, the certificate
@@ -94,5 +99,51 @@ import Testing
         let metadata = try await HTTP.send(.GET, base + "/.well-known/oauth-authorization-server")
         #expect(metadata.json?["issuer"] == "https://auth.example.test")
         #expect(FileManager.default.fileExists(atPath: data + "/gatehouse.sqlite"))
+    }
+}
+
+/// Whole flows over HTTPS: the Swift SDK (PIN challenge, token, balance) and curl (a confidential client's token,
+/// then the protected balance refused for lack of scope and introspection answered).
+@Suite(.timeLimit(.minutes(2))) struct HTTPSFlowTests {
+    @Test func theSDKAndCurlCompleteFlowsOverHTTPS() async throws {
+        let certificates = try TestCertificates.make(commonName: "localhost")
+        defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
+        let directory = TestServer.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let policyPath = directory + "/policy.yaml"
+        try TestPolicies.standard.write(toFile: policyPath, atomically: true, encoding: .utf8)
+        let server = try GatehouseProcess.start([
+            "serve", "--port", "0", "--data", directory, "--policy", policyPath,
+            "--tls-certificate", certificates.certificatePath, "--tls-key", certificates.keyPath,
+        ])
+        defer { server.process.terminate() }
+        let banner = try await server.waitForLine(containing: "listens on https://")
+        let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("https://") }.map(String.init))
+        let named = base.replacingOccurrences(of: "127.0.0.1", with: "localhost")   // SNI needs a name
+
+        // The SDK, over AsyncHTTPClient trusting only the test CA.
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificates.caPath))
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls, redirectConfiguration: .disallow))
+        let configuration = ClientConfiguration(
+            serverURL: URL(string: named)!, applicationID: SDK.pinApp, platform: "ios", version: "1.0",
+            device: DeviceData(id: "https-device", hardware: "TestPhone", platform: "ios 18"))
+        let client = GatehouseClient(configuration: configuration, keyStore: InMemoryKeyStore(), transport: AsyncHTTPClientTransport(client: http))
+        let challenges = Calls<JSONObject>()
+        try client.registerChallengeHandler(SDK.pinHandler(challenges))
+        let balance = try await client.resourceRequest(path: SDK.balancePath).send()
+        #expect(balance.status == 200)
+        #expect(balance.text == "19938.80")
+        #expect(challenges.count == 1)
+        try await http.shutdown()
+
+        // curl: a confidential client's token (reporter/other in the standard test policy), then the resource.
+        let token = try curl(["--cacert", certificates.caPath, "-u", "reporter:other", "-d", "grant_type=client_credentials&scope=accessRestricted",
+                              base + "/mfp/api/az/v1/token"])
+        #expect(token.status == 0, "\(token.output)")
+        let accessToken = try #require((try? JSONDecoder().decode(JSON.self, from: Data(token.output.utf8)))?["access_token"]?.stringValue,
+                                       "\(token.output)")
+        let resource = try curl(["--cacert", certificates.caPath, "-H", "Authorization: Bearer \(accessToken)", base + "/mfp/api/" + SDK.balancePath])
+        #expect(resource.output == "19938.80")
     }
 }
