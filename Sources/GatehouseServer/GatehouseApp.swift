@@ -58,11 +58,16 @@ public enum Gatehouse {
     ) async throws -> some ApplicationProtocol {
         let service = try await makeService(configuration, logger: logger)
         let router = Router(context: GatehouseRequestContext.self, options: .autoGenerateHeadEndpoints)
+        router.add(middleware: RequestMetricsMiddleware(metrics: service.metrics))
         router.add(middleware: CORSMiddleware(allowedOrigins: service.policy.allowedOrigins))
         router.add(middleware: ErrorMiddleware())
         router.get("health") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
         router.get("ready") { _, _ in await Readiness.check(service) }
         router.get("openapi.json") { _, _ in JSONBody.response(.ok, OpenAPIDocument.json) }
+        router.get("metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                     body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.exposition())))
+        }
         RuntimeRoutes(service: service).add(to: router)
         AdapterRoutes(adapters: configuration.adapters, validator: service.validator).add(to: router)
         DiscoveryRoutes(signer: service.signer, issuer: service.issuerName).add(to: router)

@@ -126,6 +126,7 @@ public struct AdminService: Sendable {
     func revokeTokens(_ clientID: String, actor: String, address: String?) async throws {
         let record = try await record(clientID)
         try await revokeGrants(of: record)
+        service.metrics.tokensRevoked(by: "admin")
         await service.audit.record("admin.tokens.revoke", clientID: clientID, application: record.data.application.id,
                                    address: address, actor: actor)
     }

@@ -421,6 +421,11 @@ public enum OpenAPIDocument {
             "200":
               description: RFC 8414 metadata
               content: { application/json: { schema: { type: object, required: [issuer, token_endpoint, jwks_uri], properties: { issuer: { type: string }, token_endpoint: { type: string }, jwks_uri: { type: string } } } } }
+      /metrics:
+        get:
+          summary: "Prometheus metrics (text format 0.0.4): requests by route and status with latency histograms; rounds, challenges, successes, failures and blocks per check; tokens issued, introspected, revoked; registrations"
+          responses:
+            "200": { description: The metrics, content: { text/plain: { schema: { type: string } } } }
       /openapi.json:
         get:
           responses:

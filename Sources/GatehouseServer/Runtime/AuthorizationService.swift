@@ -22,15 +22,18 @@ public struct AuthorizationService: Sendable {
     let confidentialClients: ConfidentialClients
     /// The audit log (in the store).
     public let audit: AuditLog
+    /// The Prometheus metrics (`/metrics`).
+    public let metrics: GatehouseMetrics
     /// Rounds tried again after losing a race for the client's state before answering 409.
     let maxRoundRetries = 8
     /// How long an authorization code can be exchanged, ms.
     let codeLifetime: Int64 = 120_000
 
     init(policy: SecurityPolicy, store: any GatehouseStore, signer: TokenSigner, revocations: RevocationList, issuer: IssuerName,
-         passwords: PasswordVerifier, audit: AuditLog, logger: Logger) {
+         passwords: PasswordVerifier, audit: AuditLog, metrics: GatehouseMetrics = GatehouseMetrics(), logger: Logger) {
         self.policy = policy
         self.audit = audit
+        self.metrics = metrics
         self.store = store
         self.signer = signer
         self.issuerName = issuer
@@ -76,6 +79,7 @@ public struct AuthorizationService: Sendable {
         try await store.createRegistration(
             ClientRegistrationRecord(clientID: clientID, data: data, publicKey: jwk, createdAt: now, updatedAt: now))
         logger.info("Registered client \(clientID) of \(data.application.id) (\(data.application.clientPlatform) \(data.application.version ?? "any version"))")
+        metrics.registration()
         await audit.record("registration", clientID: clientID, application: data.application.id, address: address,
                            detail: "device \(data.device.id.prefix(128))")
         return clientID
@@ -135,14 +139,16 @@ public struct AuthorizationService: Sendable {
             default: throw GatehouseError.invalidRequest("challengeResponse.\(name.prefix(64)) must be a JSON object")
             }
         }
-        let (response, outcomes) = try await withClient(record) { snapshot in
+        let (response, outcomes, counted) = try await withClient(record) { snapshot in
             var response = AuthorizationResponse()
             var outcomes: [AuditEvent] = []
+            var counted: [(check: String, type: AuthorizationResponse.ResponseType?, answered: Bool)] = []
             for (check, elements) in checks {
                 var own = AuthorizationResponse()
                 let credentials = answers[check.name] ?? nil
                 try await snapshot.authorize(check, scope: elements, credentials: credentials, request: checkRequest, response: &own)
                 response.merge(own)
+                counted.append((check.name, own.type, credentials != nil))
                 // An answer was judged: a success, a wrong answer (challenged again) or a block (refused).
                 if credentials != nil, let type = own.type {
                     let event = switch type {
@@ -155,7 +161,16 @@ public struct AuthorizationService: Sendable {
                         user: snapshot.context.activeUser?.id, check: check.name, address: checkRequest.remoteAddress))
                 }
             }
-            return (response, outcomes)
+            return (response, outcomes, counted)
+        }
+        for (check, type, answered) in counted {
+            let outcome: GatehouseMetrics.CheckOutcome? = switch type {
+            case .success?: .success
+            case .challenge?: .challenge
+            case .failure?: .block
+            case nil: nil
+            }
+            metrics.check(check, outcome: outcome, answered: answered)
         }
         await audit.record(outcomes)
         return PreauthorizeOutcome(response: response, serverTime: Clock.nowMillis())
@@ -285,6 +300,7 @@ public struct AuthorizationService: Sendable {
             app: .init(id: app.id, clientPlatform: app.clientPlatform, version: app.version),
             checks: record.checks, user: record.userID)
         let token = TokenResponse(accessToken: try await signer.sign(claims), expiresIn: expiresIn, scope: record.scope)
+        metrics.tokenIssued(grant: "authorization_code")
         await audit.record("token.issued", clientID: client.clientID, application: app.id, user: record.userID, address: address,
                            detail: "scope '\(record.scope)'")
         return token
@@ -308,6 +324,7 @@ public struct AuthorizationService: Sendable {
             iat: .init(value: Date(timeIntervalSince1970: Double(now / 1000))), iat_ms: now, jti: .init(value: Self.randomToken(bytes: 16)),
             scope: scope.normalized, client_id: client.id, app: nil, checks: [], user: nil)
         let token = TokenResponse(accessToken: try await signer.sign(claims), expiresIn: confidentialTokenLifetime, scope: scope.normalized)
+        metrics.tokenIssued(grant: "client_credentials")
         await audit.record("token.issued", clientID: client.id, address: address, actor: client.id, detail: "scope '\(scope.normalized)'")
         return token
     }
@@ -339,7 +356,11 @@ public struct AuthorizationService: Sendable {
         guard let token = form["token"], !token.isEmpty else {
             throw GatehouseError(.badRequest, "invalid_request", "token is required", style: .oauth)
         }
-        guard let claims = try? await validator.claims(of: token) else { return ["active": false] }
+        guard let claims = try? await validator.claims(of: token) else {
+            metrics.tokenIntrospected(active: false)
+            return ["active": false]
+        }
+        metrics.tokenIntrospected(active: true)
         var result: JSONObject = [
             "active": true, "scope": .string(claims.scope), "client_id": .string(claims.client_id),
             "exp": .int(Int64(claims.exp.value.timeIntervalSince1970 * 1000)), "iat": .int(claims.iat_ms),
@@ -380,6 +401,7 @@ public struct AuthorizationService: Sendable {
         }
         guard let claims = try? await validator.claims(of: token), claims.client_id == callerID else { return }
         try await validator.revocations.add([RevocationRecord(subject: .token(jti: claims.jti.value), revokedAt: Clock.nowMillis())])
+        metrics.tokensRevoked(by: "client")
         await audit.record("token.revoked", clientID: claims.client_id, application: claims.app?.id, user: claims.user, address: address,
                            actor: callerID, detail: "one token")
     }

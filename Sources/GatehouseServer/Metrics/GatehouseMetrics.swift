@@ -1,0 +1,57 @@
+import Foundation
+import Metrics
+import Prometheus
+
+/// The server's metrics, through swift-metrics into a Prometheus registry of this server's own (so that several
+/// servers in one process, as in the tests, count apart), served at `/metrics` in Prometheus' text format.
+public final class GatehouseMetrics: Sendable {
+    /// The registry `/metrics` shows.
+    public let registry: PrometheusCollectorRegistry
+    let factory: PrometheusMetricsFactory
+
+    public init() {
+        registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
+        ]
+        self.factory = factory
+    }
+
+    func counter(_ name: String, _ dimensions: [(String, String)] = []) -> Metrics.Counter {
+        Metrics.Counter(label: name, dimensions: dimensions, factory: factory)
+    }
+
+    /// A request answered: by route template (not the path, which would name clients), method and status.
+    func request(route: String, method: String, status: Int, duration: Duration) {
+        counter("gatehouse_http_requests_total", [("route", route), ("method", method), ("status", String(status))]).increment()
+        Metrics.Timer(label: "gatehouse_http_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory)
+            .recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    /// What one check's part of a pre-authorization round came to.
+    enum CheckOutcome: String { case success, challenge, failure, block }
+
+    /// A check ran in a round (`rounds`), with its outcome: a challenge, a success, a wrong answer (`failures`:
+    /// an answer judged wrong, challenged again) or a block (`blocks`: refused).
+    func check(_ name: String, outcome: CheckOutcome?, answered: Bool) {
+        counter("gatehouse_check_rounds_total", [("check", name)]).increment()
+        switch outcome {
+        case .success?: counter("gatehouse_check_successes_total", [("check", name)]).increment()
+        case .challenge?:
+            counter("gatehouse_check_challenges_total", [("check", name)]).increment()
+            if answered { counter("gatehouse_check_failures_total", [("check", name)]).increment() }
+        case .failure?, .block?: counter("gatehouse_check_blocks_total", [("check", name)]).increment()
+        case nil: break
+        }
+    }
+
+    func tokenIssued(grant: String) { counter("gatehouse_tokens_issued_total", [("grant", grant)]).increment() }
+    func tokenIntrospected(active: Bool) { counter("gatehouse_tokens_introspected_total", [("active", String(active))]).increment() }
+    func tokensRevoked(by: String) { counter("gatehouse_tokens_revoked_total", [("by", by)]).increment() }
+    func registration() { counter("gatehouse_registrations_total").increment() }
+
+    /// The Prometheus text exposition.
+    public func exposition() -> [UInt8] { registry.emitToBuffer() }
+}
