@@ -14,10 +14,13 @@ public struct AdminService: Sendable {
     static let maxPage = 1000
 
     let service: AuthorizationService
+    /// The check classes a policy may name (for validating a new policy).
+    let registry: SecurityCheckRegistry
     var store: any GatehouseStore { service.store }
 
-    init(service: AuthorizationService) {
+    init(service: AuthorizationService, registry: SecurityCheckRegistry = .builtIn) {
         self.service = service
+        self.registry = registry
     }
 
     // MARK: Authorization

@@ -64,6 +64,12 @@ struct AdminRoutes<Context: RemoteAddressRequestContext> {
             _ = try await admin.authorize(request.headers[.authorization], write: false)
             return Self.answer(admin.policy())
         }
+        api.post("policy/validate") { request, _ in
+            _ = try await admin.authorize(request.headers[.authorization], write: false)
+            var request = request
+            let body = try await RequestReading.body(of: &request, upTo: 1024 * 1024, tooLarge: "A policy is limited to 1 MiB.")
+            return Self.answer(admin.validatePolicy(yaml: String(decoding: body.readableBytesView, as: UTF8.self)))
+        }
         api.get("audit") { request, _ in
             _ = try await admin.authorize(request.headers[.authorization], write: false)
             return Self.answer(try await admin.audit(query: RequestReading.query(request)))

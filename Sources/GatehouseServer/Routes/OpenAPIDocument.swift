@@ -397,6 +397,19 @@ public enum OpenAPIDocument {
               content: { application/json: { schema: { type: object, required: [applications, confidentialClients, accountLockout, users], properties: { applications: { type: array, items: { type: object, required: [id, platform, scopeElementMapping, securityChecks] } }, confidentialClients: { type: array }, accountLockout: { type: object }, users: { type: array, items: { type: string } }, registrationThrottle: { type: object } } } } }
             "401": { $ref: "#/components/responses/AdminRefused" }
             "403": { $ref: "#/components/responses/AdminRefused" }
+      /admin/v1/policy/validate:
+        post:
+          summary: "Admin: check a new policy (YAML) as a start would, changing nothing: the problem by file and key, and the warnings (read scope)"
+          security: [{ bearer: [gatehouse.admin.read] }, { bearer: [gatehouse.admin] }]
+          requestBody: { required: true, content: { application/yaml: { schema: { type: string } }, text/plain: { schema: { type: string } } } }
+          responses:
+            "200":
+              description: The verdict
+              content: { application/json: { schema: { type: object, required: [valid, errors, warnings], properties: { valid: { type: boolean }, errors: { type: array, items: { type: object, required: [file, key, problem], properties: { file: { type: string }, key: { type: string }, problem: { type: string } } } }, warnings: { type: array, items: { type: string } } } } } }
+            "400": { $ref: "#/components/responses/Error" }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
+            "413": { $ref: "#/components/responses/Error" }
       /admin/v1/audit:
         get:
           summary: "Admin: the audit log, oldest first, paged by event id (read scope)"
