@@ -51,6 +51,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a new connection has to send its first request head (slowloris; plain HTTP).")
     var headerReadTimeout: Int = 10
 
+    @Option(help: "This node's name in the audit log (default: the host name).")
+    var nodeName: String?
+
+    @Option(help: "Days the audit log keeps its events.")
+    var auditRetentionDays: Int = 90
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -85,6 +91,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.signingKeyMaxAge = retireSigningKeysAfterDays.map { .seconds($0 * 86_400) }
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.headerReadTimeout = .seconds(headerReadTimeout)
+        configuration.nodeName = nodeName
+        configuration.auditRetentionDays = auditRetentionDays
         var reloading: Task<Void, Never>?
         if let files = tls.files {
             do {
