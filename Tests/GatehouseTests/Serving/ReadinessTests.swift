@@ -14,7 +14,7 @@ import Testing
             var throughProxy = location
             throughProxy.host = "127.0.0.1"
             throughProxy.port = proxy.port
-            throughProxy.connectTimeout = .seconds(2)
+            throughProxy.connectTimeout = .seconds(10)
             let store = try await PostgresStore.connect(throughProxy, logger: TestPostgres.logger)
             var configuration = ServerConfiguration()
             configuration.port = 0
