@@ -14,11 +14,7 @@ import Testing
     }
 
     static func keysCommand(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let process = try GatehouseProcess.start(["keys"] + arguments)
-        let status = try await process.waitForExit(seconds: 60)
-        let output = String(decoding: process.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            + String(decoding: process.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return (status, output)
+        try await runOffThePool(GatehouseProcess.executable.path, ["keys"] + arguments)
     }
 
     static func balance(_ server: TestServer, _ token: String) async throws -> Int {

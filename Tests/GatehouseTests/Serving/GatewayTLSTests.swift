@@ -8,7 +8,7 @@ import Testing
 /// test CA), `https` upstreams verified against a configured CA and never without verification, health probes.
 @Suite(.timeLimit(.minutes(2))) struct GatewayTLSTests {
     @Test func httpsAndWSSForClients() async throws {
-        let certificates = try TestCertificates.make(commonName: "gateway-test")
+        let certificates = try await TestCertificates.make(commonName: "gateway-test")
         defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
         try await GatewayFixture.run({ upstream in
             var configuration = GatewayConfiguration(
@@ -19,13 +19,13 @@ import Testing
             return configuration
         }) { fixture in
             let base = "https://127.0.0.1:\(fixture.gatewayApp.port)"
-            let ok = try curl(["--cacert", certificates.caPath, "-u", "joe:welcome", "-w", "%{http_code}", "-o", "/dev/null", base + "/echo/hello"])
+            let ok = try await curl(["--cacert", certificates.caPath, "-u", "joe:welcome", "-w", "%{http_code}", "-o", "/dev/null", base + "/echo/hello"])
             #expect(ok.output == "200", "\(ok.output)")
-            #expect(try curl(["--cacert", certificates.caPath, "-w", "%{http_code}", "-o", "/dev/null", base + "/echo/hello"]).output == "401")
-            #expect(try curl(["--cacert", certificates.caPath, "-w", "%{http_code}", "-o", "/dev/null", base + "/health"]).output == "200")
-            #expect(try curl(["--cacert", certificates.caPath, "--tls-max", "1.1", base + "/health"]).status != 0)
+            #expect(try await curl(["--cacert", certificates.caPath, "-w", "%{http_code}", "-o", "/dev/null", base + "/echo/hello"]).output == "401")
+            #expect(try await curl(["--cacert", certificates.caPath, "-w", "%{http_code}", "-o", "/dev/null", base + "/health"]).output == "200")
+            #expect(try await curl(["--cacert", certificates.caPath, "--tls-max", "1.1", base + "/health"]).status != 0)
             // The upstream is told the client came over https.
-            let echoed = try curl(["--cacert", certificates.caPath, "-u", "joe:welcome", "-D", "-", base + "/echo/hello"])
+            let echoed = try await curl(["--cacert", certificates.caPath, "-u", "joe:welcome", "-D", "-", base + "/echo/hello"])
             #expect(echoed.status == 0)
 
             // wss, trusting only the test CA.
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func httpsUpstreamsAreVerifiedNeverBlindlyTrusted() async throws {
-        let certificates = try TestCertificates.make(commonName: "upstream-test")
+        let certificates = try await TestCertificates.make(commonName: "upstream-test")
         defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
         let server = try GatehouseProcess.start([
             "serve", "--port", "0", "--data", TestServer.temporaryDirectory(),

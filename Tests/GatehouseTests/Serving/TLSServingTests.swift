@@ -11,7 +11,7 @@ import Testing
 /// read again on SIGHUP without a restart; readiness for load balancers.
 @Suite(.timeLimit(.minutes(2))) struct TLSServingTests {
     @Test func httpsWithHTTP2ReloadedOnSIGHUP() async throws {
-        let certificates = try TestCertificates.make(commonName: "gatehouse-first")
+        let certificates = try await TestCertificates.make(commonName: "gatehouse-first")
         defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
         let data = TestServer.temporaryDirectory()
         let server = try GatehouseProcess.start([
@@ -22,27 +22,27 @@ import Testing
         let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("https://") }.map(String.init))
 
         // HTTP/2 by ALPN, verified against the CA.
-        let h2 = try curl(["--cacert", certificates.caPath, "--http2", "-w", "%{http_version} %{http_code}", "-o", "/dev/null", base + "/health"])
+        let h2 = try await curl(["--cacert", certificates.caPath, "--http2", "-w", "%{http_version} %{http_code}", "-o", "/dev/null", base + "/health"])
         #expect(h2.status == 0, "\(h2.output)")
         #expect(h2.output == "2 200")
         // HTTP/1.1 too.
-        let h1 = try curl(["--cacert", certificates.caPath, "--http1.1", "-w", "%{http_version} %{http_code}", "-o", "/dev/null", base + "/ready"])
+        let h1 = try await curl(["--cacert", certificates.caPath, "--http1.1", "-w", "%{http_version} %{http_code}", "-o", "/dev/null", base + "/ready"])
         #expect(h1.output == "1.1 200")
         // TLS 1.1 and below refused.
-        let old = try curl(["--cacert", certificates.caPath, "--tls-max", "1.1", base + "/health"])
+        let old = try await curl(["--cacert", certificates.caPath, "--tls-max", "1.1", base + "/health"])
         #expect(old.status != 0)
         // Plain HTTP on the TLS port gets nothing useful.
-        #expect(try curl([base.replacingOccurrences(of: "https://", with: "http://") + "/health"]).output.contains("\"ok\"") == false)
+        #expect(try await curl([base.replacingOccurrences(of: "https://", with: "http://") + "/health"]).output.contains("\"ok\"") == false)
 
         // A new certificate, SIGHUP: new connections get it, no restart.
-        let before = try curl(["--cacert", certificates.caPath, "-v", "-o", "/dev/null", base + "/health"])
+        let before = try await curl(["--cacert", certificates.caPath, "-v", "-o", "/dev/null", base + "/health"])
         #expect(before.output.contains("CN=gatehouse-first"))
-        try certificates.issue(commonName: "gatehouse-second")
+        try await certificates.issue(commonName: "gatehouse-second")
         kill(server.process.processIdentifier, SIGHUP)
         var after = ""
         for _ in 0..<50 {
             try await Task.sleep(for: .milliseconds(100))
-            after = try curl(["--cacert", certificates.caPath, "-v", "-o", "/dev/null", base + "/health"]).output
+            after = try await curl(["--cacert", certificates.caPath, "-v", "-o", "/dev/null", base + "/health"]).output
             if after.contains("CN=gatehouse-second") { break }
         }
         #expect(after.contains("CN=gatehouse-second"), "\(after.suffix(600))")
@@ -51,7 +51,7 @@ import Testing
         try "not a certificate".write(toFile: certificates.certificatePath, atomically: true, encoding: .utf8)
         kill(server.process.processIdentifier, SIGHUP)
         try await Task.sleep(for: .milliseconds(300))
-        let still = try curl(["--cacert", certificates.caPath, "-w", "%{http_code}", "-o", "/dev/null", base + "/health"])
+        let still = try await curl(["--cacert", certificates.caPath, "-w", "%{http_code}", "-o", "/dev/null", base + "/health"])
         #expect(still.output == "200")
     }
 
@@ -106,7 +106,7 @@ import Testing
 /// then the protected balance refused for lack of scope and introspection answered).
 @Suite(.timeLimit(.minutes(2))) struct HTTPSFlowTests {
     @Test func theSDKAndCurlCompleteFlowsOverHTTPS() async throws {
-        let certificates = try TestCertificates.make(commonName: "localhost")
+        let certificates = try await TestCertificates.make(commonName: "localhost")
         defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
         let directory = TestServer.temporaryDirectory()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -138,12 +138,12 @@ import Testing
         try await http.shutdown()
 
         // curl: a confidential client's token (reporter/other in the standard test policy), then the resource.
-        let token = try curl(["--cacert", certificates.caPath, "-u", "reporter:other", "-d", "grant_type=client_credentials&scope=accessRestricted",
+        let token = try await curl(["--cacert", certificates.caPath, "-u", "reporter:other", "-d", "grant_type=client_credentials&scope=accessRestricted",
                               base + "/mfp/api/az/v1/token"])
         #expect(token.status == 0, "\(token.output)")
         let accessToken = try #require((try? JSONDecoder().decode(JSON.self, from: Data(token.output.utf8)))?["access_token"]?.stringValue,
                                        "\(token.output)")
-        let resource = try curl(["--cacert", certificates.caPath, "-H", "Authorization: Bearer \(accessToken)", base + "/mfp/api/" + SDK.balancePath])
+        let resource = try await curl(["--cacert", certificates.caPath, "-H", "Authorization: Bearer \(accessToken)", base + "/mfp/api/" + SDK.balancePath])
         #expect(resource.output == "19938.80")
     }
 }

@@ -31,7 +31,10 @@ struct GatehouseProcess {
         var buffer = ""
         let handle = output.fileHandleForReading
         while Date() < deadline {
-            let chunk = try await Task.detached { handle.availableData }.value
+            // On a thread of its own: a blocking read on the Swift concurrency pool would stall the test process.
+            let chunk: Data = await withCheckedContinuation { continuation in
+                Thread { continuation.resume(returning: handle.availableData) }.start()
+            }
             if chunk.isEmpty {
                 if !process.isRunning { break }
                 try await Task.sleep(for: .milliseconds(50))
