@@ -1,0 +1,50 @@
+import Crypto
+import Foundation
+import GatehouseChecks
+import GatehouseProtocol
+import GatehouseStore
+import Logging
+
+/// `az/v1/authorization`: a code when every check of the scope has succeeded.
+extension AuthorizationService {
+    /// `az/v1/authorization`: a code for the scope if every check it maps to is in success. Returns the URI to
+    /// redirect to.
+    public func authorize(query: [String: String], host: String?) async throws -> String {
+        guard query["response_type"] == "code" else {
+            throw GatehouseError(.badRequest, "unsupported_response_type", "response_type must be code", style: .oauth)
+        }
+        guard let clientID = query["client_id"], !clientID.isEmpty else { throw GatehouseError.invalidRequest("client_id is required") }
+        let (record, application) = try await registeredClient(clientID)
+        guard let redirectURI = query["redirect_uri"],
+            RedirectURI.isValid(redirectURI, clientID: clientID, platform: record.data.application.clientPlatform, host: host)
+        else {
+            throw GatehouseError(.badRequest, "INVALID_REDIRECT_URI", "redirect_uri is missing or not allowed for this client.")
+        }
+        let scope = Scope(query["scope"])
+        let checks = try checks(of: application, for: scope)
+        let grant = try await withClient(record) { snapshot -> (expiresAt: Int64, checks: [String], user: String?)? in
+            var introspection = IntrospectionResponse()
+            for (check, elements) in checks {
+                try await snapshot.introspect(check, scope: elements, response: &introspection)
+            }
+            let now = snapshot.context.now
+            var expiresAt = now + Int64(application.maxTokenExpiration) * 1000
+            for (check, _) in checks {
+                guard let entry = introspection.entries[check.name], entry.expiresAt > now else { return nil }
+                expiresAt = min(expiresAt, entry.expiresAt)
+            }
+            return (expiresAt, checks.map(\.check.name), snapshot.context.activeUser?.id)
+        }
+        guard let grant else {
+            throw GatehouseError(
+                .forbidden, "ACCESS_DENIED",
+                "The security checks of scope '\(scope.normalized.prefix(256))' have not all succeeded; pre-authorize first.")
+        }
+        let code = Self.randomToken()
+        try await store.insertCode(
+            AuthorizationCodeRecord(
+                codeHash: Self.hash(code), clientID: clientID, scope: scope.normalized, redirectURI: redirectURI,
+                expiresAt: Clock.nowMillis() + codeLifetime, tokenExpiresAt: grant.expiresAt, checks: grant.checks, userID: grant.user))
+        return redirectURI + "?code=" + code
+    }
+}

@@ -1,0 +1,84 @@
+import Crypto
+import Foundation
+import GatehouseChecks
+import GatehouseProtocol
+import GatehouseStore
+import Logging
+
+/// Introspection (RFC 7662) and revocation (RFC 7009).
+extension AuthorizationService {
+    /// The scope a caller of the introspection endpoint needs.
+    public static let introspectScope = "authorization.introspect"
+
+    /// `az/v1/introspection`: for a confidential client holding `authorization.introspect` (by its bearer token
+    /// or, as RFC 7662 allows, by HTTP Basic), what a token grants; `{"active":false}` for anything not valid now.
+    public func introspect(form: [String: String], authorization: String?) async throws -> JSON {
+        if authorization?.lowercased().hasPrefix("basic ") == true {
+            guard let client = try await confidentialClients.authenticate(authorization: authorization) else {
+                throw GatehouseError.invalidConfidentialClient
+            }
+            guard client.allows(Scope(Self.introspectScope)) else {
+                throw GatehouseError(.forbidden, "insufficient_scope", "Client \(client.id) may not introspect tokens.", style: .oauth)
+            }
+        } else {
+            do {
+                _ = try await validator.validate(authorization: authorization, scope: Scope(Self.introspectScope))
+            } catch {
+                throw GatehouseError(error.status == 403 ? .forbidden : .unauthorized, error.status == 403 ? "insufficient_scope" : "invalid_token",
+                                     "The caller needs a valid token with scope \(Self.introspectScope).", style: .oauth,
+                                     headers: [.wwwAuthenticate: error.challenge])
+            }
+        }
+        guard let token = form["token"], !token.isEmpty else {
+            throw GatehouseError(.badRequest, "invalid_request", "token is required", style: .oauth)
+        }
+        guard let claims = try? await validator.claims(of: token) else {
+            metrics.tokenIntrospected(active: false)
+            return ["active": false]
+        }
+        metrics.tokenIntrospected(active: true)
+        var result: JSONObject = [
+            "active": true, "scope": .string(claims.scope), "client_id": .string(claims.client_id),
+            "exp": .int(Int64(claims.exp.value.timeIntervalSince1970 * 1000)), "iat": .int(claims.iat_ms),
+            "sub": .string(claims.sub.value), "iss": .string(claims.iss.value), "jti": .string(claims.jti.value),
+            "token_type": "Bearer", "username": .string(claims.user ?? "anonymous"),
+            "mfp-application": .null, "mfp-device": .null, "mfp-user": .null,
+            "mfp-checks": .object(Dictionary(uniqueKeysWithValues: claims.checks.map { ($0, JSON.object([:])) })),
+        ]
+        if let app = claims.app {
+            result["mfp-application"] = ["id": .string(app.id), "clientPlatform": .string(app.clientPlatform), "version": JSON(app.version)]
+            if let record = try await store.registration(clientID: claims.client_id) {
+                let device = record.data.device
+                result["mfp-device"] = [
+                    "id": .string(device.id), "hardware": JSON(device.hardware), "platform": JSON(device.platform),
+                    "deviceDisplayName": JSON(device.deviceDisplayName), "status": "ACTIVE",
+                ]
+                let stored = try await store.clientState(clientID: claims.client_id)
+                let snapshot = ClientSnapshot(registration: record, stored: stored, now: Clock.nowMillis(), logger: logger)
+                if let user = snapshot.context.activeUser, user.id == claims.user { result["mfp-user"] = user.json }
+            }
+        }
+        return .object(result)
+    }
+
+    /// `az/v1/revoke` (RFC 7009): a client revokes one of its own tokens. Authenticated by a client assertion
+    /// (mobile clients) or HTTP Basic (confidential clients); unknown or foreign tokens are ignored.
+    public func revoke(form: [String: String], authorization: String?, address: String? = nil) async throws {
+        let callerID: String
+        if let client = try await confidentialClients.authenticate(authorization: authorization) {
+            callerID = client.id
+        } else if form["client_assertion"] != nil {
+            callerID = try await assertions.verify(form: form, audience: .revocation, jti: nil, now: Clock.nowMillis(), style: .oauth).clientID
+        } else {
+            throw GatehouseError(.unauthorized, "invalid_client", "Authenticate with a client assertion or HTTP Basic.", style: .oauth)
+        }
+        guard let token = form["token"], !token.isEmpty else {
+            throw GatehouseError(.badRequest, "invalid_request", "token is required", style: .oauth)
+        }
+        guard let claims = try? await validator.claims(of: token), claims.client_id == callerID else { return }
+        try await validator.revocations.add([RevocationRecord(subject: .token(jti: claims.jti.value), revokedAt: Clock.nowMillis())])
+        metrics.tokensRevoked(by: "client")
+        await audit.record("token.revoked", clientID: claims.client_id, application: claims.app?.id, user: claims.user, address: address,
+                           actor: callerID, detail: "one token")
+    }
+}

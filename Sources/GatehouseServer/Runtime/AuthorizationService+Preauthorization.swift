@@ -1,0 +1,93 @@
+import Crypto
+import Foundation
+import GatehouseChecks
+import GatehouseProtocol
+import GatehouseStore
+import Logging
+
+/// Pre-authorization rounds: the checks a scope maps to, run on the client's state under its lock.
+extension AuthorizationService {
+    /// One pre-authorization round: runs every check the scope maps to with the client's answers.
+    public func preauthorize(_ request: PreauthorizeRequest, checkRequest: CheckRequest) async throws -> PreauthorizeOutcome {
+        let (record, application) = try await registeredClient(request.client_id)
+        let checks = try checks(of: application, for: Scope(request.scope))
+        var answers: [String: JSONObject?] = [:]
+        for (name, answer) in request.challengeResponse ?? [:] {
+            switch answer {
+            case .object(let object): answers[name] = object
+            case .null: answers[name] = .some(nil)
+            default: throw GatehouseError.invalidRequest("challengeResponse.\(name.prefix(64)) must be a JSON object")
+            }
+        }
+        let (response, outcomes, counted) = try await withClient(record) { snapshot in
+            var response = AuthorizationResponse()
+            var outcomes: [AuditEvent] = []
+            var counted: [(check: String, type: AuthorizationResponse.ResponseType?, answered: Bool)] = []
+            for (check, elements) in checks {
+                var own = AuthorizationResponse()
+                let credentials = answers[check.name] ?? nil
+                try await snapshot.authorize(check, scope: elements, credentials: credentials, request: checkRequest, response: &own)
+                response.merge(own)
+                counted.append((check.name, own.type, credentials != nil))
+                // An answer was judged: a success, a wrong answer (challenged again) or a block (refused).
+                if credentials != nil, let type = own.type {
+                    let event = switch type {
+                    case .success: "check.success"
+                    case .challenge: "check.failure"
+                    case .failure: "check.blocked"
+                    }
+                    outcomes.append(AuditEvent(
+                        time: snapshot.context.now, event: event, clientID: record.clientID, application: record.data.application.id,
+                        user: snapshot.context.activeUser?.id, check: check.name, address: checkRequest.remoteAddress))
+                }
+            }
+            return (response, outcomes, counted)
+        }
+        for (check, type, answered) in counted {
+            let outcome: GatehouseMetrics.CheckOutcome? = switch type {
+            case .success?: .success
+            case .challenge?: .challenge
+            case .failure?: .block
+            case nil: nil
+            }
+            metrics.check(check, outcome: outcome, answered: answered)
+        }
+        await audit.record(outcomes)
+        return PreauthorizeOutcome(response: response, serverTime: Clock.nowMillis())
+    }
+
+    func checks(of application: ApplicationPolicy, for scope: Scope) throws -> [(check: any SecurityCheck, scope: Set<String>)] {
+        do {
+            return try application.checks(for: scope)
+        } catch {
+            throw GatehouseError(
+                .badRequest, "INVALID_SCOPE",
+                "Scope element '\(error.element.prefix(64))' maps to no security check of application \(application.id).")
+        }
+    }
+
+    /// Runs `body` on the client's state under the client's lock, and stores its changes atomically; a round that
+    /// lost a race against another node is run again on fresh state.
+    func withClient<T: Sendable>(_ record: ClientRegistrationRecord, _ body: (inout ClientSnapshot) async throws -> T) async throws -> T {
+        try await locks.withLock(record.clientID) {
+            for _ in 0..<maxRoundRetries {
+                let stored = try await store.clientState(clientID: record.clientID)
+                var snapshot = ClientSnapshot(registration: record, stored: stored, now: Clock.nowMillis(), logger: logger)
+                let userBefore = snapshot.context.activeUser?.id
+                let result = try await body(&snapshot)
+                if try await store.commit(clientID: record.clientID, writes: snapshot.writes()) {
+                    if snapshot.context.activeUser?.id != userBefore {
+                        try await store.setActiveUser(clientID: record.clientID, userID: snapshot.context.activeUser?.id)
+                    }
+                    if !snapshot.lostGrants.isEmpty {
+                        try await validator.revocations.add(snapshot.lostGrants.map {
+                            RevocationRecord(subject: .grant(clientID: record.clientID, check: $0), revokedAt: snapshot.context.now)
+                        })
+                    }
+                    return result
+                }
+            }
+            throw GatehouseError.conflict()
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Crypto
+import Foundation
+import GatehouseChecks
+import GatehouseProtocol
+import GatehouseStore
+import Logging
+
+/// Self-registration, its updates and reads.
+extension AuthorizationService {
+    /// Registers a client from its self-signed registration data; returns the new client id.
+    ///
+    /// - Parameters:
+    ///   - origin: the request's `Origin` (web pages); a page of another origin than `host` must be one the
+    ///     application allows.
+    ///   - host: the request's authority.
+    public func register(_ request: RegistrationRequest, origin: String? = nil, host: String? = nil, address: String? = nil) async throws -> String {
+        let jws = request.signedRegistrationData
+        let jwk: RSAPublicJWK
+        let data: RegistrationData
+        do {
+            guard let key = try jws.decodedHeader().jwk else {
+                throw GatehouseError.invalidRequest("signedRegistrationData.header must carry the client's public key (jwk)")
+            }
+            jwk = key.withoutKid
+            data = try jws.decodedPayload(as: RegistrationData.self)
+        } catch let error as JWSError {
+            throw GatehouseError.invalidRequest("signedRegistrationData: \(Self.describe(error))")
+        }
+        let application = try application(for: data)
+        do {
+            try ClientSignature.verify(jws, with: jwk, minimumBits: application.minimumClientKeyBits)
+        } catch {
+            throw GatehouseError.invalidRequest("signedRegistrationData: \(Self.describe(error, minimumBits: application.minimumClientKeyBits))")
+        }
+        guard CORS.isAllowed(origin: origin, host: host, application: application) else {
+            throw GatehouseError(.forbidden, "ORIGIN_NOT_ALLOWED",
+                                 "Web pages of origin '\((origin ?? "").prefix(128))' may not register for application \(application.id).")
+        }
+        let now = Clock.nowMillis()
+        let clientID = UUID().uuidString.lowercased()
+        try await store.createRegistration(
+            ClientRegistrationRecord(clientID: clientID, data: data, publicKey: jwk, createdAt: now, updatedAt: now))
+        logger.info("Registered client \(clientID) of \(data.application.id) (\(data.application.clientPlatform) \(data.application.version ?? "any version"))")
+        metrics.registration()
+        await audit.record("registration", clientID: clientID, application: data.application.id, address: address,
+                           detail: "device \(data.device.id.prefix(128))")
+        return clientID
+    }
+
+    /// Updates a registration; the data must be signed with the key the client registered.
+    public func updateRegistration(clientID: String, _ request: RegistrationRequest) async throws {
+        guard var record = try await store.registration(clientID: clientID) else { throw GatehouseError.invalidClientID(clientID) }
+        let data: RegistrationData
+        let minimumBits = policy.minimumClientKeyBits(for: record.data.application)
+        do {
+            try ClientSignature.verify(request.signedRegistrationData, with: record.publicKey, minimumBits: minimumBits)
+            data = try request.signedRegistrationData.decodedPayload(as: RegistrationData.self)
+        } catch {
+            throw GatehouseError.invalidRequest("signedRegistrationData: \(Self.describe(error, minimumBits: minimumBits))")
+        }
+        _ = try application(for: data)
+        record.data = data
+        record.updatedAt = Clock.nowMillis()
+        try await store.updateRegistration(record)
+    }
+
+    /// The registration of the client whose assertion `form` carries, which must be `clientID`.
+    public func registration(clientID: String, form: [String: String]) async throws -> ClientRegistrationRecord {
+        let record = try await assertions.verify(form: form, audience: .registration, jti: nil, now: Clock.nowMillis(), style: .mobileFirst)
+        guard record.clientID == clientID else {
+            throw GatehouseError(.forbidden, "FORBIDDEN", "The assertion was signed by another client.")
+        }
+        return record
+    }
+
+    func application(for data: RegistrationData) throws -> ApplicationPolicy {
+        guard let application = policy.application(for: data.application) else {
+            throw GatehouseError(
+                .forbidden, "APPLICATION_NOT_REGISTERED",
+                "Application '\(data.application.id.prefix(128))' for platform '\(data.application.clientPlatform.prefix(32))' version '\((data.application.version ?? "none").prefix(32))' is not registered in the server's policy.")
+        }
+        return application
+    }
+
+    func registeredClient(_ clientID: String) async throws -> (ClientRegistrationRecord, ApplicationPolicy) {
+        guard let record = try await store.registration(clientID: clientID) else { throw GatehouseError.invalidClientID(clientID) }
+        return (record, try application(for: record.data))
+    }
+}

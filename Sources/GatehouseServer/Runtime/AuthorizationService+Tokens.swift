@@ -1,0 +1,80 @@
+import Crypto
+import Foundation
+import GatehouseChecks
+import GatehouseProtocol
+import GatehouseStore
+import Logging
+
+/// `az/v1/token`: the authorization-code grant (client assertion) and client credentials (HTTP Basic).
+extension AuthorizationService {
+    /// `az/v1/token`: `authorization_code` with a client assertion, or `client_credentials` with HTTP Basic.
+    public func token(form: [String: String], authorization: String?, address: String? = nil) async throws -> TokenResponse {
+        switch form["grant_type"] {
+        case "authorization_code":
+            return try await exchangeCode(form: form, address: address)
+        case "client_credentials":
+            return try await clientCredentials(form: form, authorization: authorization, address: address)
+        case nil, "":
+            throw GatehouseError(.badRequest, "invalid_request", "grant_type is required", style: .oauth)
+        case let other?:
+            throw GatehouseError(.badRequest, "unsupported_grant_type", "grant_type '\(other.prefix(64))' is not supported", style: .oauth)
+        }
+    }
+
+    func exchangeCode(form: [String: String], address: String?) async throws -> TokenResponse {
+        guard let code = form["code"], !code.isEmpty else {
+            throw GatehouseError(.badRequest, "invalid_request", "code is required", style: .oauth)
+        }
+        let now = Clock.nowMillis()
+        let client = try await assertions.verify(form: form, audience: .tokenEndpoint, jti: code, now: now, style: .oauth)
+        func invalidGrant(_ message: String) -> GatehouseError { GatehouseError(.badRequest, "invalid_grant", message, style: .oauth) }
+        guard let record = try await store.consumeCode(hash: Self.hash(code)) else {
+            throw invalidGrant("The code is unknown, expired or already used.")
+        }
+        guard record.clientID == client.clientID else { throw invalidGrant("The code was issued to another client.") }
+        guard record.expiresAt > now else { throw invalidGrant("The code has expired.") }
+        // Required and equal (RFC 6749 §4.1.3): the code was issued for a redirect_uri.
+        guard let given = form["redirect_uri"], given == record.redirectURI else {
+            throw invalidGrant("redirect_uri must be the one the code was issued for.")
+        }
+        if let given = form["client_id"], !given.isEmpty, given != client.clientID {
+            throw invalidGrant("client_id differs from the assertion's client.")
+        }
+        let expiresIn = Int((record.tokenExpiresAt - now) / 1000)
+        guard expiresIn > 0 else { throw invalidGrant("The security checks' success has expired; pre-authorize again.") }
+        let app = client.data.application
+        let claims = AccessTokenClaims(
+            iss: .init(value: issuer), sub: .init(value: record.userID ?? client.clientID), aud: nil,
+            exp: .init(value: Date(timeIntervalSince1970: Double(now / 1000 + Int64(expiresIn)))),
+            iat: .init(value: Date(timeIntervalSince1970: Double(now / 1000))), iat_ms: now, jti: .init(value: Self.randomToken(bytes: 16)),
+            scope: record.scope, client_id: client.clientID,
+            app: .init(id: app.id, clientPlatform: app.clientPlatform, version: app.version),
+            checks: record.checks, user: record.userID)
+        let token = TokenResponse(accessToken: try await signer.sign(claims), expiresIn: expiresIn, scope: record.scope)
+        metrics.tokenIssued(grant: "authorization_code")
+        await audit.record("token.issued", clientID: client.clientID, application: app.id, user: record.userID, address: address,
+                           detail: "scope '\(record.scope)'")
+        return token
+    }
+
+
+    func clientCredentials(form: [String: String], authorization: String?, address: String?) async throws -> TokenResponse {
+        guard let client = try await confidentialClients.authenticate(authorization: authorization) else {
+            throw GatehouseError.invalidConfidentialClient
+        }
+        let scope = Scope(form["scope"])
+        guard client.allows(scope) else {
+            throw GatehouseError(.badRequest, "invalid_scope", "Scope '\(scope.normalized.prefix(256))' is not allowed for client \(client.id).", style: .oauth)
+        }
+        let now = Clock.nowMillis()
+        let claims = AccessTokenClaims(
+            iss: .init(value: issuer), sub: .init(value: client.id), aud: nil,
+            exp: .init(value: Date(timeIntervalSince1970: Double(now / 1000 + Int64(confidentialTokenLifetime)))),
+            iat: .init(value: Date(timeIntervalSince1970: Double(now / 1000))), iat_ms: now, jti: .init(value: Self.randomToken(bytes: 16)),
+            scope: scope.normalized, client_id: client.id, app: nil, checks: [], user: nil)
+        let token = TokenResponse(accessToken: try await signer.sign(claims), expiresIn: confidentialTokenLifetime, scope: scope.normalized)
+        metrics.tokenIssued(grant: "client_credentials")
+        await audit.record("token.issued", clientID: client.id, address: address, actor: client.id, detail: "scope '\(scope.normalized)'")
+        return token
+    }
+}
