@@ -1,0 +1,121 @@
+import Foundation
+import NIOSSL
+import PostgresNIO
+
+/// Where a PostgreSQL database is: `postgres://user:password@host:port/database?option=value&...`
+/// (`postgresql://` too; user, password and database percent-decoded).
+///
+/// Defaults: user `postgres`, port 5432, database = user. Options: `sslmode` (`disable`, `prefer`, `require`,
+/// `verify-full`; the default is `prefer` on a loopback host and `require` on any other, so that passwords and
+/// tokens never cross a network in clear by omission), `pool_size` (the most connections of this node's pool, 10 by
+/// default) and `connect_timeout` (seconds, 10 by default).
+public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
+    public enum TLSMode: String, Sendable, Equatable {
+        case disable, prefer, require
+    }
+
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var password: String?
+    public var database: String
+    public var tls: TLSMode = .prefer
+    public var poolSize: Int = 10
+    public var connectTimeout: Duration = .seconds(10)
+
+    public init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+    }
+
+    public init(url: String) throws {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else {
+            throw PostgresStoreError.invalidURL("not a URL")
+        }
+        guard scheme == "postgres" || scheme == "postgresql" else {
+            throw PostgresStoreError.invalidURL("the scheme must be postgres:// or postgresql://, not \(scheme)://")
+        }
+        guard var host = components.host, !host.isEmpty else { throw PostgresStoreError.invalidURL("no host") }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let username = components.user.flatMap { $0.isEmpty ? nil : $0 } ?? "postgres"
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        guard !path.contains("/") else { throw PostgresStoreError.invalidURL("the path must be one database name") }
+        self.init(host: host, port: components.port ?? 5432, username: username, password: components.password,
+                  database: path.isEmpty ? username : path)
+        tls = Self.isLoopback(host) ? .prefer : .require
+        for item in components.queryItems ?? [] {
+            let value = item.value ?? ""
+            switch item.name {
+            case "sslmode":
+                switch value {
+                case "disable": tls = .disable
+                case "allow", "prefer": tls = .prefer
+                case "require", "verify-ca", "verify-full": tls = .require
+                default: throw PostgresStoreError.invalidURL("sslmode must be disable, prefer or require")
+                }
+            case "pool_size":
+                guard let size = Int(value), (1...1000).contains(size) else { throw PostgresStoreError.invalidURL("pool_size must be 1...1000") }
+                poolSize = size
+            case "connect_timeout":
+                guard let seconds = Int(value), seconds > 0 else { throw PostgresStoreError.invalidURL("connect_timeout must be seconds > 0") }
+                connectTimeout = .seconds(seconds)
+            default:
+                throw PostgresStoreError.invalidURL("unknown option '\(item.name)' (known: sslmode, pool_size, connect_timeout)")
+            }
+        }
+    }
+
+    /// Whether `host` is this machine (`localhost`, `127.0.0.0/8`, `::1`).
+    static func isLoopback(_ host: String) -> Bool {
+        let lowered = host.lowercased()
+        if lowered == "localhost" || lowered == "::1" || lowered == "0:0:0:0:0:0:0:1" { return true }
+        let octets = lowered.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// The URL without the password.
+    public var description: String {
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        return "postgres://\(username)@\(hostPart):\(port)/\(database)"
+    }
+
+    /// The same server and credentials, another database.
+    public func with(database: String) -> PostgresLocation {
+        var copy = self
+        copy.database = database
+        return copy
+    }
+
+    /// The configuration of a single ``PostgresConnection`` to this location.
+    public var connectionConfiguration: PostgresConnection.Configuration {
+        get throws {
+            let tlsConfiguration: PostgresConnection.Configuration.TLS = switch tls {
+            case .disable: .disable
+            case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+            var configuration = PostgresConnection.Configuration(
+                host: host, port: port, username: username, password: password, database: database, tls: tlsConfiguration)
+            configuration.options.connectTimeout = .nanoseconds(Int64(connectTimeout.components.seconds) * 1_000_000_000 + connectTimeout.components.attoseconds / 1_000_000_000)
+            return configuration
+        }
+    }
+
+    /// The configuration of a ``PostgresClient`` for this location.
+    public var clientConfiguration: PostgresClient.Configuration {
+        let tlsConfiguration: PostgresClient.Configuration.TLS = switch tls {
+        case .disable: .disable
+        case .prefer: .prefer(.makeClientConfiguration())
+        case .require: .require(.makeClientConfiguration())
+        }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: username, password: password, database: database, tls: tlsConfiguration)
+        configuration.options.maximumConnections = poolSize
+        configuration.options.minimumConnections = 0
+        configuration.options.connectTimeout = connectTimeout
+        return configuration
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The schema, in versions applied in order under an advisory lock.
+extension PostgresStore {
+
+    /// Schema versions, applied in order; a version once released never changes.
+    static let migrations: [(version: String, statements: [String])] = [
+        ("v1", [
+            """
+            CREATE TABLE registrations (
+                client_id TEXT PRIMARY KEY,
+                record TEXT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE client_states (
+                client_id TEXT NOT NULL,
+                name TEXT NOT NULL,
+                data BYTEA NOT NULL,
+                version BIGINT NOT NULL,
+                PRIMARY KEY (client_id, name)
+            )
+            """,
+            """
+            CREATE TABLE authorization_codes (
+                code_hash TEXT PRIMARY KEY,
+                record TEXT NOT NULL,
+                expires_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX authorization_codes_by_expiry ON authorization_codes (expires_at)",
+            """
+            CREATE TABLE signing_keys (
+                kid TEXT PRIMARY KEY,
+                record TEXT NOT NULL,
+                created_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE users (
+                username TEXT PRIMARY KEY,
+                record TEXT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE revocations (
+                id BIGSERIAL PRIMARY KEY,
+                record TEXT NOT NULL,
+                revoked_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX revocations_by_time ON revocations (revoked_at)",
+        ]),
+        ("v2", [
+            """
+            CREATE TABLE account_failures (
+                account TEXT PRIMARY KEY,
+                record TEXT NOT NULL,
+                locked_until BIGINT NOT NULL,
+                version BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX account_failures_by_lock ON account_failures (locked_until)",
+        ]),
+        ("v3", [
+            "ALTER TABLE registrations ADD COLUMN application_id TEXT, ADD COLUMN device_id TEXT, ADD COLUMN user_id TEXT",
+            """
+            UPDATE registrations SET application_id = record::jsonb -> 'data' -> 'application' ->> 'id',
+                device_id = record::jsonb -> 'data' -> 'device' ->> 'id'
+            """,
+            "CREATE INDEX registrations_by_application ON registrations (application_id, client_id)",
+            "CREATE INDEX registrations_by_device ON registrations (device_id, client_id)",
+            "CREATE INDEX registrations_by_user ON registrations (user_id, client_id)",
+            """
+            CREATE TABLE audit_events (
+                id BIGSERIAL PRIMARY KEY,
+                time BIGINT NOT NULL,
+                record TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX audit_events_by_time ON audit_events (time)",
+        ]),
+    ]
+
+    /// The advisory lock key that serializes migrations of one database ("gatehouse" in ASCII, truncated).
+    static let migrationLockKey: Int64 = 0x6761_7465_686F_7573
+
+    /// Applies the migrations not yet recorded, all in one transaction under the migration lock.
+    func migrate() async throws {
+        let logger = self.logger
+        try await client.withConnection { connection in
+            try await connection.query("BEGIN", logger: logger)
+            do {
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLockKey))", logger: logger)
+                try await connection.query(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)",
+                    logger: logger)
+                var applied = Set<String>()
+                for try await version in try await connection.query("SELECT version FROM schema_migrations", logger: logger).decode(String.self) {
+                    applied.insert(version)
+                }
+                for migration in Self.migrations where !applied.contains(migration.version) {
+                    for statement in migration.statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await connection.query(
+                        "INSERT INTO schema_migrations (version, applied_at) VALUES (\(migration.version), \(Self.nowMillis()))",
+                        logger: logger)
+                    logger.info("Applied PostgreSQL schema migration \(migration.version)")
+                }
+                try await connection.query("COMMIT", logger: logger)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    /// The schema versions applied, in order.
+    public func appliedMigrations() async throws -> [String] {
+        var versions: [String] = []
+        for try await version in try await client.query("SELECT version FROM schema_migrations ORDER BY version").decode(String.self) {
+            versions.append(version)
+        }
+        return versions
+    }
+}
