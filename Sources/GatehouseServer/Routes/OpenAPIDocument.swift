@@ -1,6 +1,8 @@
 import GatehouseProtocol
 import Yams
 
+// A long file by nature: it is the OpenAPI document itself (YAML data, one block per endpoint), not code.
+
 /// The OpenAPI 3.1 description of every HTTP endpoint, served at `/openapi.json`. A test checks real answers
 /// against it.
 public enum OpenAPIDocument {

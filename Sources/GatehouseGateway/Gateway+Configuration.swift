@@ -1,0 +1,117 @@
+import NIOSSL
+import GatehouseHTTP
+import GatehouseChecks
+import Foundation
+import GatehouseResourceServer
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import Synchronization
+
+/// Building a gateway from its YAML configuration: realms, login modules, services, TLS.
+extension Gateway {
+    /// A gateway from a configuration; `customModules` are the login modules that `type:` names besides
+    /// `users` and `gatehouse-token`.
+    public convenience init(configuration: GatewayConfiguration, customModules: [String: any LoginModule] = [:],
+                            logger: Logger = Logger(label: "gatehouse-gateway")) throws {
+        let lockoutPolicy: AccountLockoutPolicy
+        do {
+            lockoutPolicy = try (configuration.accountLockout ?? AccountLockoutSettings()).policy()
+        } catch {
+            throw GatewayConfigurationError("accountLockout.\(error.key) \(error.problem)")
+        }
+        let lockouts = InMemoryAccountLockouts(policy: lockoutPolicy)
+        var realms: [String: Realm] = [:]
+        for realm in configuration.realms {
+            var entries: [LoginChain.Entry] = []
+            for module in realm.loginModules {
+                entries.append(.init(try Self.makeModule(module, custom: customModules, lockouts: lockouts), flag: module.flag))
+            }
+            guard !entries.isEmpty else { throw GatewayConfigurationError("realm \(realm.name) has no login module") }
+            realms[realm.name] = Realm(
+                name: realm.name, description: realm.description, scheme: realm.scheme, headers: realm.headers ?? [],
+                queryParameters: realm.queryParameters ?? [], cookies: realm.cookies ?? [],
+                authorizationTimeout: realm.authorizationTimeout.map { .milliseconds(Int64($0 * 1000)) },
+                sessionTimeout: realm.sessionTimeout.map { .milliseconds(Int64($0 * 1000)) },
+                revalidate: realm.revalidate ?? false, revalidationGrace: .milliseconds(Int64((realm.revalidationGrace ?? 30) * 1000)),
+                chain: LoginChain(entries))
+        }
+        let services = try configuration.services.map { service in
+            guard let upstream = URL(string: service.upstream), upstream.host != nil else {
+                throw GatewayConfigurationError("service \(service.name): upstream \(service.upstream) is not a URL")
+            }
+            var realm: Realm?
+            if let name = service.realm {
+                guard let found = realms[name] else { throw GatewayConfigurationError("service \(service.name): no realm \(name)") }
+                realm = found
+            }
+            let roles = service.requireRoles ?? []
+            if roles.contains("*"), roles.count > 1 {
+                throw GatewayConfigurationError("service \(service.name): conflicting roles, remove the wildcard")
+            }
+            return try Service(name: service.name, path: service.path, upstream: upstream, realm: realm, requiredRoles: roles,
+                               webSocket: service.webSocket ?? false)
+        }
+        func timeout(_ seconds: Double?, _ fallback: Double, _ name: String) throws -> Duration {
+            let value = seconds ?? fallback
+            guard value > 0, value <= 86_400 else { throw GatewayConfigurationError("\(name) must be between 0 and 86400 seconds") }
+            return .milliseconds(Int64(value * 1000))
+        }
+        self.init(services: services, host: configuration.host, port: configuration.port,
+                  maxWebSocketMessageSize: configuration.maxWebSocketMessageSize ?? 1 << 20,
+                  trustedProxies: try TrustedProxies(configuration.trustedProxies ?? []),
+                  headerReadTimeout: try timeout(configuration.headerReadTimeout, GatewayConfiguration.defaultHeaderReadTimeout, "headerReadTimeout"),
+                  idleTimeout: try timeout(configuration.idleTimeout, GatewayConfiguration.defaultIdleTimeout, "idleTimeout"),
+                  tls: try configuration.tls.map { try ReloadableTLS(certificatePath: $0.certificate, keyPath: $0.key) },
+                  upstreamTLS: try configuration.upstreamCAFile.map { (try Self.upstreamTLS(caFile: $0), $0) },
+                  logger: logger)
+    }
+
+    /// Client TLS for upstreams trusting the CA certificates (PEM) in `caFile`, with full verification.
+    static func upstreamTLS(caFile: String) throws -> TLSConfiguration {
+        let roots: [NIOSSLCertificate]
+        do {
+            roots = try NIOSSLCertificate.fromPEMFile(caFile)
+        } catch {
+            throw GatewayConfigurationError("upstreamCAFile \(caFile): not a readable PEM certificate file")
+        }
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.trustRoots = .certificates(roots)
+        configuration.minimumTLSVersion = .tlsv12
+        configuration.certificateVerification = .fullVerification
+        return configuration
+    }
+
+    static func makeModule(_ module: LoginModuleConfiguration, custom: [String: any LoginModule],
+                           lockouts: any AccountLockouts) throws -> any LoginModule {
+        switch module.type {
+        case "users":
+            var users = module.users ?? []
+            if let file = module.usersFile {
+                users += try YAMLUsers.load(path: file)
+            }
+            return UsersLoginModule(users: users, lockouts: lockouts)
+        case "gatehouse-token":
+            if let introspection = module.introspection {
+                return GatehouseTokenLoginModule(
+                    verifier: IntrospectionTokenVerifier(serverURL: introspection.serverURL, clientID: introspection.clientID, secret: introspection.secret),
+                    requiredScope: module.requiredScope)
+            }
+            guard let jwks = module.jwksURL else { throw GatewayConfigurationError("gatehouse-token module needs jwksURL or introspection") }
+            return GatehouseTokenLoginModule(verifier: LocalTokenVerifier(jwksURL: jwks), requiredScope: module.requiredScope)
+        case "kerberos5":
+            do {
+                return try NegotiateLoginModule(keytab: module.keytab, servicePrincipal: module.servicePrincipal,
+                                                principalRoles: module.principalRoles ?? [:])
+            } catch {
+                throw GatewayConfigurationError("kerberos5 module: \(error)")
+            }
+        default:
+            guard let found = custom[module.type] else { throw GatewayConfigurationError("unknown login module type \(module.type)") }
+            return found
+        }
+    }
+}
