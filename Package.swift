@@ -125,6 +125,7 @@ let package = Package(
         .target(
             name: "GatehouseHTTP",
             dependencies: [
+                "GatehouseProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

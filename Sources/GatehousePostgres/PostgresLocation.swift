@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseProtocol
 import NIOSSL
 import PostgresNIO
 
@@ -45,7 +46,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         guard !path.contains("/") else { throw PostgresStoreError.invalidURL("the path must be one database name") }
         self.init(host: host, port: components.port ?? 5432, username: username, password: components.password,
                   database: path.isEmpty ? username : path)
-        tls = Self.isLoopback(host) ? .prefer : .require
+        tls = LoopbackHost.contains(host) ? .prefer : .require
         for item in components.queryItems ?? [] {
             let value = item.value ?? ""
             switch item.name {
@@ -66,14 +67,6 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
                 throw PostgresStoreError.invalidURL("unknown option '\(item.name)' (known: sslmode, pool_size, connect_timeout)")
             }
         }
-    }
-
-    /// Whether `host` is this machine (`localhost`, `127.0.0.0/8`, `::1`).
-    static func isLoopback(_ host: String) -> Bool {
-        let lowered = host.lowercased()
-        if lowered == "localhost" || lowered == "::1" || lowered == "0:0:0:0:0:0:0:1" { return true }
-        let octets = lowered.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 
     /// The URL without the password.

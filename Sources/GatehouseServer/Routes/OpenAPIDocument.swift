@@ -1,7 +1,6 @@
+// A long file by nature, not split: it is the OpenAPI document itself (YAML data, one block per endpoint), not code.
 import GatehouseProtocol
 import Yams
-
-// A long file by nature: it is the OpenAPI document itself (YAML data, one block per endpoint), not code.
 
 /// The OpenAPI 3.1 description of every HTTP endpoint, served at `/openapi.json`. A test checks real answers
 /// against it.
