@@ -82,6 +82,9 @@ extension PostgresStore {
             """,
             "CREATE INDEX audit_events_by_time ON audit_events (time)",
         ]),
+        ("v4", [
+            "CREATE TABLE policies (version BIGINT PRIMARY KEY, record TEXT NOT NULL)",
+        ]),
     ]
 
     /// The advisory lock key that serializes migrations of one database ("gatehouse" in ASCII, truncated).

@@ -117,6 +117,9 @@ public final class SQLiteStore: GatehouseStore {
                 CREATE INDEX audit_events_by_time ON audit_events (time);
                 """)
         }
+        migrator.registerMigration("v5-policies") { db in
+            try db.execute(sql: "CREATE TABLE policies (version INTEGER PRIMARY KEY, record TEXT NOT NULL)")
+        }
         return migrator
     }
 

@@ -39,6 +39,8 @@ public struct ServerConfiguration: Sendable {
     public var nodeName: String?
     /// How long audit events are kept, days.
     public var auditRetentionDays: Int = 90
+    /// How often the store is asked whether an operator applied a newer policy (on any node).
+    public var policyPollInterval: Duration = .seconds(2)
 
     /// The adapters whose resources the server serves under `/mfp/api/adapters/`.
     public var adapters: [any Adapter] = [ResourceAdapter()]
@@ -59,7 +61,7 @@ public enum Gatehouse {
         let service = try await makeService(configuration, logger: logger)
         let router = Router(context: GatehouseRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestMetricsMiddleware(metrics: service.metrics))
-        router.add(middleware: CORSMiddleware(allowedOrigins: service.policy.allowedOrigins))
+        router.add(middleware: CORSMiddleware(policies: service.policies))
         router.add(middleware: ErrorMiddleware())
         router.get("health") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
         router.get("ready") { _, _ in await Readiness.check(service) }
@@ -94,6 +96,7 @@ public enum Gatehouse {
             router: router,
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
+            services: [service.policyWatcher],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 service.issuerName.bind(port: port)
@@ -112,14 +115,10 @@ public enum Gatehouse {
             try SQLiteStore.createDataDirectory(configuration.dataDirectory)
             store = try SQLiteStore(path: (configuration.dataDirectory as NSString).appendingPathComponent("gatehouse.sqlite"))
         }
-        let policyName = configuration.policyPath ?? "demo policy"
-        let policyFile = try configuration.policyPath.map { try SecurityPolicy.decode(path: $0) }
-            ?? SecurityPolicy.decode(yaml: DemoPolicy.yaml, file: policyName)
         let nodeName = configuration.nodeName ?? ProcessInfo.processInfo.hostName
-        let lockouts = StoreAccountLockouts(store: store, policy: try SecurityPolicy.accountLockout(of: policyFile, file: policyName), node: nodeName)
-        let services = SecurityCheckServices(
-            users: store, passwords: PasswordVerifier(lockouts: lockouts, decoyCost: SecurityPolicy.decoyCost(of: policyFile)))
-        let policy = try SecurityPolicy.build(policyFile, file: policyName, registry: configuration.registry, services: services)
+        let compiler = PolicyCompiler(store: store, registry: configuration.registry, node: nodeName)
+        let policies = PolicyInForce(try await startingPolicy(configuration, compiler: compiler, logger: logger))
+        let policy = policies.current.policy
         for warning in policy.warnings { logger.warning("\(warning)") }
         for user in policy.users { try await store.upsertUser(user) }
         let signer = try await TokenSigner.load(from: store, maxKeyAge: configuration.signingKeyMaxAge)
@@ -127,10 +126,40 @@ public enum Gatehouse {
         let longestToken = policy.applications.map(\.maxTokenExpiration).max() ?? 3600
         try await revocations.load(since: Int64(Date().timeIntervalSince1970 * 1000) - Int64(max(longestToken, 3600)) * 1000)
         return AuthorizationService(
-            policy: policy, store: store, signer: signer, revocations: revocations, issuer: IssuerName(configured: configuration.issuer, host: configuration.host, port: configuration.port),
-            passwords: services.passwords,
+            policyWatcher: PolicyWatcher(policies: policies, compiler: compiler, interval: configuration.policyPollInterval, logger: logger),
+            signer: signer, revocations: revocations,
+            issuer: IssuerName(configured: configuration.issuer, host: configuration.host, port: configuration.port),
             audit: AuditLog(store: store, node: nodeName,
                             retentionDays: configuration.auditRetentionDays, logger: logger),
             logger: logger)
+    }
+
+    /// The policy a node starts with: the newest one operators applied through the admin API, if the store holds
+    /// one this node can run, else the policy file (or the demo policy). The file is checked either way, so a broken
+    /// file still stops the start.
+    static func startingPolicy(_ configuration: ServerConfiguration, compiler: PolicyCompiler, logger: Logger) async throws
+        -> PolicyInForce.Snapshot
+    {
+        let fileName = configuration.policyPath ?? "demo policy"
+        let text: String
+        if let path = configuration.policyPath {
+            do {
+                text = try String(contentsOfFile: path, encoding: .utf8)
+            } catch {
+                throw PolicyError(file: path, key: "", problem: "cannot be read (\(error.localizedDescription))")
+            }
+        } else {
+            text = DemoPolicy.yaml
+        }
+        let file = try compiler.compile(yaml: text, file: fileName, version: 0)
+        guard let stored = try await compiler.store.latestPolicy() else { return file }
+        do {
+            let snapshot = try compiler.compile(yaml: stored.yaml, file: "stored policy version \(stored.version)", version: stored.version)
+            logger.notice("Running policy version \(stored.version), applied through the admin API by \(stored.actor); \(fileName) is not in force while the store holds an applied policy (apply it through the API to return to it)")
+            return snapshot
+        } catch {
+            logger.error("The stored policy version \(stored.version) cannot run on this node (\(error)); running \(fileName) instead")
+            return file
+        }
     }
 }

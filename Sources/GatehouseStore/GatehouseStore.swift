@@ -72,4 +72,12 @@ public protocol GatehouseStore: UserDirectory {
     /// Deletes audit events older than `time` (epoch ms): the log's retention. Returns how many.
     @discardableResult
     func deleteAudit(before time: Int64) async throws -> Int
+
+    /// The newest applied policy's version (0 when none was applied): cheap, polled by every node.
+    func latestPolicyVersion() async throws -> Int64
+    /// The newest applied policy, if any.
+    func latestPolicy() async throws -> StoredPolicy?
+    /// Stores a newly applied policy; throws ``StoreError/duplicate`` when its version exists (another operator
+    /// applied one meanwhile).
+    func insertPolicy(_ policy: StoredPolicy) async throws
 }

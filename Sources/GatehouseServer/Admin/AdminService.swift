@@ -202,47 +202,6 @@ public struct AdminService: Sendable {
         await service.audit.record("admin.key.retire", address: address, actor: actor, detail: "kid \(kid.prefix(64))")
     }
 
-    // MARK: Policy
-
-    /// The policy in force (never a secret: no check properties, which hold PINs, no hashes).
-    func policy() -> JSON {
-        let policy = service.policy
-        var result: JSONObject = [
-            "applications": .array(policy.applications.map { app in
-                [
-                    "id": .string(app.id), "platform": .string(app.platform), "version": JSON(app.version),
-                    "scopeElementMapping": .object(app.scopeElementMapping.mapValues { .string($0.joined(separator: " ")) }),
-                    "mandatoryScope": .string(app.mandatoryScope.sorted().joined(separator: " ")),
-                    "maxTokenExpiration": .int(Int64(app.maxTokenExpiration)),
-                    "securityChecks": .array(app.checks.values.sorted { $0.name < $1.name }.map { check in
-                        var entry: JSONObject = ["name": .string(check.name), "class": .string(String(describing: type(of: check)))]
-                        if let validating = check as? any CredentialsValidationSecurityCheck {
-                            let validation = validating.validation
-                            entry["maxAttempts"] = .int(Int64(validation.maxAttempts))
-                            entry["attemptingStateExpirationSec"] = .int(Int64(validation.attemptingStateExpirationSec))
-                            entry["successStateExpirationSec"] = .int(Int64(validation.successStateExpirationSec))
-                            entry["blockedStateExpirationSec"] = .int(Int64(validation.blockedStateExpirationSec))
-                        }
-                        return .object(entry)
-                    }),
-                ]
-            }),
-            "confidentialClients": .array(policy.confidentialClients.map {
-                ["id": .string($0.id), "displayName": .string($0.displayName), "allowedScope": .string($0.allowedScope.joined(separator: " "))]
-            }),
-            "accountLockout": [
-                "threshold": .int(Int64(policy.accountLockout.threshold)), "windowSec": .int(policy.accountLockout.window / 1000),
-                "durationSec": .int(policy.accountLockout.duration / 1000), "growth": .int(Int64(policy.accountLockout.growth)),
-                "maxDurationSec": .int(policy.accountLockout.maxDuration / 1000),
-            ],
-            "users": .array(policy.users.map { .string($0.username) }),
-        ]
-        if let throttle = policy.registrationThrottle {
-            result["registrationThrottle"] = ["perAddress": .int(Int64(throttle.count)), "windowSec": .int(throttle.window / 1000)]
-        }
-        return .object(result)
-    }
-
     // MARK: Audit
 
     /// A page of the audit log, oldest first: `{"events":[...],"next":<id>}`.

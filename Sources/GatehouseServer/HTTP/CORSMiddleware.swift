@@ -9,9 +9,11 @@ import Hummingbird
 /// expose the fields the web SDK reads (`WWW-Authenticate`, `Location`). Which application a cross-origin page
 /// may register for is checked at registration (``CORS/isAllowed(origin:host:application:)``).
 struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
-    let allowedOrigins: Set<String>
+    /// The policy in force, whose applications' `allowedOrigins` are allowed.
+    let policies: PolicyInForce
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let allowedOrigins = policies.current.allowedOrigins
         guard !allowedOrigins.isEmpty, let origin = request.headers[.origin], allowedOrigins.contains(origin.lowercased()) else {
             return try await next(request, context)
         }

@@ -15,22 +15,27 @@ public struct GatehouseError: Error, HTTPResponseError, Sendable, CustomStringCo
     public var message: String
     public var style: Style
     public var headers: HTTPFields
+    /// More members of the body, beside the code and message (the errors of a refused policy).
+    public var extra: JSONObject
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, style: Style = .mobileFirst, headers: HTTPFields = [:]) {
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, style: Style = .mobileFirst, headers: HTTPFields = [:],
+                extra: JSONObject = [:]) {
         self.status = status
         self.code = code
         self.message = message
         self.style = style
         self.headers = headers
+        self.extra = extra
     }
 
     public var description: String { "\(status.code) \(code): \(message)" }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let body: [String: String] = switch style {
-        case .mobileFirst: ["errorCode": code, "errorMsg": message]
-        case .oauth: ["error": code, "error_description": message]
+        var body: JSONObject = switch style {
+        case .mobileFirst: ["errorCode": .string(code), "errorMsg": .string(message)]
+        case .oauth: ["error": .string(code), "error_description": .string(message)]
         }
+        body.merge(extra) { first, _ in first }
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"

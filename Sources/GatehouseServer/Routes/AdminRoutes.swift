@@ -64,6 +64,17 @@ struct AdminRoutes<Context: RemoteAddressRequestContext> {
             _ = try await admin.authorize(request.headers[.authorization], write: false)
             return Self.answer(admin.policy())
         }
+        api.get("policy/source") { request, context in
+            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            return Self.answer(await admin.policySource(actor: actor, address: context.remoteAddress?.ipAddress))
+        }
+        api.put("policy") { request, context in
+            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            var request = request
+            let body = try await RequestReading.body(of: &request, upTo: 1024 * 1024, tooLarge: "A policy is limited to 1 MiB.")
+            return Self.answer(try await admin.applyPolicy(
+                yaml: String(decoding: body.readableBytesView, as: UTF8.self), actor: actor, address: context.remoteAddress?.ipAddress))
+        }
         api.post("policy/validate") { request, _ in
             _ = try await admin.authorize(request.headers[.authorization], write: false)
             var request = request

@@ -7,12 +7,6 @@ import NIOCore
 /// The MobileFirst 8.0 runtime protocol under `/mfp/api` (reference §3.1).
 struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
     let service: AuthorizationService
-    let registrations: RegistrationThrottle?
-
-    init(service: AuthorizationService) {
-        self.service = service
-        registrations = service.policy.registrationThrottle.map { RegistrationThrottle(limit: $0.count, window: $0.window) }
-    }
 
     func add(to router: Router<Context>) {
         let api = router.group("mfp/api")
@@ -42,7 +36,7 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
 
     @Sendable func register(_ request: Request, context: Context) async throws -> Response {
         var request = request
-        if let registrations, let address = context.remoteAddress?.ipAddress, !registrations.admit(address, now: Clock.nowMillis()) {
+        if let registrations = service.policies.current.registrationThrottle, let address = context.remoteAddress?.ipAddress, !registrations.admit(address, now: Clock.nowMillis()) {
             throw GatehouseError(.tooManyRequests, "TOO_MANY_REGISTRATIONS",
                                  "Too many registrations from this address; try again later.",
                                  headers: [.retryAfter: String(max(registrations.window / 1000, 1))])

@@ -8,7 +8,10 @@ import Logging
 /// The authorization server's logic, apart from HTTP: registration, pre-authorization rounds, codes, tokens,
 /// logout and heartbeat. The routes translate HTTP to these calls and back.
 public struct AuthorizationService: Sendable {
-    public let policy: SecurityPolicy
+    /// The policy in force, replaced whole when an operator applies a new one.
+    public let policies: PolicyInForce
+    /// The policy in force now.
+    public var policy: SecurityPolicy { policies.current.policy }
     public let store: any GatehouseStore
     public let signer: TokenSigner
     /// The `iss` of issued tokens, equal to the RFC 8414 issuer.
@@ -19,7 +22,9 @@ public struct AuthorizationService: Sendable {
     let assertions: ClientAssertionVerifier
     /// Validates access tokens for resources and introspection.
     public let validator: TokenValidator
-    let confidentialClients: ConfidentialClients
+    var confidentialClients: ConfidentialClients { policies.current.confidentialClients }
+    /// Applies policies sent by operators and follows those other nodes applied.
+    let policyWatcher: PolicyWatcher
     /// The audit log (in the store).
     public let audit: AuditLog
     /// The Prometheus metrics (`/metrics`).
@@ -31,18 +36,18 @@ public struct AuthorizationService: Sendable {
     /// How long an authorization code can be exchanged, ms.
     let codeLifetime: Int64 = 120_000
 
-    init(policy: SecurityPolicy, store: any GatehouseStore, signer: TokenSigner, revocations: RevocationList, issuer: IssuerName,
-         passwords: PasswordVerifier, audit: AuditLog, metrics: GatehouseMetrics = GatehouseMetrics(), logger: Logger) {
-        self.policy = policy
+    init(policyWatcher: PolicyWatcher, signer: TokenSigner, revocations: RevocationList, issuer: IssuerName,
+         audit: AuditLog, metrics: GatehouseMetrics = GatehouseMetrics(), logger: Logger) {
+        self.policies = policyWatcher.policies
+        self.policyWatcher = policyWatcher
         self.audit = audit
         self.metrics = metrics
-        self.store = store
+        self.store = policyWatcher.store
         self.signer = signer
         self.issuerName = issuer
         self.logger = logger
-        self.assertions = ClientAssertionVerifier(store: store, policy: policy)
+        self.assertions = ClientAssertionVerifier(store: policyWatcher.store, policies: policyWatcher.policies)
         self.validator = TokenValidator(signer: signer, revocations: revocations)
-        self.confidentialClients = ConfidentialClients(policy.confidentialClients, passwords: passwords)
     }
 
     // MARK: Helpers

@@ -23,7 +23,7 @@ struct ClientAssertionVerifier: Sendable {
     }
 
     let store: any GatehouseStore
-    let policy: SecurityPolicy
+    let policies: PolicyInForce
     let used = UsedAssertions()
 
     /// The registration of the client that signed `form`'s `client_assertion`.
@@ -58,7 +58,7 @@ struct ClientAssertionVerifier: Sendable {
             throw GatehouseError.invalidClientID(clientID)
         }
         do {
-            try ClientSignature.verify(jws, with: registration.publicKey, minimumBits: policy.minimumClientKeyBits(for: registration.data.application))
+            try ClientSignature.verify(jws, with: registration.publicKey, minimumBits: policies.current.policy.minimumClientKeyBits(for: registration.data.application))
         } catch {
             throw refuse("client_assertion is not signed by the client's registered key")
         }

@@ -92,4 +92,23 @@ import Testing
             #expect(last.map(\.event) == ["token.issued", "admin.unblock"] && last[1].id > all[2].id)
         }
     }
+
+    @Test(.timeLimit(.minutes(2)), arguments: StoreKind.allCases)
+    func appliedPoliciesAreVersionedAndAVersionIsStoredOnce(kind: StoreKind) async throws {
+        try await TestStores.with(kind) { store in
+            #expect(try await store.latestPolicyVersion() == 0)
+            #expect(try await store.latestPolicy() == nil)
+            let first = StoredPolicy(version: 1, yaml: "applications: []\n", appliedAt: 10, actor: "ops")
+            try await store.insertPolicy(first)
+            let second = StoredPolicy(version: 2, yaml: "applications:\n  - id: x\n", appliedAt: 20, actor: "ops")
+            try await store.insertPolicy(second)
+            #expect(try await store.latestPolicyVersion() == 2)
+            #expect(try await store.latestPolicy() == second)
+            // Two operators applying at once: the second insert of a version is refused, the first one kept.
+            await #expect(throws: StoreError.duplicate) {
+                try await store.insertPolicy(StoredPolicy(version: 2, yaml: "other", appliedAt: 30, actor: "other"))
+            }
+            #expect(try await store.latestPolicy() == second)
+        }
+    }
 }

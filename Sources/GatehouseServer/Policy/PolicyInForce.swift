@@ -1,0 +1,77 @@
+import GatehouseChecks
+import GatehouseStore
+import Synchronization
+
+/// The policy every request reads, with what is built from it (confidential clients, the registration throttle,
+/// CORS origins): replaced whole, in one step, when an operator applies a new policy — on this node through the
+/// admin API, or on another node sharing the store (seen by ``PolicyWatcher``). A request reads the snapshot in
+/// force when it asks; nothing is torn down under it, so no request fails during a switch.
+public final class PolicyInForce: Sendable {
+    /// One policy and what is built from it.
+    public struct Snapshot: Sendable {
+        /// The policy.
+        public let policy: SecurityPolicy
+        /// Its version in the store; 0 for the policy file (or demo policy) a node started with.
+        public let version: Int64
+        /// Its YAML source.
+        let source: String
+        /// Where it came from (a file's path, "demo policy", "stored policy version N").
+        public let origin: String
+        let confidentialClients: ConfidentialClients
+        let registrationThrottle: RegistrationThrottle?
+        /// Every origin some application allows (CORS), lowercased.
+        let allowedOrigins: Set<String>
+    }
+
+    private let snapshot: Mutex<Snapshot>
+
+    init(_ snapshot: Snapshot) {
+        self.snapshot = Mutex(snapshot)
+    }
+
+    /// The snapshot in force now.
+    public var current: Snapshot { snapshot.withLock { $0 } }
+
+    /// Puts `next` in force unless a newer version is already (two appliers racing); `false` if it was older.
+    @discardableResult
+    func replace(with next: Snapshot) -> Bool {
+        snapshot.withLock { current in
+            guard next.version > current.version else { return false }
+            current = next
+            return true
+        }
+    }
+}
+
+/// Turns policy text into a ``PolicyInForce/Snapshot``: the same checks as at start, for the start itself, for
+/// validation and for a policy applied live.
+struct PolicyCompiler: Sendable {
+    let store: any GatehouseStore
+    let registry: SecurityCheckRegistry
+    /// This node's name (for the lockout's audit of who locked an account).
+    let node: String
+
+    /// Compiles `yaml`; throws a ``PolicyError`` naming `file` and the key at fault.
+    ///
+    /// - Parameter previous: the snapshot in force, whose registration throttle (and its counts) is kept when
+    ///   the new policy does not change its settings.
+    func compile(yaml: String, file: String, version: Int64, previous: PolicyInForce.Snapshot? = nil) throws -> PolicyInForce.Snapshot {
+        let decoded = try SecurityPolicy.decode(yaml: yaml, file: file)
+        let lockouts = StoreAccountLockouts(store: store, policy: try SecurityPolicy.accountLockout(of: decoded, file: file), node: node)
+        let passwords = PasswordVerifier(lockouts: lockouts, decoyCost: SecurityPolicy.decoyCost(of: decoded))
+        let policy = try SecurityPolicy.build(decoded, file: file, registry: registry,
+                                              services: SecurityCheckServices(users: store, passwords: passwords))
+        var throttle: RegistrationThrottle? = nil
+        if let settings = policy.registrationThrottle {
+            if let kept = previous?.registrationThrottle, kept.limit == settings.count, kept.window == settings.window {
+                throttle = kept
+            } else {
+                throttle = RegistrationThrottle(limit: settings.count, window: settings.window)
+            }
+        }
+        return PolicyInForce.Snapshot(
+            policy: policy, version: version, source: yaml, origin: file,
+            confidentialClients: ConfidentialClients(policy.confidentialClients, passwords: passwords),
+            registrationThrottle: throttle, allowedOrigins: policy.allowedOrigins)
+    }
+}
