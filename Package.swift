@@ -108,7 +108,7 @@ let package = Package(
             name: "GatehouseGateway",
             dependencies: [
                 "CGSSAPI",
-                "GatehouseProtocol", "GatehouseResourceServer", "GatehouseClient", "GatehouseChecks", "GatehouseHTTP",
+                "GatehouseProtocol", "GatehouseResourceServer", "GatehouseChecks", "GatehouseHTTP",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -156,18 +156,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The client SDK: Foundation and swift-crypto only.
+        // The client SDK: Foundation, swift-crypto (through GatehouseProtocol) and swift-log's API only.
         .target(
             name: "GatehouseClient",
-            dependencies: ["GatehouseProtocol"],
+            dependencies: ["GatehouseProtocol", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
-        // The SDK's transport over AsyncHTTPClient, for Linux servers and tools.
+        // The SDK over SwiftNIO, for Linux servers and tools: an HTTP transport on AsyncHTTPClient and the gateway's
+        // WebSocket client on HummingbirdWSClient.
         .target(
             name: "GatehouseClientNIO",
             dependencies: [
-                "GatehouseClient",
+                "GatehouseClient", "GatehouseProtocol",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
@@ -183,7 +187,7 @@ let package = Package(
         .executableTarget(
             name: "GatehouseCLI",
             dependencies: [
-                "GatehouseServer", "GatehouseClient", "GatehousePostgres", "GatehouseGateway", "GatehouseHTTP", "GatehouseSQLite", "GatehouseStore",
+                "GatehouseServer", "GatehouseClient", "GatehouseClientNIO", "GatehousePostgres", "GatehouseGateway", "GatehouseHTTP", "GatehouseSQLite", "GatehouseStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Hummingbird", package: "hummingbird"),

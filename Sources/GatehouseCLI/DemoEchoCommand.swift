@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GatehouseClient
+import GatehouseClientNIO
 import GatehouseGateway
 import HummingbirdWSClient
 import Logging
@@ -58,10 +59,7 @@ struct DemoEchoCommand: AsyncParsableCommand {
                 terminal.say("Disconnected.")
             }
         } catch let error as GatewayClientError {
-            terminal.say("Gave up: \(error)")
-            throw ExitCode(1)
-        } catch let error as GatewayWebSocketClient.Refused {
-            terminal.say("Refused: \(error)")
+            terminal.say(error.code == .refused ? "Refused: \(error)" : "Gave up: \(error)")
             throw ExitCode(1)
         }
     }

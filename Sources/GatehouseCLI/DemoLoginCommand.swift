@@ -38,7 +38,7 @@ struct DemoLoginCommand: AsyncParsableCommand {
             let token = try await client.obtainAccessToken(forScope: check)
             terminal.say("Token obtained (\(token.summary)).")
         } catch {
-            if case GatehouseClientError.securityCheckFailed = error {} else { terminal.say("Not logged in: \(error)") }
+            if (error as? GatehouseClientError)?.code == .securityCheckFailed {} else { terminal.say("Not logged in: \(error)") }
             throw ExitCode(1)
         }
     }

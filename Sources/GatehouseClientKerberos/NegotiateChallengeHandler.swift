@@ -114,7 +114,8 @@ public struct KerberosInitiator: Sendable {
 /// or inside a ``DispatchChallengeHandler``, over HTTP (``GatewayHTTPClient``) or a WebSocket handshake.
 ///
 /// Without a ticket (no `kinit`, expired, no cache) it gives up at once: the request fails with
-/// ``GatewayClientError/cancelled(location:challenge:)`` and ``lastFailure`` says why. A refused token is tried
+/// ``GatewayClientError/Code/cancelled``, with the Kerberos failure as its ``GatewayClientError/underlying`` cause
+/// (and in ``lastFailure``). A refused token is tried
 /// again with a fresh one up to the loop's retry limit.
 ///
 /// It lives in `GatehouseClientKerberos`, not in `GatehouseClient`: the SDK's core stays Foundation and
@@ -141,6 +142,11 @@ public final class NegotiateChallengeHandler: ChallengeHandler {
     }
 
     public func handle(_ request: ChallengeRequest) async -> ChallengeResponse? {
+        try? await respond(to: request)
+    }
+
+    /// The answer; throws the ``KerberosInitiatorError`` when there is no ticket (kept as the request's cause).
+    public func respond(to request: ChallengeRequest) async throws -> ChallengeResponse? {
         let target = service?(request.location) ?? KerberosInitiator.service(for: request.location)
         do {
             let token = try await initiator.token(for: target)
@@ -148,7 +154,7 @@ public final class NegotiateChallengeHandler: ChallengeHandler {
             return ChallengeResponse(credentials: "Negotiate \(token.base64EncodedString())", nextChallengeHandler: self)
         } catch {
             failure.withLock { $0 = error }
-            return nil
+            throw error
         }
     }
 }

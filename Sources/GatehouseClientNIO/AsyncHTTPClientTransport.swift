@@ -36,6 +36,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         let (seconds, attoseconds) = request.timeout.components
         let timeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         do {
+            try Task.checkCancellation()
             let response = try await client.execute(outbound, timeout: timeout)
             let body = try await response.body.collect(upTo: maxResponseSize)
             var headers: [String: String] = [:]
@@ -44,10 +45,14 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
                 headers[key] = headers[key].map { "\($0), \(value)" } ?? value
             }
             return TransportResponse(status: Int(response.status.code), headers: headers, body: Data(body.readableBytesView))
+        } catch let error as HTTPClientError where error == .cancelled {
+            throw .cancelled(underlying: error)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
-            throw .timedOut(url: request.url.absoluteString)
+            throw .timedOut(url: request.url.absoluteString, underlying: error)
+        } catch is CancellationError {
+            throw .cancelled(underlying: CancellationError())
         } catch {
-            throw .transport("\(request.method) \(request.url.absoluteString): \(error)")
+            throw .transport("\(request.method) \(request.url.absoluteString): \(error)", underlying: error)
         }
     }
 }

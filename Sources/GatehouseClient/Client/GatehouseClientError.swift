@@ -1,66 +1,214 @@
+import Foundation
 import GatehouseProtocol
 
 /// Everything that can go wrong in the client SDK.
 ///
-/// Every asynchronous API of the SDK throws this type only, so a `catch` can switch over it exhaustively.
-public enum GatehouseClientError: Error, Sendable, Equatable, CustomStringConvertible {
+/// Every asynchronous API of the SDK throws this type only. It is a struct over a private set of kinds, in the
+/// manner of jwt-kit's `JWTError` and Auth0.swift's errors, so that new kinds can be added without breaking
+/// callers: match on ``code`` (stable, ``Code`` values) and read the details from the properties.
+///
+/// ```swift
+/// do {
+///     _ = try await client.obtainAccessToken(forScope: "accessRestricted")
+/// } catch where error.code == .cancelled {
+///     // the caller's task was cancelled: nothing to show
+/// } catch where error.code == .transport {
+///     show("Network error", error.underlying)   // the URLError, for instance
+/// }
+/// ```
+///
+/// Two errors are equal when their kinds and details are equal; ``underlying`` is not compared.
+public struct GatehouseClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A stable, extensible error code.
+    public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
+        /// The code's name, such as `challengeCancelled`.
+        public let rawValue: String
+        /// The code named `rawValue`.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The name.
+        public var description: String { rawValue }
+
+        /// The caller's task was cancelled (or `URLSession` reported `URLError.cancelled`).
+        public static let cancelled = Code(rawValue: "cancelled")
+        /// The app cancelled a challenge, or a request that was waiting for that handler when it was cancelled.
+        public static let challengeCancelled = Code(rawValue: "challengeCancelled")
+        /// A challenge was neither answered nor cancelled within ``ClientConfiguration/challengeTimeout``.
+        public static let challengeTimedOut = Code(rawValue: "challengeTimedOut")
+        /// The server challenged for a security check no handler is registered for.
+        public static let missingChallengeHandler = Code(rawValue: "missingChallengeHandler")
+        /// A security check failed (HTTP 403 from pre-authorization).
+        public static let securityCheckFailed = Code(rawValue: "securityCheckFailed")
+        /// The authorization sequence could not produce a usable token.
+        public static let authorizationFailed = Code(rawValue: "authorizationFailed")
+        /// The server refused to register the client.
+        public static let registrationFailed = Code(rawValue: "registrationFailed")
+        /// The server answered in a way the SDK does not expect.
+        public static let serverError = Code(rawValue: "serverError")
+        /// The server kept answering `409 MFP-Conflict`.
+        public static let conflict = Code(rawValue: "conflict")
+        /// A request did not complete in time.
+        public static let timedOut = Code(rawValue: "timedOut")
+        /// The server could not be reached, or the connection failed.
+        public static let transport = Code(rawValue: "transport")
+        /// The key store could not be read or written.
+        public static let keyStore = Code(rawValue: "keyStore")
+        /// A handler is already registered for this security check.
+        public static let duplicateChallengeHandler = Code(rawValue: "duplicateChallengeHandler")
+        /// An argument is not usable.
+        public static let invalidArgument = Code(rawValue: "invalidArgument")
+    }
+
+    /// The details behind a code; private so that kinds can be added freely.
+    private struct Details: Sendable, Equatable {
+        var code: Code
+        var securityCheck: String?
+        var failures: JSONObject?
+        var status: Int?
+        var serverErrorCode: String?
+        var message: String?
+        var url: String?
+    }
+
+    private let details: Details
+    /// What caused this error, when it has a cause outside the SDK: the `URLError` of a failed request, the
+    /// error of a key store, the error that kept a token from being obtained, ...
+    public let underlying: (any Error)?
+
+    private init(_ details: Details, underlying: (any Error)? = nil) {
+        self.details = details
+        self.underlying = underlying
+    }
+
+    /// The error's code: match on it (`error.code == .challengeCancelled`, or `switch error.code`).
+    public var code: Code { details.code }
+    /// The security check (or gateway handler) concerned, for challenge errors.
+    public var securityCheck: String? { details.securityCheck }
+    /// The server's `failures` object by check name, for ``Code/securityCheckFailed``.
+    public var failures: JSONObject? { details.failures }
+    /// The HTTP status, for ``Code/serverError`` and ``Code/registrationFailed``.
+    public var status: Int? { details.status }
+    /// The MobileFirst `errorCode` (or OAuth `error`) of the server's answer, if any.
+    public var serverErrorCode: String? { details.serverErrorCode }
+    /// A message: the server's `errorMsg`, or what the SDK found wrong.
+    public var message: String? { details.message }
+    /// The URL of a request that timed out.
+    public var url: String? { details.url }
+
+    /// Compares codes and details; ``underlying`` is not compared.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.details == rhs.details }
+
+    /// `case .challengeCancelled = error` and `case .transport:` in a `switch error`: matches the code.
+    public static func ~= (code: Code, error: Self) -> Bool { error.code == code }
+
+    // MARK: Errors
+
+    /// The caller's task was cancelled; `underlying` is the `CancellationError` or `URLError.cancelled`.
+    public static func cancelled(underlying: (any Error)? = nil) -> Self { Self(Details(code: .cancelled), underlying: underlying) }
+    /// The caller's task was cancelled.
+    public static var cancelled: Self { cancelled(underlying: nil) }
     /// The app cancelled the challenge of `securityCheck` (its handler called `cancel()`), or a request that was
     /// waiting for that handler when it was cancelled.
-    case challengeCancelled(securityCheck: String)
+    public static func challengeCancelled(securityCheck: String) -> Self {
+        Self(Details(code: .challengeCancelled, securityCheck: securityCheck))
+    }
     /// The challenge of `securityCheck` was neither answered nor cancelled within the client's
     /// ``ClientConfiguration/challengeTimeout``; requests that were waiting for it fail the same way.
-    case challengeTimedOut(securityCheck: String)
+    public static func challengeTimedOut(securityCheck: String) -> Self {
+        Self(Details(code: .challengeTimedOut, securityCheck: securityCheck))
+    }
     /// The server challenged for a security check no handler is registered for.
-    case missingChallengeHandler(securityCheck: String)
-    /// A security check failed (HTTP 403 from pre-authorization), for instance `{"PinCodeAttempts":{"failure":"Account blocked"}}`
-    /// after the last wrong answer. The payload is the server's `failures` object, by check name.
-    case securityCheckFailed(failures: JSONObject)
-    /// The authorization sequence could not produce a usable token (no code issued, too many retries of a
-    /// resource request, and so on).
-    case authorizationFailed(String)
+    public static func missingChallengeHandler(securityCheck: String) -> Self {
+        Self(Details(code: .missingChallengeHandler, securityCheck: securityCheck))
+    }
+    /// A security check failed (HTTP 403 from pre-authorization), for instance `{"PinCodeAttempts":{"failure":"Account blocked"}}`.
+    public static func securityCheckFailed(failures: JSONObject) -> Self {
+        Self(Details(code: .securityCheckFailed, failures: failures))
+    }
+    /// The authorization sequence could not produce a usable token (no code issued, too many retries, ...).
+    public static func authorizationFailed(_ message: String, underlying: (any Error)? = nil) -> Self {
+        Self(Details(code: .authorizationFailed, message: message), underlying: underlying)
+    }
     /// The server refused to register the client.
-    case registrationFailed(status: Int, errorCode: String?, message: String?)
+    public static func registrationFailed(status: Int, errorCode: String?, message: String?) -> Self {
+        Self(Details(code: .registrationFailed, status: status, serverErrorCode: errorCode, message: message))
+    }
     /// The server answered in a way the SDK does not expect, with its status and, when the body is a MobileFirst
     /// error, its `errorCode` and `errorMsg`.
-    case serverError(status: Int, errorCode: String?, message: String?)
+    public static func serverError(status: Int, errorCode: String?, message: String?) -> Self {
+        Self(Details(code: .serverError, status: status, serverErrorCode: errorCode, message: message))
+    }
     /// The server kept answering `409 MFP-Conflict`.
-    case conflict
-    /// The request did not complete in time.
-    case timedOut(url: String)
-    /// The server could not be reached, or the connection failed.
-    case transport(String)
-    /// The key store could not be read or written.
-    case keyStore(String)
+    public static var conflict: Self { Self(Details(code: .conflict)) }
+    /// The request to `url` did not complete in time.
+    public static func timedOut(url: String, underlying: (any Error)? = nil) -> Self {
+        Self(Details(code: .timedOut, url: url), underlying: underlying)
+    }
+    /// The server could not be reached, or the connection failed; `underlying` is the transport's error.
+    public static func transport(_ message: String, underlying: (any Error)? = nil) -> Self {
+        Self(Details(code: .transport, message: message), underlying: underlying)
+    }
+    /// The key store could not be read or written; `underlying` is the store's error.
+    public static func keyStore(_ message: String, underlying: (any Error)? = nil) -> Self {
+        Self(Details(code: .keyStore, message: message), underlying: underlying)
+    }
     /// A handler is already registered for this security check (register each handler once).
-    case duplicateChallengeHandler(securityCheck: String)
+    public static func duplicateChallengeHandler(securityCheck: String) -> Self {
+        Self(Details(code: .duplicateChallengeHandler, securityCheck: securityCheck))
+    }
     /// An argument is not usable (an URL that cannot be built, a body that cannot be encoded, ...).
-    case invalidArgument(String)
+    public static func invalidArgument(_ message: String, underlying: (any Error)? = nil) -> Self {
+        Self(Details(code: .invalidArgument, message: message), underlying: underlying)
+    }
+
+    /// The registration refusal for a server error (same status, code and message); other errors unchanged.
+    func asRegistrationFailure() -> Self {
+        guard code == .serverError else { return self }
+        return .registrationFailed(status: status ?? 0, errorCode: serverErrorCode, message: message)
+    }
 
     /// Whether this is the server's `400 {"errorCode":"INVALID_CLIENT_ID"}`: the server does not know the client.
     public var isInvalidClientID: Bool {
-        if case .serverError(400, "INVALID_CLIENT_ID", _) = self { return true }
-        return false
+        code == .serverError && status == 400 && serverErrorCode == "INVALID_CLIENT_ID"
     }
 
     /// A sentence for people.
     public var description: String {
-        switch self {
-        case .challengeCancelled(let check): "The challenge of \(check) was cancelled."
-        case .challengeTimedOut(let check): "The challenge of \(check) was not answered in time."
-        case .missingChallengeHandler(let check): "Missing challenge handler for security check \(check)."
-        case .securityCheckFailed(let failures):
-            "Security check failure: " + failures.map { "\($0.key): \($0.value["failure"]?.stringValue ?? "\($0.value)")" }.sorted().joined(separator: ", ")
-        case .authorizationFailed(let message): "Authorization failed: \(message)"
-        case .registrationFailed(let status, let code, let message):
-            "Registration failed (HTTP \(status)\(code.map { " \($0)" } ?? ""))\(message.map { ": \($0)" } ?? "")"
-        case .serverError(let status, let code, let message):
-            "Server answered HTTP \(status)\(code.map { " \($0)" } ?? "")\(message.map { ": \($0)" } ?? "")"
-        case .conflict: "The server kept answering 409 MFP-Conflict."
-        case .timedOut(let url): "The request to \(url) timed out."
-        case .transport(let message): "Network error: \(message)"
-        case .keyStore(let message): "Key store error: \(message)"
-        case .duplicateChallengeHandler(let check): "A challenge handler is already registered for \(check)."
-        case .invalidArgument(let message): "Invalid argument: \(message)"
+        let check = securityCheck ?? "?"
+        let cause = underlying.map { " (\($0))" } ?? ""
+        switch code {
+        case .cancelled: return "The request was cancelled."
+        case .challengeCancelled: return "The challenge of \(check) was cancelled."
+        case .challengeTimedOut: return "The challenge of \(check) was not answered in time."
+        case .missingChallengeHandler: return "Missing challenge handler for security check \(check)."
+        case .securityCheckFailed:
+            return "Security check failure: " + (failures ?? [:]).map { "\($0.key): \($0.value["failure"]?.stringValue ?? "\($0.value)")" }
+                .sorted().joined(separator: ", ")
+        case .authorizationFailed: return "Authorization failed: \(message ?? "")\(cause)"
+        case .registrationFailed, .serverError:
+            let what = code == .registrationFailed ? "Registration failed (HTTP" : "Server answered (HTTP"
+            return "\(what) \(status ?? 0)\(serverErrorCode.map { " \($0)" } ?? ""))\(message.map { ": \($0)" } ?? "")"
+        case .conflict: return "The server kept answering 409 MFP-Conflict."
+        case .timedOut: return "The request to \(url ?? "?") timed out."
+        case .transport: return "Network error: \(message ?? "")\(cause)"
+        case .keyStore: return "Key store error: \(message ?? "")\(cause)"
+        case .duplicateChallengeHandler: return "A challenge handler is already registered for \(check)."
+        case .invalidArgument: return "Invalid argument: \(message ?? "")\(cause)"
+        default: return "\(code)\(message.map { ": \($0)" } ?? "")\(cause)"
         }
+    }
+}
+
+extension GatehouseClientError {
+    /// `error` as the SDK reports it: a `GatehouseClientError` unchanged, a cancellation (`CancellationError`,
+    /// `URLError.cancelled`) as ``Code/cancelled``, anything else as `fallback` with `error` as its cause.
+    static func wrapping(_ error: any Error, or fallback: (any Error) -> Self) -> Self {
+        if let error = error as? Self { return error }
+        if error is CancellationError || Self.isURLCancellation(error) { return .cancelled(underlying: error) }
+        return fallback(error)
+    }
+
+    /// Whether `error` is Foundation's `URLError.cancelled`.
+    static func isURLCancellation(_ error: any Error) -> Bool {
+        (error as? URLError)?.code == .cancelled
     }
 }

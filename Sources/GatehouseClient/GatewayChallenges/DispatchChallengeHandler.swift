@@ -49,7 +49,12 @@ public final class DispatchChallengeHandler: ChallengeHandler {
     public func canHandle(_ request: ChallengeRequest) -> Bool { handler(for: request) != nil }
 
     public func handle(_ request: ChallengeRequest) async -> ChallengeResponse? {
-        guard let handler = handler(for: request), var response = await handler.handle(request) else { return nil }
+        try? await respond(to: request)
+    }
+
+    /// The answer of the handler for `request`; its reason for giving up, if it gives one, is passed on.
+    public func respond(to request: ChallengeRequest) async throws -> ChallengeResponse? {
+        guard let handler = handler(for: request), var response = try await handler.respond(to: request) else { return nil }
         response.nextChallengeHandler = self
         return response
     }

@@ -52,10 +52,25 @@ public struct ChallengeResponse: Sendable {
     }
 }
 
-/// Answers a gateway's challenges (KAAZING `ChallengeHandler`). A server scheme and a client handler come in pairs.
+/// Answers a gateway's `WWW-Authenticate` challenges with an `Authorization` value (KAAZING `ChallengeHandler`).
+/// A server scheme and a client handler come in pairs.
+///
+/// This is the SDK's third handler abstraction, for gateways that speak HTTP authentication (Basic, Token,
+/// Bearer, Negotiate) on HTTP requests and WebSocket handshakes. ``SecurityCheckChallengeHandler`` answers the
+/// MobileFirst runtime's security checks; ``GatewayChallengeHandler`` answers a MobileFirst gateway's login page.
 public protocol ChallengeHandler: Sendable {
     /// Whether this handler can answer `request` (typically by its scheme).
     func canHandle(_ request: ChallengeRequest) -> Bool
     /// The answer, or `nil` to give up (the connection fails).
     func handle(_ request: ChallengeRequest) async -> ChallengeResponse?
+    /// The answer, `nil` to give up, or an error saying why the handler gives up (kept as the
+    /// ``GatewayClientError/underlying`` cause of the request's failure). By default, ``handle(_:)``.
+    func respond(to request: ChallengeRequest) async throws -> ChallengeResponse?
+}
+
+extension ChallengeHandler {
+    /// Calls ``handle(_:)``.
+    public func respond(to request: ChallengeRequest) async throws -> ChallengeResponse? {
+        await handle(request)
+    }
 }

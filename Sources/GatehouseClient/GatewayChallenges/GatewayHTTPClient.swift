@@ -3,28 +3,6 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Why a request through a gateway failed.
-public enum GatewayClientError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The retry limit was reached: `attempts` answers were refused with a new challenge.
-    case retryLimitReached(location: URL, attempts: Int, challenge: String)
-    /// The challenge handler gave up (returned `nil`, e.g. the user cancelled the login).
-    case cancelled(location: URL, challenge: String)
-    /// No handler can answer this challenge's scheme.
-    case unsupportedChallenge(location: URL, challenge: String)
-    /// The HTTP exchange failed.
-    case transport(String)
-
-    public var description: String {
-        switch self {
-        case .retryLimitReached(let location, let attempts, let challenge):
-            "gave up on \(location.absoluteString) after \(attempts) refused tries (\(challenge))"
-        case .cancelled(let location, let challenge): "the challenge handler gave up on \(location.absoluteString) (\(challenge))"
-        case .unsupportedChallenge(let location, let challenge): "no challenge handler for \(challenge) at \(location.absoluteString)"
-        case .transport(let message): "HTTP failed: \(message)"
-        }
-    }
-}
-
 /// Runs gateway challenges: the loop of the KAAZING clients (reference §4.6) with a retry limit. Shared by
 /// HTTP requests and WebSocket handshakes.
 public struct GatewayChallengeLoop: Sendable {
@@ -52,7 +30,13 @@ public struct GatewayChallengeLoop: Sendable {
         let request = ChallengeRequest(location: location, challenge: challenge)
         let handler = state.next ?? challengeHandler
         guard handler.canHandle(request) else { throw .unsupportedChallenge(location: location, challenge: challenge) }
-        guard let response = await handler.handle(request) else { throw .cancelled(location: location, challenge: challenge) }
+        let response: ChallengeResponse?
+        do {
+            response = try await handler.respond(to: request)
+        } catch {
+            throw .cancelled(location: location, challenge: challenge, underlying: error)
+        }
+        guard let response else { throw .cancelled(location: location, challenge: challenge) }
         state.attempts += 1
         state.next = response.nextChallengeHandler
         return response.credentials
@@ -86,7 +70,7 @@ public struct GatewayHTTPClient: Sendable {
             do {
                 response = try await transport.send(request)
             } catch {
-                throw .transport("\(error)")
+                throw .transport("\(error)", underlying: error)
             }
             guard response.status == 401, let challenge = response.header("WWW-Authenticate") else { return response }
             let credentials = try await loop.answer(challenge, location: request.url, state: &state)

@@ -20,9 +20,11 @@ public actor AuthorizationManager {
     static let redirectURI = "https://\(ProtocolNames.nativeRedirectHost)"
 
     private var tokens: [String: AccessToken] = [:]
-    private var flows: [String: Task<Result<AccessToken, GatehouseClientError>, Never>] = [:]
+    private var flows: [String: (id: UInt64, flow: SharedFlow<AccessToken>)] = [:]
+    private var nextFlow: UInt64 = 0
     private var busy = false
-    private var turns: [CheckedContinuation<Void, Never>] = []
+    private var turns: [(id: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
+    private var nextTurn: UInt64 = 0
 
     init(api: RuntimeAPI, registrar: Registrar, registry: ChallengeHandlerRegistry) {
         self.api = api
@@ -46,10 +48,16 @@ public actor AuthorizationManager {
     func obtainAccessToken(forScope scope: String?, origin: UInt64) async throws(GatehouseClientError) -> AccessToken {
         let key = Scope(scope).normalized
         if let token = validToken(key) { return token }
-        if let flow = flows[key] { return try await flow.value.get() }
-        let flow = Task { await self.tokenFlow(key: key, origin: origin) }
-        flows[key] = flow
-        return try await flow.value.get()
+        guard !Task.isCancelled else { throw .cancelled(underlying: CancellationError()) }
+        // Callers that want the same scope share one flow; each leaves at once when its task is cancelled, and
+        // the flow is cancelled when the last one leaves.
+        if let flow = flows[key]?.flow, let ticket = flow.join() { return try await flow.value(ticket).get() }
+        nextFlow += 1
+        let id = nextFlow
+        let flow = SharedFlow { await self.tokenFlow(key: key, id: id, origin: origin) }
+        flows[key] = (id, flow)
+        guard let ticket = flow.join() else { throw .cancelled }
+        return try await flow.value(ticket).get()
     }
 
     /// The cached, unexpired token for `scope`, without any flow.
@@ -81,12 +89,10 @@ public actor AuthorizationManager {
         return token
     }
 
-    private func tokenFlow(key: String, origin: UInt64) async -> Result<AccessToken, GatehouseClientError> {
-        await takeTurn()
-        defer {
-            flows[key] = nil
-            endTurn()
-        }
+    private func tokenFlow(key: String, id: UInt64, origin: UInt64) async -> Result<AccessToken, GatehouseClientError> {
+        defer { if flows[key]?.id == id { flows[key] = nil } }
+        guard await takeTurn() else { return .failure(.cancelled(underlying: CancellationError())) }
+        defer { endTurn() }
         if let token = validToken(key) { return .success(token) }
         do throws(GatehouseClientError) {
             return .success(try await withRegistration { (identity) async throws(GatehouseClientError) -> AccessToken in
@@ -150,7 +156,7 @@ public actor AuthorizationManager {
             return try outcome.get()
         }
         let origin = registry.nextSequence()
-        await takeTurn()
+        guard await takeTurn() else { throw .cancelled(underlying: CancellationError()) }
         defer { endTurn() }
         let successes = try await withRegistration { (identity) async throws(GatehouseClientError) -> [String: JSON] in
             try await self.preauthorizer.run(
@@ -208,19 +214,33 @@ public actor AuthorizationManager {
 
     // MARK: One flow at a time
 
-    private func takeTurn() async {
-        if busy {
-            await withCheckedContinuation { turns.append($0) }
-        } else {
+    /// Waits for this flow's turn; `false` when the task was cancelled first (it then has no turn to end).
+    private func takeTurn() async -> Bool {
+        guard !Task.isCancelled else { return false }
+        guard busy else {
             busy = true
+            return true
         }
+        nextTurn += 1
+        let id = nextTurn
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { turns.append((id, $0)) }
+        } onCancel: {
+            Task { await self.leaveQueue(id) }
+        }
+    }
+
+    /// A cancelled flow leaves the queue without its turn.
+    private func leaveQueue(_ id: UInt64) {
+        guard let index = turns.firstIndex(where: { $0.id == id }) else { return }
+        turns.remove(at: index).continuation.resume(returning: false)
     }
 
     private func endTurn() {
         if turns.isEmpty {
             busy = false
         } else {
-            turns.removeFirst().resume()
+            turns.removeFirst().continuation.resume(returning: true)
         }
     }
 }

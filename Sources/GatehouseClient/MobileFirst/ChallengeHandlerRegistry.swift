@@ -16,7 +16,8 @@ final class ChallengeHandlerRegistry: Sendable {
         var abandoned: [String: (sequence: UInt64, error: GatehouseClientError)] = [:]
         var open: [String: OpenChallenge] = [:]
         /// `login` calls that answered an open challenge and wait for the check's outcome.
-        var outcomeWaiters: [String: [CheckedContinuation<Result<JSONObject, GatehouseClientError>?, Never>]] = [:]
+        var outcomeWaiters: [String: [UInt64: CheckedContinuation<Result<JSONObject, GatehouseClientError>?, Never>]] = [:]
+        var nextWaiter: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -83,27 +84,40 @@ final class ChallengeHandlerRegistry: Sendable {
     }
 
     /// Answers the open challenge of `securityCheck` with `credentials` and waits for the check's outcome in the
-    /// conversation that asked it; `nil` when no challenge of that check is open.
+    /// conversation that asked it; `nil` when no challenge of that check is open. A cancelled caller leaves at once
+    /// with ``GatehouseClientError/Code/cancelled`` (the conversation goes on for the requests that wait for it).
     func answerOpenChallenge(_ securityCheck: String, with credentials: JSONObject) async -> Result<JSONObject, GatehouseClientError>? {
-        let result: Result<JSONObject, GatehouseClientError>? = await withCheckedContinuation { continuation in
-            let open = state.withLock { state -> OpenChallenge? in
-                guard let open = state.open[securityCheck], !open.resolver.isResolved else { return nil }
-                state.outcomeWaiters[securityCheck, default: []].append(continuation)
-                return open
-            }
-            guard let open else {
-                continuation.resume(returning: nil)
-                return
-            }
-            // If the handler answered meanwhile, the waiter still gets the check's outcome.
-            open.resolver.resolve(.value(.answer(credentials)))
+        let id = state.withLock { state -> UInt64 in
+            state.nextWaiter += 1
+            return state.nextWaiter
         }
-        return result
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<JSONObject, GatehouseClientError>?, Never>) in
+                if Task.isCancelled {
+                    continuation.resume(returning: .failure(.cancelled(underlying: CancellationError())))
+                    return
+                }
+                let open = state.withLock { state -> OpenChallenge? in
+                    guard let open = state.open[securityCheck], !open.resolver.isResolved else { return nil }
+                    state.outcomeWaiters[securityCheck, default: [:]][id] = continuation
+                    return open
+                }
+                guard let open else {
+                    continuation.resume(returning: nil)
+                    return
+                }
+                // If the handler answered meanwhile, the waiter still gets the check's outcome.
+                open.resolver.resolve(.value(.answer(credentials)))
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.outcomeWaiters[securityCheck]?.removeValue(forKey: id) }
+            waiter?.resume(returning: .failure(.cancelled(underlying: CancellationError())))
+        }
     }
 
     /// Delivers the outcome of `securityCheck` to the `login` calls waiting for it.
     func settle(_ securityCheck: String, _ outcome: Result<JSONObject, GatehouseClientError>) {
-        let waiters = state.withLock { $0.outcomeWaiters.removeValue(forKey: securityCheck) } ?? []
-        for waiter in waiters { waiter.resume(returning: outcome) }
+        let waiters = state.withLock { $0.outcomeWaiters.removeValue(forKey: securityCheck) } ?? [:]
+        for waiter in waiters.values { waiter.resume(returning: outcome) }
     }
 }

@@ -148,7 +148,8 @@ struct Preauthorizer: Sendable {
             registry.abandon(name, with: .challengeTimedOut(securityCheck: name))
             return .failure(.challengeTimedOut(securityCheck: name))
         case .cancelled:
-            return .failure(.challengeCancelled(securityCheck: name))
+            // The request's task was cancelled (its caller left, or another check of the round failed).
+            return .failure(.cancelled(underlying: CancellationError()))
         }
     }
 
@@ -156,7 +157,8 @@ struct Preauthorizer: Sendable {
     static func handle(_ gateway: GatewayChallengeHandler, _ response: ResourceResponse, timeout: Duration) async throws(GatehouseClientError) {
         switch await Deadline.run(within: timeout, { await gateway.respond(to: response) }) {
         case .value(true): return
-        case .value(false), .cancelled: throw .challengeCancelled(securityCheck: gateway.name)
+        case .value(false): throw .challengeCancelled(securityCheck: gateway.name)
+        case .cancelled: throw .cancelled(underlying: CancellationError())
         case .timedOut: throw .challengeTimedOut(securityCheck: gateway.name)
         }
     }

@@ -10,7 +10,7 @@ actor Registrar {
     private var stored = StoredRegistration()
     private var key: ClientKeyPair?
     private var loaded = false
-    private var pending: Task<Result<ClientIdentity, GatehouseClientError>, Never>?
+    private var pending: SharedFlow<ClientIdentity>?
 
     init(api: RuntimeAPI, keyStore: any KeyStore) {
         self.api = api
@@ -18,13 +18,16 @@ actor Registrar {
     }
 
     /// The client's identity, registering or updating the registration first when needed. Concurrent callers
-    /// share one registration.
+    /// share one registration; each leaves at once when its task is cancelled, and the registration is cancelled
+    /// when the last one leaves.
     func identity() async throws(GatehouseClientError) -> ClientIdentity {
-        if let pending { return try await pending.value.get() }
-        let task = Task { await self.resolve() }
-        pending = task
-        let result = await task.value
-        pending = nil
+        guard !Task.isCancelled else { throw .cancelled(underlying: CancellationError()) }
+        if let pending, let ticket = pending.join() { return try await pending.value(ticket).get() }
+        let flow = SharedFlow { await self.resolve() }
+        pending = flow
+        guard let ticket = flow.join() else { throw .cancelled }
+        let result = await flow.value(ticket)
+        if pending === flow, flow.isFinished { pending = nil }
         return try result.get()
     }
 
@@ -81,9 +84,7 @@ actor Registrar {
             // Unknown client, or a registration the server refuses to update: register afresh (reference §3.4).
             return false
         default:
-            let error = RuntimeAPI.error(from: response)
-            if case .serverError(let status, let code, let message) = error { throw .registrationFailed(status: status, errorCode: code, message: message) }
-            throw error
+            throw RuntimeAPI.error(from: response).asRegistrationFailure()
         }
     }
 
@@ -92,9 +93,7 @@ actor Registrar {
         let key = try await Self.generateKey()
         let response = try await api.sendJSON("POST", "registration/v1/self", try signed(data, key: key, kid: nil))
         guard response.status == 201 || response.status == 200 else {
-            let error = RuntimeAPI.error(from: response)
-            if case .serverError(let status, let code, let message) = error { throw .registrationFailed(status: status, errorCode: code, message: message) }
-            throw error
+            throw RuntimeAPI.error(from: response).asRegistrationFailure()
         }
         let fromLocation = response.header("Location").flatMap { $0.split(separator: "/").last.map(String.init) }
         let fromBody = (try? JSONDecoder().decode(JSON.self, from: response.body))?["clientId"]?.stringValue
@@ -114,7 +113,7 @@ actor Registrar {
                 do {
                     continuation.resume(returning: .success(try ClientKeyPair()))
                 } catch {
-                    continuation.resume(returning: .failure(.keyStore("cannot generate a key pair: \(error)")))
+                    continuation.resume(returning: .failure(.keyStore("cannot generate a key pair", underlying: error)))
                 }
             }
         }
@@ -134,7 +133,7 @@ actor Registrar {
         do {
             stored = try await keyStore.load() ?? StoredRegistration()
         } catch {
-            throw .keyStore("cannot read the key store: \(error)")
+            throw .keyStore("cannot read the key store", underlying: error)
         }
         if let pem = stored.privateKeyPEM {
             key = try? ClientKeyPair(pem: pem)
@@ -150,7 +149,7 @@ actor Registrar {
         do {
             try await keyStore.save(stored)
         } catch {
-            throw .keyStore("cannot write the key store: \(error)")
+            throw .keyStore("cannot write the key store", underlying: error)
         }
     }
 

@@ -20,7 +20,7 @@ struct ResourceRequestSender {
             do {
                 return try await manager.obtainAccessToken(forScope: scope, origin: origin)
             } catch {
-                if case .serverError = error { scopeCache.remove(cacheKey) }
+                if error.code == .serverError { scopeCache.remove(cacheKey) }
                 throw error
             }
         }

@@ -14,8 +14,9 @@ public final class URLSessionTransport: HTTPTransport {
 
     deinit { session.finishTasksAndInvalidate() }
 
-    /// Sends `request` without following redirects; a timeout becomes ``GatehouseClientError/timedOut(url:)``,
-    /// other failures ``GatehouseClientError/transport(_:)``.
+    /// Sends `request` without following redirects. A cancelled task ends the request at once with
+    /// ``GatehouseClientError/Code/cancelled``; a timeout is ``GatehouseClientError/Code/timedOut``, other failures
+    /// ``GatehouseClientError/Code/transport``, with the `URLError` as their cause.
     public func send(_ request: TransportRequest) async throws(GatehouseClientError) -> TransportResponse {
         let (seconds, attoseconds) = request.timeout.components
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
@@ -24,19 +25,27 @@ public final class URLSessionTransport: HTTPTransport {
         for (name, value) in request.headers { urlRequest.addValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
         do {
+            try Task.checkCancellation()
             let (data, response) = try await session.data(for: urlRequest)
+            try Task.checkCancellation()
             guard let http = response as? HTTPURLResponse else { throw GatehouseClientError.transport("not an HTTP response") }
             var headers: [String: String] = [:]
             for (key, value) in http.allHeaderFields {
                 headers[String(describing: key)] = String(describing: value)
             }
             return TransportResponse(status: http.statusCode, headers: headers, body: data)
-        } catch let error as GatehouseClientError {
-            throw error
-        } catch let error as URLError where error.code == .timedOut {
-            throw .timedOut(url: request.url.absoluteString)
         } catch {
-            throw .transport("\(request.method) \(request.url.absoluteString): \(error.localizedDescription)")
+            throw Self.error(error, for: request)
+        }
+    }
+
+    /// A failure as the SDK reports it: cancellation as ``GatehouseClientError/Code/cancelled``, a timeout as
+    /// ``GatehouseClientError/Code/timedOut``, anything else as ``GatehouseClientError/Code/transport``; the
+    /// `URLError` is kept as the ``GatehouseClientError/underlying`` cause.
+    static func error(_ error: any Error, for request: TransportRequest) -> GatehouseClientError {
+        GatehouseClientError.wrapping(error) { error in
+            if (error as? URLError)?.code == .timedOut { return .timedOut(url: request.url.absoluteString, underlying: error) }
+            return .transport("\(request.method) \(request.url.absoluteString): \(error.localizedDescription)", underlying: error)
         }
     }
 }

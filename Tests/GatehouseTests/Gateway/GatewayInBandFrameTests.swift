@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseClient
+import GatehouseClientNIO
 import GatehouseGateway
 import HummingbirdWSClient
 import NIOWebSocket

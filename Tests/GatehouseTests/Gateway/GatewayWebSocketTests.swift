@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import GatehouseClient
+import GatehouseClientNIO
 import GatehouseGateway
 import GatehouseProtocol
 import HummingbirdWSClient

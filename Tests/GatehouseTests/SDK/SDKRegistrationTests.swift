@@ -116,7 +116,7 @@ import Testing
         try await TestServer.run { server in
             let client = SDK.client(server, app: "com.example.unknown")
             let error = await SDK.error { _ = try await client.obtainAccessToken() }
-            guard case .registrationFailed(403, "APPLICATION_NOT_REGISTERED", _)? = error else {
+            guard let error, error.code == .registrationFailed, error.status == 403, error.serverErrorCode == "APPLICATION_NOT_REGISTERED" else {
                 Issue.record("expected a registration failure, got \(String(describing: error))")
                 return
             }

@@ -16,7 +16,7 @@ import Testing
             let error = await SDK.error {
                 _ = try await ResourceRequest(client: client, path: SDK.balancePath, body: .json(["a": 1]), scope: "accessRestricted").send()
             }
-            guard case .invalidArgument? = error else { Issue.record("expected invalidArgument, got \(String(describing: error))"); return }
+            guard error?.code == .invalidArgument else { Issue.record("expected invalidArgument, got \(String(describing: error))"); return }
             #expect(challenges.count == 0, "the user was never asked")
             #expect(transport.requests(to: "/preauth/v1/preauthorize").isEmpty)
         }
@@ -156,7 +156,7 @@ import Testing
             let client = SDK.client(server, transport: transport)
             try client.registerChallengeHandler(SDK.pinHandler(Calls()))
             let error = try await SDK.bounded(60) { await SDK.error { _ = try await client.resourceRequest(path: SDK.balancePath).send() } }
-            guard case .authorizationFailed(let message)? = error else {
+            guard let error, error.code == .authorizationFailed, let message = error.message else {
                 Issue.record("expected authorizationFailed, got \(String(describing: error))")
                 return
             }

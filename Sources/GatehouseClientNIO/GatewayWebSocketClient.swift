@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import GatehouseClient
+import GatehouseProtocol
 import HTTPTypes
 import HummingbirdWSClient
 import Logging
@@ -8,19 +9,14 @@ import NIOCore
 import NIOHTTP1
 import Synchronization
 
-/// Opens a WebSocket through the gateway, answering `401` challenges on the handshake.
+/// Opens a WebSocket through a Gatehouse gateway, answering `401` challenges on the handshake (SwiftNIO, for
+/// Linux servers and tools; on Apple platforms ``URLSessionGatewayWebSocket`` of `GatehouseClient` does the same
+/// over `URLSessionWebSocketTask`).
 ///
 /// The challenge is read from a handshake sent without credentials (not counted by the gateway as a try);
 /// each answer is then one real upgrade attempt. `answer` gets the `WWW-Authenticate` value and returns the
 /// `Authorization` value, or throws to give up (e.g. the SDK's `GatewayChallengeLoop` at its retry limit).
 public enum GatewayWebSocketClient {
-    /// The handshake was refused.
-    public struct Refused: Error, Sendable, Equatable, CustomStringConvertible {
-        public let status: Int
-        public let challenge: String?
-        public var description: String { "WebSocket handshake refused with \(status)" + (challenge.map { " (\($0))" } ?? "") }
-    }
-
     static let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
 
     /// Sends an upgrade request with `authorization` and returns the status and `WWW-Authenticate` of a refusal
@@ -55,12 +51,12 @@ public enum GatewayWebSocketClient {
             if status == 401, let challenge {
                 headers[.authorization] = try await answer(challenge)
             } else if status != 101 && status != 200 {
-                throw Refused(status: status, challenge: challenge)
+                throw GatewayClientError.refused(status: status, challenge: challenge)
             }
             do {
                 return try await WebSocketClient.connect(url: url, configuration: .init(additionalHeaders: headers), logger: logger, handler: handler)
             } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
-                guard headers[.authorization] != nil else { throw Refused(status: status, challenge: challenge) }
+                guard headers[.authorization] != nil else { throw GatewayClientError.refused(status: status, challenge: challenge) }
                 continue  // refused: read the challenge again and answer it (the caller's retry limit ends this)
             }
         }
@@ -109,15 +105,14 @@ public enum GatewayWebSocketClient {
                 group.addTask {
                     do {
                         for try await message in inbound.messages(maxSize: 1 << 24) {
-                            if case .text(let text) = message, text.hasPrefix(GatewayRevalidation.challengePrefix) {
-                                let challenge = String(text.dropFirst(GatewayRevalidation.challengePrefix.count))
+                            if case .text(let text) = message, let challenge = InBandRevalidation.challenge(in: text) {
                                 guard let expected = handshakeChallenge.value.withLock({ $0 }), expected == challenge else {
                                     logger.warning("ignored an in-band challenge that the handshake did not ask")
                                     continue
                                 }
                                 let request = ChallengeRequest(location: location, challenge: challenge)
-                                if challengeHandler.canHandle(request), let response = await challengeHandler.handle(request) {
-                                    try await outbound.write(.text(GatewayRevalidation.answerPrefix + response.credentials))
+                                if challengeHandler.canHandle(request), let response = try? await challengeHandler.respond(to: request) {
+                                    try await outbound.write(.text(InBandRevalidation.answerPrefix + response.credentials))
                                 }
                                 continue
                             }
@@ -145,32 +140,4 @@ public enum GatewayWebSocketClient {
 /// The challenge a revalidating connection's handshake answered.
 private final class HandshakeChallenge: Sendable {
     let value = Mutex<String?>(nil)
-}
-
-/// The SDK's gateway challenge loop for one WebSocket connection attempt: answers each `WWW-Authenticate` of the
-/// handshake and counts the answers, so that the retry limit covers the whole attempt.
-public final class WebSocketChallengeAnswers: Sendable {
-    let loop: GatewayChallengeLoop
-    let location: URL
-    private let state = Mutex(GatewayChallengeLoop.State())
-
-    /// A loop answering with `handler` for `url`, at most `maxAttempts` times.
-    public init(_ handler: any ChallengeHandler, url: String, maxAttempts: Int = 2) throws {
-        guard let location = URL(string: url), location.host != nil else {
-            throw GatewayClientError.transport("\(url) is not a WebSocket URL")
-        }
-        loop = GatewayChallengeLoop(challengeHandler: handler, maxAttempts: maxAttempts)
-        self.location = location
-    }
-
-    /// The answers sent so far.
-    public var attempts: Int { state.withLock { $0.attempts } }
-
-    /// The `Authorization` value for `challenge`, or the error that ends the attempt.
-    public func answer(_ challenge: String) async throws -> String {
-        var current = state.withLock { $0 }
-        let value = try await loop.answer(challenge, location: location, state: &current)
-        state.withLock { [current] in $0 = current }
-        return value
-    }
 }
