@@ -72,6 +72,9 @@ public protocol GatehouseStore: UserDirectory {
     /// Deletes audit events older than `time` (epoch ms): the log's retention. Returns how many.
     @discardableResult
     func deleteAudit(before time: Int64) async throws -> Int
+    /// Audit events from `since` (epoch ms, inclusive) to `until` (exclusive) counted by kind and by bucket of
+    /// `bucketMillis` (bucket `(time - since) / bucketMillis`), ordered by bucket then kind: the console's chart.
+    func auditActivity(since: Int64, until: Int64, bucketMillis: Int64) async throws -> [AuditActivityCount]
 
     /// The newest applied policy's version (0 when none was applied): cheap, polled by every node.
     func latestPolicyVersion() async throws -> Int64

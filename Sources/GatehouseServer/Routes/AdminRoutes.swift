@@ -85,6 +85,10 @@ struct AdminRoutes<Context: RemoteAddressRequestContext> {
             _ = try await admin.authorize(request.headers[.authorization], write: false)
             return Self.answer(try await admin.audit(query: RequestReading.query(request)))
         }
+        api.get("activity") { request, _ in
+            _ = try await admin.authorize(request.headers[.authorization], write: false)
+            return Self.answer(try await admin.activity(query: RequestReading.query(request)))
+        }
     }
 
     static func answer(_ body: JSON, status: HTTPResponse.Status = .ok) -> Response {
