@@ -93,7 +93,9 @@ struct GatewayCommand: AsyncParsableCommand {
         }
         let reloading = gateway.tls?.reloadOnHangup(logger: logger)
         defer { reloading?.cancel() }
-        try await application.runService()
+        // The drain after the application: shut down first, it closes WebSockets with 1001 before the server stops.
+        try await ServiceGroup(configuration: .init(
+            services: [application, gateway.webSocketDrain], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()
     }
 
     /// The demo's realm and service (the seed's echo behind a login).

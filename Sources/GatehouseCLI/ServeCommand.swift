@@ -57,6 +57,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Days the audit log keeps its events.")
     var auditRetentionDays: Int = 90
 
+    @Option(help: "Also write every audit event as one JSON line to the log (label gatehouse.audit): true or false.")
+    var auditLogLines: Bool = false
+
+    @Option(help: "Seconds between two reads of the store for a policy an operator applied on another node.")
+    var policyPollInterval: Int = 2
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -68,6 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let days = retireSigningKeysAfterDays, days < 1 { throw ValidationError("--retire-signing-keys-after-days must be at least 1") }
         guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be between 1 and 3600 seconds") }
+        guard (1...3600).contains(policyPollInterval) else { throw ValidationError("--policy-poll-interval must be between 1 and 3600 seconds") }
         guard (1...3600).contains(headerReadTimeout) else { throw ValidationError("--header-read-timeout must be between 1 and 3600 seconds") }
         if let database {
             do {
@@ -93,6 +100,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.headerReadTimeout = .seconds(headerReadTimeout)
         configuration.nodeName = nodeName
         configuration.auditRetentionDays = auditRetentionDays
+        configuration.auditLines = auditLogLines ? Logger(label: "gatehouse.audit") : nil
+        configuration.policyPollInterval = .seconds(policyPollInterval)
         var reloading: Task<Void, Never>?
         if let files = tls.files {
             do {

@@ -25,7 +25,11 @@ extension Gateway {
                 try await outbound.close(.unexpectedServerError, reason: "no accepted upgrade")
                 return
             }
+            statistics.webSocketOpened(service: relay.serviceName)
+            let key = openWebSockets.add(outbound)
             await relay.run(client: inbound, outbound)
+            openWebSockets.remove(key)
+            statistics.webSocketClosed()
         }
         let refusedUpgrades = self.refusedUpgrades
         webSocketRouter.ws("/", shouldUpgrade: upgrade, onUpgrade: relay)
@@ -42,7 +46,7 @@ extension Gateway {
         let server = HTTPServerBuilder { responder in
             GatewayChildChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-                headerReadTimeout: headTimeout, sslContext: sslContext)
+                headerReadTimeout: headTimeout, sslContext: sslContext, statistics: self.statistics)
         }
         return Application(
             responder: GatewayResponder(gateway: self),
@@ -66,6 +70,10 @@ extension Gateway {
 struct GatewayResponder: HTTPResponder {
     let gateway: Gateway
     func respond(to request: Request, context: GatewayRequestContext) async throws -> Response {
-        try await gateway.respond(to: request, context: context)
+        let start = ContinuousClock.now
+        var service = "none"
+        let response = try await gateway.respond(to: request, context: context, service: &service)
+        gateway.statistics.request(service: service, status: Int(response.status.code), duration: ContinuousClock.now - start)
+        return response
     }
 }

@@ -41,6 +41,8 @@ public final class Gateway: Sendable {
     let refusedUpgrades = RefusedUpgradeAnswers()
     /// Upgrades accepted, waiting for their WebSocket handler.
     let acceptedUpgrades = Mutex<[ObjectIdentifier: WebSocketRelay]>([:])
+    /// The WebSockets relayed now (closed with 1001 on graceful shutdown).
+    let openWebSockets = OpenWebSockets()
 
     /// A gateway of `services`, built in Swift.
     ///
@@ -126,8 +128,8 @@ public final class Gateway: Sendable {
     /// tracing), `CONNECT` would ask the gateway for a tunnel.
     static let refusedMethods: Set<String> = ["TRACE", "TRACK", "CONNECT"]
 
-    /// Every plain HTTP request (and refused upgrades).
-    func respond(to request: Request, context: GatewayRequestContext) async throws -> Response {
+    /// Every plain HTTP request (and refused upgrades); `service` is set to the name of the service it went to.
+    func respond(to request: Request, context: GatewayRequestContext, service serviceName: inout String) async throws -> Response {
         let target: RequestTarget
         switch self.target(of: request) {
         case .success(let parsed): target = parsed
@@ -137,10 +139,15 @@ public final class Gateway: Sendable {
         if request.method == .get, target.segments.count == 1, target.segments[0] == "health" || target.segments[0] == "ready" {
             return GatewayAnswer.probe(target.segments[0] == "health" ? "ok" : "ready").response
         }
+        if request.method == .get, target.segments == ["metrics"] {
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: statistics.exposition())))
+        }
         guard let (service, rest) = route(target) else {
             return Response(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(string: "404 Not Found\n")))
         }
+        serviceName = service.name
         if Self.refusedMethods.contains(request.method.rawValue) {
             var answer = GatewayAnswer.invalidRequest("the gateway does not relay \(request.method.rawValue)", status: 405)
             answer.headers[.allow] = "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS"
@@ -152,7 +159,8 @@ public final class Gateway: Sendable {
         case .allow(let subject):
             let url = service.upstreamURL(remainder: rest, query: Self.forwardedQuery(target, service: service))
             var response = try await proxy.forward(request, to: url, subject: subject, realm: service.realm,
-                                                   forwarding: forwarding(request, context: context))
+                                                   forwarding: forwarding(request, context: context),
+                                                   onUpstreamError: { [statistics] in statistics.upstreamError(service: service.name, protocol: "http") })
             // Negotiate's mutual authentication (RFC 4559 §5): the acceptor's token with the successful answer.
             if let challenge = subject?.successChallenge { response.headers[.wwwAuthenticate] = challenge }
             return response
@@ -199,7 +207,9 @@ public final class Gateway: Sendable {
             let relay = WebSocketRelay(
                 upstreamURL: service.upstreamURL(remainder: rest, query: Self.forwardedQuery(target, service: service), webSocket: true),
                 extraHeaders: headers, maxMessageSize: maxMessageSize, upstreamTLS: upstreamTLS, deadline: deadline, revalidation: revalidation,
-                onExpiry: { [statistics] in statistics.recordExpiry(realm: realmName) }, logger: logger)
+                onExpiry: { [statistics] in statistics.recordExpiry(realm: realmName) },
+                onUpstreamError: { [statistics] in statistics.upstreamError(service: service.name, protocol: "websocket") },
+                serviceName: service.name, logger: logger)
             acceptedUpgrades.withLock { $0[context.connection] = relay }
             var upgradeHeaders = HTTPFields()
             if let challenge = subject?.successChallenge { upgradeHeaders[.wwwAuthenticate] = challenge }

@@ -16,8 +16,14 @@ struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let headerReadTimeout: TimeAmount
     /// TLS for the connection (`https`, `wss`), in front of everything else; `nil` for plain HTTP.
     var sslContext: NIOSSLContext? = nil
+    /// Counts connections, open and accepted.
+    var statistics: GatewayStatistics? = nil
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        if let statistics {
+            statistics.connectionOpened()
+            channel.closeFuture.whenComplete { _ in statistics.connectionClosed() }
+        }
         let progress = FirstRequestProgress()
         do {
             if let sslContext {

@@ -1,6 +1,11 @@
+import Metrics
+import Prometheus
 import Synchronization
 
-/// Counters of the gateway's authentication decisions, per realm.
+/// Counters of the gateway's authentication decisions, per realm, and its Prometheus metrics (`/metrics`):
+/// connections, requests by service and status with latency, WebSocket upgrades, authentications by realm and
+/// result, expired WebSockets and upstream errors. A registry of its own per gateway, so that several gateways in
+/// one process (as in the tests) count apart.
 public final class GatewayStatistics: Sendable {
     /// One realm's counters.
     public struct Counters: Sendable, Equatable {
@@ -20,13 +25,66 @@ public final class GatewayStatistics: Sendable {
     }
 
     private let counters = Mutex<[String: Counters]>([:])
+    /// The registry `/metrics` shows.
+    public let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
 
-    public init() {}
+    public init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
+        ]
+        self.factory = factory
+    }
+
+    private func count(_ name: String, _ dimensions: [(String, String)] = []) {
+        Metrics.Counter(label: name, dimensions: dimensions, factory: factory).increment()
+    }
+
+    private func meter(_ name: String) -> Meter { Meter(label: name, factory: factory) }
+
+    /// The Prometheus text exposition.
+    public func exposition() -> [UInt8] { registry.emitToBuffer() }
+
+    /// A client connection accepted; `closed` when it ends.
+    func connectionOpened() {
+        count("gatehouse_gateway_connections_total")
+        meter("gatehouse_gateway_connections_open").increment()
+    }
+
+    func connectionClosed() { meter("gatehouse_gateway_connections_open").decrement() }
+
+    /// An HTTP request answered (upgrades aside): by service name (`none` when no service matched) and status.
+    func request(service: String, status: Int, duration: Duration) {
+        count("gatehouse_gateway_requests_total", [("service", service), ("status", String(status))])
+        Metrics.Timer(label: "gatehouse_gateway_request_duration_seconds", dimensions: [("service", service)], factory: factory)
+            .recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    /// A WebSocket upgraded and relayed; `webSocketClosed` when it ends.
+    func webSocketOpened(service: String) {
+        count("gatehouse_gateway_websocket_upgrades_total", [("service", service)])
+        meter("gatehouse_gateway_websockets_open").increment()
+    }
+
+    func webSocketClosed() { meter("gatehouse_gateway_websockets_open").decrement() }
+
+    /// The upstream could not be reached or failed mid-answer (the client got `502`, or a WebSocket closed 1011).
+    func upstreamError(service: String, protocol kind: String) {
+        count("gatehouse_gateway_upstream_errors_total", [("service", service), ("protocol", kind)])
+    }
 
     /// The counters of `realm`.
     public func counters(realm: String) -> Counters { counters.withLock { $0[realm] ?? Counters() } }
 
     func record(realm: String, credentials: Credentials, decision: Realm.Decision) {
+        let result = switch decision {
+        case .allow: "success"
+        case .forbidden: "forbidden"
+        case .challenge: credentials.isEmpty ? "challenge" : "failure"
+        }
+        count("gatehouse_gateway_authentications_total", [("realm", realm), ("result", result)])
         counters.withLock { all in
             var c = all[realm] ?? Counters()
             if !credentials.isEmpty { c.attempts += 1 }
@@ -42,6 +100,7 @@ public final class GatewayStatistics: Sendable {
     }
 
     func recordExpiry(realm: String) {
+        count("gatehouse_gateway_websockets_expired_total", [("realm", realm)])
         counters.withLock { all in all[realm, default: Counters()].expiredConnections += 1 }
     }
 }

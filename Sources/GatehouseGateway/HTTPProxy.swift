@@ -58,7 +58,8 @@ struct HTTPProxy: Sendable {
     /// the realm's credential parameters already removed). Never forwarded: hop-by-hop fields, `Authorization`, the
     /// realm's credential headers and cookies, a client's `X-Gateway-User`, and a client's forwarding fields
     /// (replaced by `forwarding`).
-    func forward(_ request: Request, to url: String, subject: Subject?, realm: Realm?, forwarding: ForwardingHeaders) async throws -> Response {
+    func forward(_ request: Request, to url: String, subject: Subject?, realm: Realm?, forwarding: ForwardingHeaders,
+                 onUpstreamError: @Sendable () -> Void = {}) async throws -> Response {
         var outbound = HTTPClientRequest(url: url)
         outbound.method = HTTPMethod(rawValue: request.method.rawValue)
         let connectionTokens = Set(request.headers[values: .connection].flatMap { $0.split(separator: ",") }
@@ -88,6 +89,7 @@ struct HTTPProxy: Sendable {
             upstream = try await client.execute(outbound, timeout: timeout)
         } catch {
             if clientBodyFailure.happened { return GatewayAnswer.invalidRequest("the request body is malformed or incomplete").response }
+            onUpstreamError()
             return Response(status: .badGateway, headers: [.contentType: "text/plain; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(string: "502 Bad Gateway\n")))
         }
@@ -107,6 +109,7 @@ struct HTTPProxy: Sendable {
                 headers[.contentLength] = nil  // set again from the buffer
                 return Response(status: status, headers: headers, body: .init(byteBuffer: body))
             } catch {
+                onUpstreamError()
                 return Response(status: .badGateway, headers: [.contentType: "text/plain; charset=utf-8"],
                                 body: .init(byteBuffer: ByteBuffer(string: "502 Bad Gateway\n")))
             }

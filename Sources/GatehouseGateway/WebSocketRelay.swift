@@ -55,6 +55,10 @@ struct WebSocketRelay: Sendable {
     let deadline: Deadline?
     let revalidation: Revalidation?
     let onExpiry: @Sendable () -> Void
+    /// Called when the upstream cannot be reached (the client's WebSocket is closed 1011).
+    var onUpstreamError: @Sendable () -> Void = {}
+    /// The service's name, for metrics.
+    var serviceName = ""
     let logger: Logger
 
     /// How a realm that revalidates checks an in-band answer and computes the next deadline.
@@ -161,6 +165,7 @@ struct WebSocketRelay: Sendable {
                 }
             }
         } catch {
+            onUpstreamError()
             logger.warning("WebSocket upstream failed", metadata: ["upstream": .string(upstreamForLogs), "error": .string("\(error)")])
             try? await outbound.close(.unexpectedServerError, reason: "upstream unavailable")
         }

@@ -39,6 +39,8 @@ public struct ServerConfiguration: Sendable {
     public var nodeName: String?
     /// How long audit events are kept, days.
     public var auditRetentionDays: Int = 90
+    /// Where every audit event is also written as one JSON line (level info), if anywhere: for a log pipeline.
+    public var auditLines: Logger?
     /// How often the store is asked whether an operator applied a newer policy (on any node).
     public var policyPollInterval: Duration = .seconds(2)
 
@@ -129,8 +131,8 @@ public enum Gatehouse {
             policyWatcher: PolicyWatcher(policies: policies, compiler: compiler, interval: configuration.policyPollInterval, logger: logger),
             signer: signer, revocations: revocations,
             issuer: IssuerName(configured: configuration.issuer, host: configuration.host, port: configuration.port),
-            audit: AuditLog(store: store, node: nodeName,
-                            retentionDays: configuration.auditRetentionDays, logger: logger),
+            audit: AuditLog(store: store, node: nodeName, retentionDays: configuration.auditRetentionDays, logger: logger,
+                            lines: configuration.auditLines),
             logger: logger)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseProtocol
 import GatehouseStore
 import Logging
 import Synchronization
@@ -6,7 +7,8 @@ import Synchronization
 /// Writes the audit log to the store: registrations, check outcomes, tokens issued and revoked, lockouts and
 /// admin actions, each with time, client, application, user, source address and node — never a secret, a token
 /// or a code. A failed write is logged and does not fail the request. Events older than the retention are
-/// deleted by the node that writes, at most once an hour.
+/// deleted by the node that writes, at most once an hour. Optionally each event is also written as one JSON line
+/// through swift-log, for a log pipeline.
 public final class AuditLog: Sendable {
     let store: any GatehouseStore
     /// This node's name, in every event it records.
@@ -14,11 +16,14 @@ public final class AuditLog: Sendable {
     /// How long events are kept, ms.
     let retention: Int64
     private let logger: Logger
+    /// Where events go as JSON lines too, if anywhere.
+    private let lines: Logger?
     private let lastPrune = Mutex<Int64>(0)
     static let pruneSpacing: Int64 = 3_600_000
 
-    init(store: any GatehouseStore, node: String, retentionDays: Int, logger: Logger) {
+    init(store: any GatehouseStore, node: String, retentionDays: Int, logger: Logger, lines: Logger? = nil) {
         self.store = store
+        self.lines = lines
         self.node = node
         self.retention = Int64(max(retentionDays, 1)) * 86_400_000
         self.logger = logger
@@ -31,6 +36,13 @@ public final class AuditLog: Sendable {
             var event = event
             event.node = node
             return event
+        }
+        if let lines {
+            for event in stamped {
+                guard case .object(var fields) = AdminService.json(event) else { continue }
+                fields["id"] = nil   // assigned by the store
+                lines.info("\(String(decoding: JSONBody.buffer(JSON.object(fields)).readableBytesView, as: UTF8.self))")
+            }
         }
         do {
             try await store.appendAudit(stamped)

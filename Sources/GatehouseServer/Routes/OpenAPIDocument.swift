@@ -398,6 +398,32 @@ public enum OpenAPIDocument {
               content: { application/json: { schema: { type: object, required: [applications, confidentialClients, accountLockout, users], properties: { applications: { type: array, items: { type: object, required: [id, platform, scopeElementMapping, securityChecks] } }, confidentialClients: { type: array }, accountLockout: { type: object }, users: { type: array, items: { type: string } }, registrationThrottle: { type: object } } } } }
             "401": { $ref: "#/components/responses/AdminRefused" }
             "403": { $ref: "#/components/responses/AdminRefused" }
+        put:
+          summary: "Admin: apply a new policy (YAML) live: checked as a start would check it, stored as the next version, in force at once on this node and within the poll interval on every node sharing the store; nothing changes when it has an error (write scope)"
+          security: [{ bearer: [gatehouse.admin] }]
+          requestBody: { required: true, content: { application/yaml: { schema: { type: string } }, text/plain: { schema: { type: string } } } }
+          responses:
+            "200":
+              description: Applied
+              content: { application/json: { schema: { type: object, required: [applied, version, warnings], properties: { applied: { type: boolean }, version: { type: integer }, warnings: { type: array, items: { type: string } } } } } }
+            "400": { $ref: "#/components/responses/Error" }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
+            "409": { $ref: "#/components/responses/Error" }
+            "413": { $ref: "#/components/responses/Error" }
+            "422":
+              description: Not applied; the problem by file and key (INVALID_POLICY)
+              content: { application/json: { schema: { type: object, required: [errorCode, errorMsg, errors], properties: { errorCode: { type: string }, errorMsg: { type: string }, errors: { type: array, items: { type: object, required: [file, key, problem], properties: { file: { type: string }, key: { type: string }, problem: { type: string } } } } } } } }
+      /admin/v1/policy/source:
+        get:
+          summary: "Admin: the YAML source of the policy in force and its version, for editing; it holds what the policy holds (hashes, check properties), so the write scope only, and the read is audited"
+          security: [{ bearer: [gatehouse.admin] }]
+          responses:
+            "200":
+              description: The source
+              content: { application/json: { schema: { type: object, required: [version, origin, yaml], properties: { version: { type: integer }, origin: { type: string }, yaml: { type: string } } } } }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
       /admin/v1/policy/validate:
         post:
           summary: "Admin: check a new policy (YAML) as a start would, changing nothing: the problem by file and key, and the warnings (read scope)"

@@ -56,4 +56,21 @@ import Testing
             #expect(try await Admin.send(.GET, server, "/audit?after=x", token: reader).status == 400)
         }
     }
+
+    @Test(.timeLimit(.minutes(2))) func eventsAreAlsoWrittenAsJSONLinesWhenAsked() async throws {
+        let capture = LogCapture()
+        try await TestServer.run(policy: Admin.policy, auditLines: capture.logger("gatehouse.audit")) { server in
+            var client = try ProtocolClient(server)
+            try await client.register()
+            let clientID = try #require(client.clientID)
+            let wrong = try await client.preauthorize(scope: "PinLongBlock", answers: ["PinLongBlock": ["pin": "0987"]])
+            #expect(wrong.status == 401)
+            let lines = capture.text.split(separator: "\n").map { String($0.drop { $0 != "{" }.prefix { $0 != "\n" }) }
+            let events = lines.compactMap { try? JSONDecoder().decode(JSON.self, from: Data($0.utf8)) }
+            #expect(events.contains { $0["event"] == "registration" && $0["clientId"] == .string(clientID) })
+            #expect(events.contains { $0["event"] == "check.failure" && $0["check"] == "PinLongBlock" && $0["node"] != nil })
+            #expect(events.allSatisfy { $0["id"] == nil }, "ids are the store's")
+            #expect(!capture.text.contains("0987"), "never the answer")
+        }
+    }
 }

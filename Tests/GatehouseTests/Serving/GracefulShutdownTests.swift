@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseGateway
 import GatehouseProtocol
+import HummingbirdWSClient
 import Testing
 
 /// SIGTERM stops `gatehouse serve` gracefully: it stops accepting, and every request already in flight is
@@ -53,5 +54,28 @@ import Testing
         #expect(try await server.waitForExit(seconds: 30) == 0)
         // Nothing listens any more.
         #expect(throws: (any Error).self) { try RawHTTPConnection(port: port, timeout: .seconds(2)) }
+    }
+
+    @Test func aSIGTERMClosesTheGatewaysWebSocketsWithGoingAway() async throws {
+        let gateway = try GatehouseProcess.start(["gateway", "--port", "0", "--log-level", "warning"])
+        defer { if gateway.process.isRunning { gateway.process.terminate() } }
+        let banner = try await gateway.waitForLine(containing: "listens on http://")
+        let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
+        let url = base.replacingOccurrences(of: "http://", with: "ws://") + "/echo"
+        let pid = gateway.process.processIdentifier
+        let close = try await WebSocketClient.connect(
+            url: url, configuration: .init(additionalHeaders: [.authorization: "Basic " + Data("joe:welcome".utf8).base64EncodedString()]),
+            logger: GatewayFixture.logger
+        ) { inbound, outbound, _ in
+            try await outbound.write(.text("before the signal"))
+            var iterator = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+            guard case .text(let echoed)? = try await iterator.next() else { throw TestFailure("no echo") }
+            #expect(echoed.contains("before the signal"))
+            kill(pid, SIGTERM)
+            // Read until the gateway closes (bounded by the suite's time limit and the closing handshake's timeout).
+            while try await iterator.next() != nil {}
+        }
+        #expect(close?.closeCode == .goingAway, "closed with \(String(describing: close?.closeCode)), not 1001")
+        #expect(try await gateway.waitForExit(seconds: 30) == 0)
     }
 }

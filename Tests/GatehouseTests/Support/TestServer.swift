@@ -14,7 +14,7 @@ struct TestServer: Sendable {
     static func run<T: Sendable>(
         policy: String = TestPolicies.standard, dataDirectory: String? = nil,
         registry: SecurityCheckRegistry = .builtIn, issuer: String? = nil, headerReadTimeout: Duration? = nil,
-        _ body: (TestServer) async throws -> T
+        auditLines: Logger? = nil, _ body: (TestServer) async throws -> T
     ) async throws -> T {
         let directory = dataDirectory ?? Self.temporaryDirectory()
         let policyPath = (directory as NSString).appendingPathComponent("policy.yaml")
@@ -26,6 +26,7 @@ struct TestServer: Sendable {
         configuration.dataDirectory = directory
         configuration.registry = registry
         configuration.issuer = issuer
+        configuration.auditLines = auditLines
         if let headerReadTimeout { configuration.headerReadTimeout = headerReadTimeout }
         var logger = Logger(label: "gatehouse-test")
         logger.logLevel = .warning
