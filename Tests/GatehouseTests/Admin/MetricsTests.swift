@@ -1,5 +1,8 @@
 import Foundation
 import GatehouseProtocol
+import GatehouseChecks
+@testable import GatehouseServer
+import GatehouseStore
 import Testing
 
 /// `/metrics` after a known sequence of flows shows the matching counts.
@@ -62,6 +65,30 @@ import Testing
             // An unrouted request counts under one route (Hummingbird names it NotFound), not under its path.
             #expect(samples[#"gatehouse_http_requests_total{route="NotFound",method="GET",status="404"}"#] == 1)
             #expect(!text.contains(try #require(good.clientID)) && !text.contains(token))
+            // Store operations: every round committed, two registrations created, no conflict.
+            #expect(samples[#"gatehouse_store_operation_duration_seconds_count{operation="createRegistration"}"#] == 2)
+            #expect((samples[#"gatehouse_store_operation_duration_seconds_count{operation="commit"}"#] ?? 0) >= 5)
+            #expect(samples[#"gatehouse_store_conflicts_total{operation="commit"}"#] == nil, "one node, one request at a time")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func storeConflictsAndErrorsAreCounted() async throws {
+        try await TestStores.with(.sqlite) { base in
+            let metrics = GatehouseMetrics()
+            let store = MeasuredStore(base, metrics: metrics)
+            let state = AccountFailureState(failures: 1, windowStart: 1, lockedUntil: 0, lockouts: 0)
+            #expect(try await store.saveAccountFailures("user:x", state: state, expectedVersion: 0))
+            #expect(try await !store.saveAccountFailures("user:x", state: state, expectedVersion: 0), "a lost race")
+            try await store.insertPolicy(StoredPolicy(version: 1, yaml: "", appliedAt: 0, actor: "a"))
+            await #expect(throws: StoreError.duplicate) { try await store.insertPolicy(StoredPolicy(version: 1, yaml: "", appliedAt: 0, actor: "b")) }
+            await #expect(throws: StoreError.notFound) {
+                try await store.updateSigningKey(SigningKeyRecord(kid: "none", algorithm: "ES256", privateKeyPEM: "", createdAt: 0))
+            }
+            let samples = Self.samples(String(decoding: metrics.exposition(), as: UTF8.self))
+            #expect(samples[#"gatehouse_store_conflicts_total{operation="saveAccountFailures"}"#] == 1)
+            #expect(samples[#"gatehouse_store_conflicts_total{operation="insertPolicy"}"#] == 1)
+            #expect(samples[#"gatehouse_store_errors_total{operation="updateSigningKey"}"#] == 1)
+            #expect(samples[#"gatehouse_store_operation_duration_seconds_count{operation="saveAccountFailures"}"#] == 2)
         }
     }
 }
