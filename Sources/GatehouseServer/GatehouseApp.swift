@@ -110,13 +110,15 @@ public enum Gatehouse {
 
     /// The authorization service alone, for embedding or benchmarks.
     public static func makeService(_ configuration: ServerConfiguration, logger: Logger) async throws -> AuthorizationService {
-        let store: any GatehouseStore
+        let chosen: any GatehouseStore
         if let given = configuration.store {
-            store = given
+            chosen = given
         } else {
             try SQLiteStore.createDataDirectory(configuration.dataDirectory)
-            store = try SQLiteStore(path: (configuration.dataDirectory as NSString).appendingPathComponent("gatehouse.sqlite"))
+            chosen = try SQLiteStore(path: (configuration.dataDirectory as NSString).appendingPathComponent("gatehouse.sqlite"))
         }
+        let metrics = GatehouseMetrics()
+        let store = MeasuredStore(chosen, metrics: metrics)
         let nodeName = configuration.nodeName ?? ProcessInfo.processInfo.hostName
         let compiler = PolicyCompiler(store: store, registry: configuration.registry, node: nodeName)
         let policies = PolicyInForce(try await startingPolicy(configuration, compiler: compiler, logger: logger))
@@ -133,6 +135,7 @@ public enum Gatehouse {
             issuer: IssuerName(configured: configuration.issuer, host: configuration.host, port: configuration.port),
             audit: AuditLog(store: store, node: nodeName, retentionDays: configuration.auditRetentionDays, logger: logger,
                             lines: configuration.auditLines),
+            metrics: metrics,
             logger: logger)
     }
 
