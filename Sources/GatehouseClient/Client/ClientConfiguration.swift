@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseProtocol
+import Logging
 
 /// What a ``GatehouseClient`` needs to know: where the server is and which application it is.
 public struct ClientConfiguration: Sendable {
@@ -23,6 +24,12 @@ public struct ClientConfiguration: Sendable {
     public var requestTimeout: Duration
     /// Extra header fields sent with every request to the authorization server and with resource requests.
     public var globalHeaders: [String: String]
+    /// How long before its expiry a cached token is replaced by a new one (as AppAuth does), so that a request
+    /// never leaves with a token that expires on the way; at most half the token's lifetime. 60 s by default.
+    public var refreshMargin: Duration
+    /// Where the SDK logs (swift-log): registrations, challenges and tokens at `debug`, failures, abandoned
+    /// challenges and late answers at `warning`. Never credentials, challenge data or tokens.
+    public var logger: Logger
 
     /// - Parameters:
     ///   - serverURL: the server's base URL (`http://127.0.0.1:8080`).
@@ -32,10 +39,14 @@ public struct ClientConfiguration: Sendable {
     ///   - device: the device data to register; `nil` for a generated device id.
     ///   - challengeTimeout: how long a challenge may stay unanswered, 60 s by default.
     ///   - requestTimeout: the timeout of each request to the authorization server, 30 s by default.
+    ///   - globalHeaders: header fields sent with every request.
+    ///   - refreshMargin: how long before its expiry a token is replaced, 60 s by default.
+    ///   - logger: where the SDK logs; `gatehouse.client` by default.
     public init(
         serverURL: URL, applicationID: String, platform: String = "ios", version: String = "1.0", device: DeviceData? = nil,
         runtimePath: String = "mfp", challengeTimeout: Duration = .seconds(60), requestTimeout: Duration = .seconds(30),
-        globalHeaders: [String: String] = [:]
+        globalHeaders: [String: String] = [:], refreshMargin: Duration = .seconds(60),
+        logger: Logger = Logger(label: "gatehouse.client")
     ) {
         self.serverURL = serverURL
         self.runtimePath = runtimePath
@@ -46,6 +57,8 @@ public struct ClientConfiguration: Sendable {
         self.challengeTimeout = challengeTimeout
         self.requestTimeout = requestTimeout
         self.globalHeaders = globalHeaders
+        self.refreshMargin = refreshMargin
+        self.logger = logger
     }
 
     /// `<server>/<runtime>/api`, without a trailing slash.

@@ -30,26 +30,30 @@ public final class GatehouseClient: Sendable {
     let scopeCache = ResourceScopeCache()
     let registrar: Registrar
     let clock = ServerClock()
+    let observer: ClientObserver
 
     /// A client.
     ///
     /// - Parameters:
     ///   - configuration: the server and the application.
-    ///   - keyStore: where the key pair and client id are kept; in memory by default (a new registration per
-    ///     process). Use ``FileKeyStore`` to keep the registration across runs.
+    ///   - keyStore: where the key pair and client id are kept: ``KeyStores/standard(for:)`` by default (the Keychain on
+    ///     Apple platforms, an owner-only file elsewhere), so that the registration outlives the process.
+    ///     ``InMemoryKeyStore`` is for tests.
     ///   - transport: the HTTP stack; `URLSession` by default.
-    public init(configuration: ClientConfiguration, keyStore: any KeyStore = InMemoryKeyStore(), transport: any HTTPTransport = URLSessionTransport()) {
+    public init(configuration: ClientConfiguration, keyStore: (any KeyStore)? = nil, transport: any HTTPTransport = URLSessionTransport()) {
         self.configuration = configuration
+        let keyStore = keyStore ?? KeyStores.standard(for: configuration)
         self.keyStore = keyStore
         self.transport = transport
-        let api = RuntimeAPI(configuration: configuration, transport: transport, clock: clock)
+        observer = ClientObserver(logger: configuration.logger)
+        let api = RuntimeAPI(configuration: configuration, transport: transport, clock: clock, observer: observer)
         registrar = Registrar(api: api, keyStore: keyStore)
         authorizationManager = AuthorizationManager(api: api, registrar: registrar, registry: registry)
     }
 
     /// A client of `serverURL` for the application `applicationID`.
     public convenience init(serverURL: URL, applicationID: String, platform: String = "ios", version: String = "1.0",
-                            keyStore: any KeyStore = InMemoryKeyStore())
+                            keyStore: (any KeyStore)? = nil)
     {
         self.init(configuration: ClientConfiguration(serverURL: serverURL, applicationID: applicationID, platform: platform, version: version),
                   keyStore: keyStore)
@@ -62,6 +66,7 @@ public final class GatehouseClient: Sendable {
     /// - Throws: ``GatehouseClientError/duplicateChallengeHandler(securityCheck:)`` when the check already has one.
     public func registerChallengeHandler(_ handler: some SecurityCheckChallengeResponder) throws(GatehouseClientError) {
         try registry.register(handler)
+        (handler as? SecurityCheckChallengeHandler)?.attach(observer)
     }
 
     /// Registers a closure as the handler of `securityCheck`'s challenges.
@@ -82,6 +87,21 @@ public final class GatehouseClient: Sendable {
     public func registerGatewayChallengeHandler(_ handler: GatewayChallengeHandler) {
         handler.attach(transport: transport, configuration: configuration)
         registry.register(handler)
+    }
+
+    // MARK: Observing
+
+    /// The client's events from now on (registration, challenges, checks' outcomes, tokens), for as long as the
+    /// caller iterates; each call makes a new stream. A subscriber that falls behind loses its oldest events
+    /// beyond `bufferSize`.
+    ///
+    /// ```swift
+    /// for await event in client.events() where event.kind == .challengeAbandoned {
+    ///     dismissPrompt(for: event.securityCheck)
+    /// }
+    /// ```
+    public func events(bufferSize: Int = 64) -> AsyncStream<GatehouseEvent> {
+        observer.stream(bufferSize: bufferSize)
     }
 
     // MARK: Authorization

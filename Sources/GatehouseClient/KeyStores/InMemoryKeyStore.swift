@@ -1,6 +1,8 @@
 import Synchronization
 
-/// A ``KeyStore`` in memory: the registration lasts as long as the store (tests, short-lived tools).
+/// A ``KeyStore`` in memory: the registration lasts as long as the store. For tests and short-lived tools only: an
+/// app that forgets its registration at every launch registers again each time, and the server's attempt counters
+/// and remember-me, which follow the client, start afresh.
 public final class InMemoryKeyStore: KeyStore {
     private let stored: Mutex<StoredRegistration?>
 

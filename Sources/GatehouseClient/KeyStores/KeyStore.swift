@@ -21,8 +21,9 @@ public struct StoredRegistration: Codable, Sendable, Equatable {
     }
 }
 
-/// Where a client keeps its ``StoredRegistration``. ``FileKeyStore`` keeps it in a file, ``InMemoryKeyStore``
-/// in memory; an iOS app can implement this protocol over the Keychain.
+/// Where a client keeps its ``StoredRegistration``. ``KeychainKeyStore`` keeps it in the Keychain (the default on
+/// Apple platforms), ``FileKeyStore`` in an owner-only file (the default elsewhere), ``InMemoryKeyStore`` in memory
+/// (tests: a new registration per process).
 public protocol KeyStore: Sendable {
     /// The stored registration, or `nil` when there is none.
     func load() async throws -> StoredRegistration?

@@ -9,16 +9,28 @@ public struct AccessToken: Sendable, Hashable {
     public let scope: String
     /// When it expires, by the local clock (`now + expires_in` when it was issued).
     public let expiresAt: Date
+    /// When it was received, by the local clock.
+    public let issuedAt: Date
 
-    /// A token of `value` for `scope` (normalised here), expiring at `expiresAt`.
-    public init(value: String, scope: String, expiresAt: Date) {
+    /// A token of `value` for `scope` (normalised here), received at `issuedAt` and expiring at `expiresAt`.
+    public init(value: String, scope: String, expiresAt: Date, issuedAt: Date = Date()) {
         self.value = value
         self.scope = Scope(scope).normalized
         self.expiresAt = expiresAt
+        self.issuedAt = min(issuedAt, expiresAt)
     }
 
     /// Whether it has expired.
     public var isExpired: Bool { expiresAt <= Date() }
+
+    /// Whether it should be replaced at `now`: it expires within `margin` (at most half its lifetime, so that a
+    /// short-lived token is still used for a while), as AppAuth replaces tokens a minute before their expiry.
+    public func needsRefresh(margin: Duration, at now: Date = Date()) -> Bool {
+        let (seconds, attoseconds) = margin.components
+        let wanted = Double(seconds) + Double(attoseconds) / 1e18
+        let lead = min(max(wanted, 0), expiresAt.timeIntervalSince(issuedAt) / 2)
+        return now >= expiresAt.addingTimeInterval(-lead)
+    }
 
     /// The `Authorization` header value: `Bearer <token>`.
     public var authorizationHeaderValue: String { "Bearer \(value)" }

@@ -80,9 +80,10 @@ public actor AuthorizationManager {
         tokens.removeAll()
     }
 
+    /// The cached token of `key` unless it expires within the refresh margin.
     private func validToken(_ key: String) -> AccessToken? {
         guard let token = tokens[key] else { return nil }
-        if token.isExpired {
+        if token.needsRefresh(margin: api.configuration.refreshMargin) {
             tokens[key] = nil
             return nil
         }
@@ -95,14 +96,17 @@ public actor AuthorizationManager {
         defer { endTurn() }
         if let token = validToken(key) { return .success(token) }
         do throws(GatehouseClientError) {
-            return .success(try await withRegistration { (identity) async throws(GatehouseClientError) -> AccessToken in
+            let token = try await withRegistration { (identity) async throws(GatehouseClientError) -> AccessToken in
                 _ = try await self.preauthorizer.run(identity: identity, scope: key, origin: origin)
                 let code = try await self.authorizationCode(identity: identity, scope: key)
                 let token = try await self.exchange(code: code, identity: identity)
                 self.tokens[token.scope] = token
                 return token
-            })
+            }
+            api.observer.report(GatehouseEvent(.tokenObtained, scope: token.scope, expiresAt: token.expiresAt))
+            return .success(token)
         } catch {
+            api.observer.report(GatehouseEvent(.tokenFailed, scope: key, error: error))
             return .failure(error)
         }
     }
@@ -168,7 +172,7 @@ public actor AuthorizationManager {
     /// Logs out of `securityCheck` (`POST preauth/v1/logout`) and forgets every cached token. Logging out a
     /// client that never registered does nothing.
     public func logout(securityCheck: String) async throws(GatehouseClientError) {
-        await takeTurn()
+        guard await takeTurn() else { throw .cancelled(underlying: CancellationError()) }
         defer { endTurn() }
         tokens.removeAll()
         guard let identity = try await registrar.existingIdentity() else { return }

@@ -30,6 +30,11 @@ public protocol SecurityCheckChallengeResponder: Sendable {
     /// The check failed, with its failure data (for `PinCodeAttempts`, `{"failure":"Account blocked"}`); the
     /// request fails with ``GatehouseClientError/securityCheckFailed(failures:)``.
     func handleFailure(_ failure: JSONObject) async
+    /// The open challenge was abandoned without an answer from the app: `reason` is
+    /// ``GatehouseClientError/Code/challengeTimedOut`` (nobody answered within the challenge timeout) or
+    /// ``GatehouseClientError/Code/cancelled`` (every request that waited for it was cancelled, or another check of
+    /// the same round failed). Take the prompt down.
+    func challengeAbandoned(_ reason: GatehouseClientError) async
 }
 
 extension SecurityCheckChallengeResponder {
@@ -37,6 +42,8 @@ extension SecurityCheckChallengeResponder {
     public func handleSuccess(_ success: JSONObject) async {}
     /// Does nothing by default.
     public func handleFailure(_ failure: JSONObject) async {}
+    /// Does nothing by default.
+    public func challengeAbandoned(_ reason: GatehouseClientError) async {}
 }
 
 /// A ``SecurityCheckChallengeResponder`` made of closures.

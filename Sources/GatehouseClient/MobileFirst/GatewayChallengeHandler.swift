@@ -28,6 +28,11 @@ open class GatewayChallengeHandler: @unchecked Sendable {
     /// Called with the gateway's challenge: log in, then call ``submitSuccess()`` or ``cancel()``.
     open func handleChallenge(_ response: ResourceResponse) {}
 
+    /// Called when the challenge was abandoned without ``submitSuccess()`` or ``cancel()``: `reason` is
+    /// ``GatehouseClientError/Code/challengeTimedOut`` or ``GatehouseClientError/Code/cancelled``. Take the login
+    /// page down.
+    open func challengeAbandoned(_ reason: GatehouseClientError) {}
+
     /// Posts (or gets) a login form through the client's HTTP stack, so that the cookies it sets are sent with
     /// the requests that follow.
     ///
@@ -58,10 +63,16 @@ open class GatewayChallengeHandler: @unchecked Sendable {
     }
 
     /// The gateway let the client in: the original request is sent again.
-    public final func submitSuccess() { pending.resume(true) }
+    ///
+    /// - Returns: `false` when no challenge is open (abandoned, or already answered).
+    @discardableResult
+    public final func submitSuccess() -> Bool { pending.resume(true) }
 
     /// Abandons the gateway challenge: the request fails with ``GatehouseClientError/challengeCancelled(securityCheck:)``.
-    public final func cancel() { pending.resume(false) }
+    ///
+    /// - Returns: `false` when no challenge is open.
+    @discardableResult
+    public final func cancel() -> Bool { pending.resume(false) }
 
     // MARK: Framework
 

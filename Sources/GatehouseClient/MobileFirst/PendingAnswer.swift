@@ -32,12 +32,14 @@ final class PendingAnswer<Value: Sendable>: Sendable {
         }
     }
 
-    /// Delivers the answer of the open wait; does nothing when none is open.
-    func resume(_ value: Value) {
+    /// Delivers the answer of the open wait; `false` (and nothing done) when none is open.
+    @discardableResult
+    func resume(_ value: Value) -> Bool {
         let continuation = pending.withLock { open in
             defer { open = nil }
             return open
         }
         continuation?.resume(returning: value)
+        return continuation != nil
     }
 }

@@ -60,6 +60,7 @@ struct Preauthorizer: Sendable {
             case 403 where body?.failures != nil:
                 let failures = body?.failures ?? [:]
                 for (name, data) in failures.sorted(by: { $0.key < $1.key }) {
+                    api.observer.report(GatehouseEvent(.securityCheckFailed, securityCheck: name, payload: data.objectValue ?? [:]))
                     await registry.responder(for: name)?.handleFailure(data.objectValue ?? [:])
                 }
                 throw .securityCheckFailed(failures: failures)
@@ -69,7 +70,7 @@ struct Preauthorizer: Sendable {
             default:
                 if gatewayRounds < Self.maxGatewayRounds, let gateway = registry.gateway(for: ResourceResponse(response)) {
                     gatewayRounds += 1
-                    try await Self.handle(gateway, ResourceResponse(response), timeout: api.configuration.challengeTimeout)
+                    try await Self.handle(gateway, ResourceResponse(response), timeout: api.configuration.challengeTimeout, observer: api.observer)
                 } else {
                     throw RuntimeAPI.error(from: response)
                 }
@@ -83,6 +84,7 @@ struct Preauthorizer: Sendable {
             api.clock.synchronize(serverTimeStamp: Int64(stamp))
         }
         for (name, data) in successes.sorted(by: { $0.key < $1.key }) where name != ProtocolNames.clockSynchronization {
+            api.observer.report(GatehouseEvent(.securityCheckSucceeded, securityCheck: name, payload: data.objectValue ?? [:]))
             await registry.responder(for: name)?.handleSuccess(data.objectValue ?? [:])
         }
     }
@@ -101,12 +103,13 @@ struct Preauthorizer: Sendable {
         }
         let timeout = api.configuration.challengeTimeout
         let registry = self.registry
+        let observer = api.observer
         // The first failure is the one to report: the other questions are then abandoned (their tasks cancelled).
         let (answers, failure) = await withTaskGroup(of: (String, Result<JSON, GatehouseClientError>).self) { group in
             for name in names {
                 let responder = responders[name]!
                 let challenge = challenges[name]?.objectValue ?? [:]
-                group.addTask { (name, await Self.ask(responder, challenge, timeout: timeout, registry: registry)) }
+                group.addTask { (name, await Self.ask(responder, challenge, timeout: timeout, registry: registry, observer: observer)) }
             }
             var answers: [String: JSON] = [:]
             var failure: GatehouseClientError?
@@ -128,38 +131,62 @@ struct Preauthorizer: Sendable {
     }
 
     /// Puts one challenge to its responder, bounded by `timeout`; a `login` for the check may answer it instead.
+    /// A challenge abandoned without the app (timeout, the request's task cancelled) is reported to the responder's
+    /// ``SecurityCheckChallengeResponder/challengeAbandoned(_:)``, so that its prompt can go away.
     private static func ask(_ responder: any SecurityCheckChallengeResponder, _ challenge: JSONObject, timeout: Duration,
-                            registry: ChallengeHandlerRegistry) async -> Result<JSON, GatehouseClientError>
+                            registry: ChallengeHandlerRegistry, observer: ClientObserver) async -> Result<JSON, GatehouseClientError>
     {
         let name = responder.securityCheck
         let resolver = Deadline.Resolver<ChallengeAnswer>()
         registry.open(name, .init(resolver: resolver))
+        observer.report(GatehouseEvent(.challengeReceived, securityCheck: name, payload: challenge))
         let outcome = await Deadline.run(within: timeout, resolver: resolver) { await responder.respond(to: challenge) }
         registry.close(name)
+        let result: Result<JSON, GatehouseClientError>
         switch outcome {
         case .value(.answer(let answer)):
-            return .success(.object(answer))
+            result = .success(.object(answer))
         case .value(.empty):
-            return .success(.null)
+            result = .success(.null)
         case .value(.cancel):
             registry.abandon(name, with: .challengeCancelled(securityCheck: name))
+            observer.report(GatehouseEvent(.challengeCancelled, securityCheck: name))
             return .failure(.challengeCancelled(securityCheck: name))
         case .timedOut:
             registry.abandon(name, with: .challengeTimedOut(securityCheck: name))
-            return .failure(.challengeTimedOut(securityCheck: name))
+            result = .failure(.challengeTimedOut(securityCheck: name))
         case .cancelled:
-            // The request's task was cancelled (its caller left, or another check of the round failed).
-            return .failure(.cancelled(underlying: CancellationError()))
+            // The request's task was cancelled (its callers left, or another check of the round failed).
+            result = .failure(.cancelled(underlying: CancellationError()))
         }
+        switch result {
+        case .success:
+            observer.report(GatehouseEvent(.challengeAnswered, securityCheck: name))
+        case .failure(let reason):
+            observer.report(GatehouseEvent(.challengeAbandoned, securityCheck: name, error: reason))
+            await responder.challengeAbandoned(reason)
+        }
+        return result
     }
 
     /// Puts a gateway challenge to its handler, bounded by `timeout`.
-    static func handle(_ gateway: GatewayChallengeHandler, _ response: ResourceResponse, timeout: Duration) async throws(GatehouseClientError) {
+    static func handle(_ gateway: GatewayChallengeHandler, _ response: ResourceResponse, timeout: Duration, observer: ClientObserver)
+        async throws(GatehouseClientError)
+    {
+        observer.report(GatehouseEvent(.challengeReceived, securityCheck: gateway.name))
+        let reason: GatehouseClientError
         switch await Deadline.run(within: timeout, { await gateway.respond(to: response) }) {
-        case .value(true): return
-        case .value(false): throw .challengeCancelled(securityCheck: gateway.name)
-        case .cancelled: throw .cancelled(underlying: CancellationError())
-        case .timedOut: throw .challengeTimedOut(securityCheck: gateway.name)
+        case .value(true):
+            observer.report(GatehouseEvent(.challengeAnswered, securityCheck: gateway.name))
+            return
+        case .value(false):
+            observer.report(GatehouseEvent(.challengeCancelled, securityCheck: gateway.name))
+            throw .challengeCancelled(securityCheck: gateway.name)
+        case .timedOut: reason = .challengeTimedOut(securityCheck: gateway.name)
+        case .cancelled: reason = .cancelled(underlying: CancellationError())
         }
+        observer.report(GatehouseEvent(.challengeAbandoned, securityCheck: gateway.name, error: reason))
+        gateway.challengeAbandoned(reason)
+        throw reason
     }
 }

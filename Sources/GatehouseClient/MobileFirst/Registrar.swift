@@ -103,6 +103,7 @@ actor Registrar {
         self.key = key
         stored = StoredRegistration(privateKeyPEM: key.pem, clientID: clientID, registrationData: data, deviceID: data.device.id)
         try await persist()
+        api.observer.report(GatehouseEvent(.registered, clientID: clientID))
         return ClientIdentity(clientID: clientID, key: key)
     }
 

@@ -68,7 +68,7 @@ struct ResourceRequestSender {
             }
             if gatewayRounds < Preauthorizer.maxGatewayRounds, let gateway = client.registry.gateway(for: response) {
                 gatewayRounds += 1
-                try await Preauthorizer.handle(gateway, response, timeout: client.configuration.challengeTimeout)
+                try await Preauthorizer.handle(gateway, response, timeout: client.configuration.challengeTimeout, observer: client.observer)
                 continue
             }
             return response

@@ -6,6 +6,7 @@ struct RuntimeAPI: Sendable {
     let configuration: ClientConfiguration
     let transport: any HTTPTransport
     let clock: ServerClock
+    let observer: ClientObserver
 
     /// The header fields every request carries.
     var commonHeaders: [(name: String, value: String)] {

@@ -50,7 +50,8 @@ final class LoginPageGateway: GatewayChallengeHandler, @unchecked Sendable {
         let loggedIn = Calls<String>()
         let transport = Self.gatewayTransport(loggedIn)
         let client = GatehouseClient(
-            configuration: ClientConfiguration(serverURL: URL(string: "http://gateway.invalid")!, applicationID: SDK.pinApp), transport: transport)
+            configuration: ClientConfiguration(serverURL: URL(string: "http://gateway.invalid")!, applicationID: SDK.pinApp),
+            keyStore: InMemoryKeyStore(), transport: transport)
         let gateway = LoginPageGateway()
         client.registerGatewayChallengeHandler(gateway)
         let response = try await SDK.bounded(60) { try await client.resourceRequest(path: "adapters/Open/data").send() }
@@ -65,7 +66,7 @@ final class LoginPageGateway: GatewayChallengeHandler, @unchecked Sendable {
     @Test func aCancelledGatewayChallengeFailsTheRequest() async throws {
         let client = GatehouseClient(
             configuration: ClientConfiguration(serverURL: URL(string: "http://gateway.invalid")!, applicationID: SDK.pinApp),
-            transport: Self.gatewayTransport(Calls()))
+            keyStore: InMemoryKeyStore(), transport: Self.gatewayTransport(Calls()))
         client.registerGatewayChallengeHandler(LoginPageGateway(cancel: true))
         let error = try await SDK.bounded(60) { await SDK.error { _ = try await client.resourceRequest(path: "adapters/Open/data").send() } }
         #expect(error == .challengeCancelled(securityCheck: "LoginPageGateway"))

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseClient
 import GatehouseProtocol
+import Logging
 import Synchronization
 import Testing
 
@@ -68,6 +69,13 @@ enum SDK {
             of: "successStateExpirationSec: 1, rememberMeDurationSec", with: "successStateExpirationSec: \(seconds), rememberMeDurationSec")
     }
 
+    /// A logger that keeps the test output quiet (errors only).
+    static let quietLogger: Logger = {
+        var logger = Logger(label: "gatehouse.client.test")
+        logger.logLevel = .error
+        return logger
+    }()
+
     /// A client of `server` with an in-memory key store.
     static func client(
         _ server: TestServer, app: String = pinApp, platform: String = "ios", version: String = "1.0",
@@ -75,7 +83,8 @@ enum SDK {
     ) -> GatehouseClient {
         let configuration = ClientConfiguration(
             serverURL: URL(string: server.baseURL)!, applicationID: app, platform: platform, version: version,
-            device: DeviceData(id: "sdk-test-device", hardware: "TestPhone", platform: "ios 18"), challengeTimeout: challengeTimeout)
+            device: DeviceData(id: "sdk-test-device", hardware: "TestPhone", platform: "ios 18"), challengeTimeout: challengeTimeout,
+            logger: quietLogger)
         return GatehouseClient(configuration: configuration, keyStore: keyStore, transport: transport ?? URLSessionTransport())
     }
 
