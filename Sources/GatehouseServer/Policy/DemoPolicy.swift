@@ -1,6 +1,7 @@
 /// The demo policy `gatehouse serve` starts with when no `--policy` is given: the seeds' checks and apps.
 ///
-/// Users: `john` / `demo` and `jane` / `secret`. PIN: `1234`.
+/// Users: `john` / `demo` and `jane` / `secret`. PIN: `1234`. Console administrator (demo only): `demo-admin` /
+/// `demo-admin-secret`.
 public enum DemoPolicy {
     public static let yaml = """
         # Gatehouse demo policy: the security checks and sample applications of the MobileFirst 8.0 tutorials.
@@ -32,6 +33,11 @@ public enum DemoPolicy {
           - { id: com.sample.simplecaptcha, platform: ios, scopeElementMapping: { accessRestricted: PinCodeAttempts } }
           - { id: com.sample.simplecaptcha, platform: android, scopeElementMapping: { accessRestricted: PinCodeAttempts } }
           - { id: com.sample.web, platform: web, scopeElementMapping: { accessRestricted: PinCodeAttempts } }
+
+        # Demo only: the web console's administrator (/console), secret "demo-admin-secret". A real policy has no
+        # default password: define your own confidential client with a hash from `gatehouse hash-password`.
+        confidentialClients:
+          - { id: demo-admin, displayName: Demo administrator, secretHash: "$2b$10$W.xZxV61Xq4QEsXSpYnbte5.dTX4KAgfcO.MU9cZ7ENdW8ZDBLW6a", allowedScope: "gatehouse.admin gatehouse.admin.read" }
 
         users:
           - { username: john, displayName: John Doe, passwordHash: "$2b$10$76AvwGKgVW/h00AzoxZvzuD99o1F8N6mS5HjlLgyAdDz5Gn3Cb2uu", attributes: { country: DE } }

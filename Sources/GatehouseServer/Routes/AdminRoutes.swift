@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseProtocol
 import Hummingbird
 
@@ -41,7 +42,9 @@ struct AdminRoutes<Context: RemoteAddressRequestContext> {
         }
         api.delete("accounts/:account") { request, context in
             let actor = try await admin.authorize(request.headers[.authorization], write: true)
-            let account = try context.parameters.require("account")
+            // Percent-decoded: a browser sends `user%3Ajohn` (and a user name may hold spaces).
+            let raw = try context.parameters.require("account")
+            let account = raw.removingPercentEncoding ?? raw
             try await admin.unlock(account, actor: actor, address: context.remoteAddress?.ipAddress)
             return Self.answer(["unlocked": .string(account)])
         }

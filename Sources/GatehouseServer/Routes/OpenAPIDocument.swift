@@ -451,6 +451,20 @@ public enum OpenAPIDocument {
             "400": { $ref: "#/components/responses/Error" }
             "401": { $ref: "#/components/responses/AdminRefused" }
             "403": { $ref: "#/components/responses/AdminRefused" }
+      /admin/v1/activity:
+        get:
+          summary: "Admin: the audit log counted per time bucket and event kind, from sinceMs to now, every bucket listed (empty ones too), oldest first, with the totals per kind: the console's chart (read scope)"
+          security: [{ bearer: [gatehouse.admin.read] }, { bearer: [gatehouse.admin] }]
+          parameters:
+            - { name: sinceMs, in: query, description: "The first bucket's start, epoch ms, not in the future (default: an hour ago)", schema: { type: integer, minimum: 0 } }
+            - { name: bucketSec, in: query, description: "The width of a bucket, seconds; at most 1440 buckets in all", schema: { type: integer, minimum: 1, maximum: 86400, default: 60 } }
+          responses:
+            "200":
+              description: The counts
+              content: { application/json: { schema: { type: object, required: [sinceMs, untilMs, bucketSec, buckets, totals], properties: { sinceMs: { type: integer }, untilMs: { type: integer, description: The end of the last bucket (exclusive) }, bucketSec: { type: integer }, buckets: { type: array, items: { type: object, required: [startMs, counts], properties: { startMs: { type: integer }, counts: { type: object, description: "Events of each kind in the bucket (registration, check.failure, token.issued, ...)", additionalProperties: { type: integer } } } } }, totals: { type: object, additionalProperties: { type: integer } } } } } }
+            "400": { $ref: "#/components/responses/Error" }
+            "401": { $ref: "#/components/responses/AdminRefused" }
+            "403": { $ref: "#/components/responses/AdminRefused" }
       /.well-known/jwks.json:
         get:
           responses:
