@@ -143,7 +143,7 @@ let package = Package(
         .target(
             name: "GatehouseServer",
             dependencies: [
-                "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite", "GatehouseHTTP",
+                "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite", "GatehouseHTTP", "GatehouseResourceServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -14,7 +14,7 @@ public struct TokenResponse: Codable, Sendable, Equatable {
     }
 }
 
-/// The body of every error answer: `{"errorCode":"INVALID_CLIENT_ID","errorMsg":"..."}`.
+/// The body of a MobileFirst endpoint's error answer: `{"errorCode":"INVALID_CLIENT_ID","errorMsg":"..."}`.
 public struct ErrorResponse: Codable, Sendable, Equatable {
     public var errorCode: String
     public var errorMsg: String
@@ -22,5 +22,21 @@ public struct ErrorResponse: Codable, Sendable, Equatable {
     public init(errorCode: String, errorMsg: String) {
         self.errorCode = errorCode
         self.errorMsg = errorMsg
+    }
+}
+
+/// The body of an OAuth endpoint's error answer (the token, introspection and revocation endpoints; RFC 6749
+/// §5.2): `{"error":"invalid_grant","error_description":"..."}`.
+public struct OAuthErrorResponse: Codable, Sendable, Equatable {
+    public var error: String
+    public var errorDescription: String?
+
+    public init(error: String, errorDescription: String?) {
+        self.error = error
+        self.errorDescription = errorDescription
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case error, errorDescription = "error_description"
     }
 }

@@ -39,15 +39,14 @@ public final class IntrospectionTokenVerifier: TokenVerifier {
         let now = Date()
         if let cached = state.withLock({ $0.answers[token] }), cached.until > now, cached.token.expiresAt > now { return cached.token }
         do {
-            var (status, json) = try await introspect(token, renew: false)
-            if status == 401 { (status, json) = try await introspect(token, renew: true) }
+            var (status, answer) = try await introspect(token, renew: false)
+            if status == 401 { (status, answer) = try await introspect(token, renew: true) }
             if status == 409 { throw TokenRejection.conflict }
-            guard status == 200, json["active"] == true, let scope = json["scope"]?.stringValue,
-                let client = json["client_id"]?.stringValue, let exp = json["exp"]?.intValue
+            guard status == 200, let answer, answer.active, let scope = answer.scope, let client = answer.clientID, let exp = answer.exp
             else { throw TokenRejection.invalidToken }
             let verified = VerifiedToken(
-                scope: Scope(scope), clientID: client, userID: json["mfp-user"]?["id"]?.stringValue,
-                checks: json["mfp-checks"]?.objectValue.map { Array($0.keys).sorted() } ?? [],
+                scope: Scope(scope), clientID: client, userID: answer.user?["id"]?.stringValue,
+                checks: answer.checks.map { Array($0.keys).sorted() } ?? [],
                 expiresAt: Date(timeIntervalSince1970: Double(exp) / 1000))
             if cacheDuration > 0 {
                 state.withLock { $0.answers[token] = (verified, now.addingTimeInterval(cacheDuration)) }
@@ -60,7 +59,7 @@ public final class IntrospectionTokenVerifier: TokenVerifier {
         }
     }
 
-    private func introspect(_ token: String, renew: Bool) async throws -> (Int, JSON) {
+    private func introspect(_ token: String, renew: Bool) async throws -> (Int, TokenIntrospection?) {
         let own = try await ownToken(renew: renew)
         var request = HTTPClientRequest(url: apiURL + "/introspection")
         request.method = .POST
@@ -69,8 +68,7 @@ public final class IntrospectionTokenVerifier: TokenVerifier {
         request.body = .bytes(ByteBuffer(string: "token=" + Self.formEscape(token)))
         let response = try await httpClient.execute(request, timeout: .seconds(10))
         let body = try await response.body.collect(upTo: 1024 * 1024)
-        let json = (try? JSONDecoder().decode(JSON.self, from: Data(buffer: body))) ?? .null
-        return (Int(response.status.code), json)
+        return (Int(response.status.code), try? JSONDecoder().decode(TokenIntrospection.self, from: Data(buffer: body)))
     }
 
     private func ownToken(renew: Bool) async throws -> String {

@@ -41,15 +41,14 @@ public final class LocalTokenVerifier: TokenVerifier {
         }
         guard let kid = Self.kid(of: token) else { throw .invalidToken }
         let keys = try await keys(for: kid)
-        let claims: GatehouseClaims
+        let claims: AccessTokenClaims
         do {
-            claims = try await keys.verify(token, as: GatehouseClaims.self)
+            claims = try await keys.verify(token, as: AccessTokenJWT.self).claims
         } catch {
             throw .invalidToken
         }
         let verified = VerifiedToken(
-            scope: Scope(claims.scope), clientID: claims.client_id, userID: claims.user, checks: claims.checks ?? [],
-            expiresAt: claims.exp.value)
+            scope: Scope(claims.scope), clientID: claims.client_id, userID: claims.user, checks: claims.checks, expiresAt: claims.expiresAt)
         state.withLock { state in
             if state.verified.count >= cacheLimit { state.verified = state.verified.filter { $0.value.expiresAt > now } }
             if state.verified.count < cacheLimit { state.verified[token] = verified }
@@ -97,15 +96,3 @@ public final class LocalTokenVerifier: TokenVerifier {
     }
 }
 
-/// The claims of a Gatehouse access token that a resource server reads.
-struct GatehouseClaims: JWTPayload {
-    var exp: ExpirationClaim
-    var scope: String
-    var client_id: String
-    var checks: [String]?
-    var user: String?
-
-    func verify(using algorithm: some JWTAlgorithm) async throws {
-        try exp.verifyNotExpired()
-    }
-}

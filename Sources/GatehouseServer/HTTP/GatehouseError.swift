@@ -31,15 +31,21 @@ public struct GatehouseError: Error, HTTPResponseError, Sendable, CustomStringCo
     public var description: String { "\(status.code) \(code): \(message)" }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        var body: JSONObject = switch style {
-        case .mobileFirst: ["errorCode": .string(code), "errorMsg": .string(message)]
-        case .oauth: ["error": .string(code), "error_description": .string(message)]
-        }
-        body.merge(extra) { first, _ in first }
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: JSONBody.buffer(body)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: bodyBuffer()))
+    }
+
+    /// The body: the protocol's error type of the style, with ``extra`` members after its own.
+    func bodyBuffer() -> ByteBuffer {
+        let buffer = switch style {
+        case .mobileFirst: JSONBody.buffer(ErrorResponse(errorCode: code, errorMsg: message))
+        case .oauth: JSONBody.buffer(OAuthErrorResponse(error: code, errorDescription: message))
+        }
+        guard !extra.isEmpty, case .object(var body)? = try? JSONDecoder().decode(JSON.self, from: buffer) else { return buffer }
+        body.merge(extra) { first, _ in first }
+        return JSONBody.buffer(body)
     }
 }
 

@@ -12,7 +12,7 @@ extension AuthorizationService {
 
     /// `az/v1/introspection`: for a confidential client holding `authorization.introspect` (by its bearer token
     /// or, as RFC 7662 allows, by HTTP Basic), what a token grants; `{"active":false}` for anything not valid now.
-    public func introspect(form: [String: String], authorization: String?) async throws -> JSON {
+    public func introspect(form: [String: String], authorization: String?) async throws -> TokenIntrospection {
         if authorization?.lowercased().hasPrefix("basic ") == true {
             guard let client = try await confidentialClients.authenticate(authorization: authorization) else {
                 throw GatehouseError.invalidConfidentialClient
@@ -34,31 +34,27 @@ extension AuthorizationService {
         }
         guard let claims = try? await validator.claims(of: token) else {
             metrics.tokenIntrospected(active: false)
-            return ["active": false]
+            return .inactive
         }
         metrics.tokenIntrospected(active: true)
-        var result: JSONObject = [
-            "active": true, "scope": .string(claims.scope), "client_id": .string(claims.client_id),
-            "exp": .int(Int64(claims.exp.value.timeIntervalSince1970 * 1000)), "iat": .int(claims.iat_ms),
-            "sub": .string(claims.sub.value), "iss": .string(claims.iss.value), "jti": .string(claims.jti.value),
-            "token_type": "Bearer", "username": .string(claims.user ?? "anonymous"),
-            "mfp-application": .null, "mfp-device": .null, "mfp-user": .null,
-            "mfp-checks": .object(Dictionary(uniqueKeysWithValues: claims.checks.map { ($0, JSON.object([:])) })),
-        ]
+        var answer = TokenIntrospection(
+            active: true, scope: claims.scope, clientID: claims.client_id, exp: claims.exp * 1000, iat: claims.iat_ms, sub: claims.sub,
+            iss: claims.iss, jti: claims.jti, tokenType: "Bearer", username: claims.user ?? "anonymous",
+            checks: Dictionary(uniqueKeysWithValues: claims.checks.map { ($0, JSON.object([:])) }))
         if let app = claims.app {
-            result["mfp-application"] = ["id": .string(app.id), "clientPlatform": .string(app.clientPlatform), "version": JSON(app.version)]
+            answer.application = ["id": .string(app.id), "clientPlatform": .string(app.clientPlatform), "version": JSON(app.version)]
             if let record = try await store.registration(clientID: claims.client_id) {
                 let device = record.data.device
-                result["mfp-device"] = [
+                answer.device = [
                     "id": .string(device.id), "hardware": JSON(device.hardware), "platform": JSON(device.platform),
                     "deviceDisplayName": JSON(device.deviceDisplayName), "status": "ACTIVE",
                 ]
                 let stored = try await store.clientState(clientID: claims.client_id)
                 let snapshot = ClientSnapshot(registration: record, stored: stored, now: Clock.nowMillis(), logger: logger)
-                if let user = snapshot.context.activeUser, user.id == claims.user { result["mfp-user"] = user.json }
+                if let user = snapshot.context.activeUser, user.id == claims.user { answer.user = user.json }
             }
         }
-        return .object(result)
+        return answer
     }
 
     /// `az/v1/revoke` (RFC 7009): a client revokes one of its own tokens. Authenticated by a client assertion
@@ -76,7 +72,7 @@ extension AuthorizationService {
             throw GatehouseError(.badRequest, "invalid_request", "token is required", style: .oauth)
         }
         guard let claims = try? await validator.claims(of: token), claims.client_id == callerID else { return }
-        try await validator.revocations.add([RevocationRecord(subject: .token(jti: claims.jti.value), revokedAt: Clock.nowMillis())])
+        try await validator.revocations.add([RevocationRecord(subject: .token(jti: claims.jti), revokedAt: Clock.nowMillis())])
         metrics.tokensRevoked(by: "client")
         await audit.record("token.revoked", clientID: claims.client_id, application: claims.app?.id, user: claims.user, address: address,
                            actor: callerID, detail: "one token")

@@ -44,9 +44,8 @@ extension AuthorizationService {
         guard expiresIn > 0 else { throw invalidGrant("The security checks' success has expired; pre-authorize again.") }
         let app = client.data.application
         let claims = AccessTokenClaims(
-            iss: .init(value: issuer), sub: .init(value: record.userID ?? client.clientID), aud: nil,
-            exp: .init(value: Date(timeIntervalSince1970: Double(now / 1000 + Int64(expiresIn)))),
-            iat: .init(value: Date(timeIntervalSince1970: Double(now / 1000))), iat_ms: now, jti: .init(value: Self.randomToken(bytes: 16)),
+            iss: issuer, sub: record.userID ?? client.clientID, exp: now / 1000 + Int64(expiresIn), iat: now / 1000, iat_ms: now,
+            jti: Self.randomToken(bytes: 16),
             scope: record.scope, client_id: client.clientID,
             app: .init(id: app.id, clientPlatform: app.clientPlatform, version: app.version),
             checks: record.checks, user: record.userID)
@@ -68,9 +67,8 @@ extension AuthorizationService {
         }
         let now = Clock.nowMillis()
         let claims = AccessTokenClaims(
-            iss: .init(value: issuer), sub: .init(value: client.id), aud: nil,
-            exp: .init(value: Date(timeIntervalSince1970: Double(now / 1000 + Int64(confidentialTokenLifetime)))),
-            iat: .init(value: Date(timeIntervalSince1970: Double(now / 1000))), iat_ms: now, jti: .init(value: Self.randomToken(bytes: 16)),
+            iss: issuer, sub: client.id, exp: now / 1000 + Int64(confidentialTokenLifetime), iat: now / 1000, iat_ms: now,
+            jti: Self.randomToken(bytes: 16),
             scope: scope.normalized, client_id: client.id, app: nil, checks: [], user: nil)
         let token = TokenResponse(accessToken: try await signer.sign(claims), expiresIn: confidentialTokenLifetime, scope: scope.normalized)
         metrics.tokenIssued(grant: "client_credentials")

@@ -1,3 +1,4 @@
+import GatehouseProtocol
 import Foundation
 import GatehouseStore
 import Synchronization
@@ -114,7 +115,7 @@ final class RevocationList: Sendable {
     /// Whether a token with these claims has been revoked.
     func isRevoked(_ claims: AccessTokenClaims) -> Bool {
         entries.withLock { entries in
-            if entries.tokens[claims.jti.value] != nil { return true }
+            if entries.tokens[claims.jti] != nil { return true }
             guard let byCheck = entries.grants[claims.client_id] else { return false }
             return claims.checks.contains { check in byCheck[check].map { claims.iat_ms <= $0 } ?? false }
         }

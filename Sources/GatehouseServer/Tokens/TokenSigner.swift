@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseStore
 import GatehouseProtocol
+import GatehouseResourceServer
 import JWTKit
 import Synchronization
 
@@ -116,7 +117,7 @@ public struct TokenSigner: Sendable {
 
     /// Signs `claims` with the current key.
     public func sign(_ claims: AccessTokenClaims) async throws -> String {
-        try await ring.keys.sign(claims, kid: JWKIdentifier(string: currentKID))
+        try await ring.keys.sign(AccessTokenJWT(claims), kid: JWKIdentifier(string: currentKID))
     }
 
     /// Verifies a token's signature, algorithm and expiry, and returns its claims.
@@ -125,7 +126,7 @@ public struct TokenSigner: Sendable {
             if !ring.knows(kid) { await ring.refreshIfStale() }
             if ring.isRetired(kid) { throw TokenError.retiredKey }
         }
-        return try await ring.keys.verify(token, as: AccessTokenClaims.self)
+        return try await ring.keys.verify(token, as: AccessTokenJWT.self).claims
     }
 
     /// The `kid` of a compact JWS's header, if it has one.

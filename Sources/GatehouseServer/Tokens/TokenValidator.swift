@@ -102,13 +102,13 @@ public final class TokenValidator: Sendable {
             }
             cache.withLock { cache in
                 if cache.claims.count >= cacheLimit {
-                    cache.claims = cache.claims.filter { $0.value.claims.exp.value > now }
+                    cache.claims = cache.claims.filter { !$0.value.claims.isExpired(at: now) }
                     if cache.claims.count >= cacheLimit { cache.claims.removeAll(keepingCapacity: true) }
                 }
                 cache.claims[token] = verified
             }
         }
-        guard verified.claims.exp.value > now else {
+        guard !verified.claims.isExpired(at: now) else {
             cache.withLock { _ = $0.claims.removeValue(forKey: token) }
             throw .invalidToken
         }

@@ -1,0 +1,63 @@
+import Foundation
+
+/// The claims of a Gatehouse access token: a JWS (ES256) the authorization server signs and resource servers
+/// verify against its key set (`/.well-known/jwks.json`).
+///
+/// `scope` is the granted scope without the application's mandatory elements; `checks` names the checks whose
+/// success granted it, so that a resource server (or the server's revocation list) can tell whether they still do.
+public struct AccessTokenClaims: Codable, Sendable, Equatable {
+    /// The issuer: the server's public base URL.
+    public var iss: String
+    /// The active user's id, or the client's id.
+    public var sub: String
+    /// Expiry, epoch seconds.
+    public var exp: Int64
+    /// Issued at, epoch seconds.
+    public var iat: Int64
+    /// Issued at, epoch milliseconds: revocations compare with it.
+    public var iat_ms: Int64
+    /// The token's unique id (revocation of one token names it).
+    public var jti: String
+    public var scope: String
+    public var client_id: String
+    /// The application: `{"id":..,"clientPlatform":..,"version":..}`; absent for confidential clients.
+    public var app: AppClaim?
+    /// The security checks whose success granted the scope.
+    public var checks: [String]
+    /// The active user's id, if a check authenticated one.
+    public var user: String?
+
+    /// The application a token was issued to.
+    public struct AppClaim: Codable, Sendable, Equatable {
+        public var id: String
+        public var clientPlatform: String
+        public var version: String?
+
+        public init(id: String, clientPlatform: String, version: String?) {
+            self.id = id
+            self.clientPlatform = clientPlatform
+            self.version = version
+        }
+    }
+
+    public init(iss: String, sub: String, exp: Int64, iat: Int64, iat_ms: Int64, jti: String, scope: String, client_id: String,
+                app: AppClaim?, checks: [String], user: String?) {
+        self.iss = iss
+        self.sub = sub
+        self.exp = exp
+        self.iat = iat
+        self.iat_ms = iat_ms
+        self.jti = jti
+        self.scope = scope
+        self.client_id = client_id
+        self.app = app
+        self.checks = checks
+        self.user = user
+    }
+
+    /// When the token expires.
+    public var expiresAt: Date { Date(timeIntervalSince1970: TimeInterval(exp)) }
+
+    /// Whether the token has expired at `now`.
+    public func isExpired(at now: Date = Date()) -> Bool { expiresAt <= now }
+}

@@ -1,0 +1,76 @@
+/// The answer of the introspection endpoint (`POST /mfp/api/az/v1/introspection`, RFC 7662 with MobileFirst's
+/// `mfp-*` members): what a valid token grants, or only `{"active":false}`.
+///
+/// Times are epoch milliseconds, as MobileFirst's. The `mfp-*` members are present (possibly `null`) in every
+/// active answer.
+public struct TokenIntrospection: Codable, Sendable, Equatable {
+    public var active: Bool
+    public var scope: String?
+    public var clientID: String?
+    /// Expiry, epoch ms.
+    public var exp: Int64?
+    /// Issued at, epoch ms.
+    public var iat: Int64?
+    public var sub: String?
+    public var iss: String?
+    public var jti: String?
+    public var tokenType: String?
+    /// The active user's name, or `anonymous`.
+    public var username: String?
+    /// `{"id","clientPlatform","version"}` of the client's application; `null` for confidential clients.
+    public var application: JSON?
+    /// `{"id","hardware","platform","deviceDisplayName","status"}` of the client's device.
+    public var device: JSON?
+    /// The active user (`{"id","displayName","authenticatedBy","attributes"}`), if the token was granted to one.
+    public var user: JSON?
+    /// The checks that granted the token, by name.
+    public var checks: [String: JSON]?
+
+    /// The answer for anything that is not a valid token now.
+    public static let inactive = TokenIntrospection(active: false)
+
+    public init(active: Bool, scope: String? = nil, clientID: String? = nil, exp: Int64? = nil, iat: Int64? = nil, sub: String? = nil,
+                iss: String? = nil, jti: String? = nil, tokenType: String? = nil, username: String? = nil, application: JSON? = nil,
+                device: JSON? = nil, user: JSON? = nil, checks: [String: JSON]? = nil) {
+        self.active = active
+        self.scope = scope
+        self.clientID = clientID
+        self.exp = exp
+        self.iat = iat
+        self.sub = sub
+        self.iss = iss
+        self.jti = jti
+        self.tokenType = tokenType
+        self.username = username
+        self.application = application
+        self.device = device
+        self.user = user
+        self.checks = checks
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case active, scope, exp, iat, sub, iss, jti, username
+        case clientID = "client_id", tokenType = "token_type"
+        case application = "mfp-application", device = "mfp-device", user = "mfp-user", checks = "mfp-checks"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(active, forKey: .active)
+        guard active else { return }
+        try container.encodeIfPresent(scope, forKey: .scope)
+        try container.encodeIfPresent(clientID, forKey: .clientID)
+        try container.encodeIfPresent(exp, forKey: .exp)
+        try container.encodeIfPresent(iat, forKey: .iat)
+        try container.encodeIfPresent(sub, forKey: .sub)
+        try container.encodeIfPresent(iss, forKey: .iss)
+        try container.encodeIfPresent(jti, forKey: .jti)
+        try container.encodeIfPresent(tokenType, forKey: .tokenType)
+        try container.encodeIfPresent(username, forKey: .username)
+        // MobileFirst's members are always there in an active answer, `null` when there is nothing to say.
+        try container.encode(application ?? .null, forKey: .application)
+        try container.encode(device ?? .null, forKey: .device)
+        try container.encode(user ?? .null, forKey: .user)
+        try container.encode(checks ?? [:], forKey: .checks)
+    }
+}
