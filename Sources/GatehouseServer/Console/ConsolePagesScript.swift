@@ -185,7 +185,7 @@ enum ConsolePagesScript {
           if (!client.checks.length) {
             body.appendChild(GC.empty('The application of this client has no security check.'));
           } else {
-            body.appendChild(GC.table('The state of each check of the application (never its data)', [
+            body.appendChild(GC.table('The state of each check of the application, never its data. Expired: no state in force (never started, or its time ran out).', [
               { label: 'Check', cell: (c) => h('strong', {}, c.check) },
               { label: 'State', cell: (c) => h('span', { 'data-check-state': c.check }, GC.badge(c.state)) },
               { label: 'Attempts left', cell: (c) => c.maxAttempts === undefined ? '—' : c.remainingAttempts + ' of ' + c.maxAttempts },
@@ -351,10 +351,12 @@ enum ConsolePagesScript {
           GC.clear(view);
           view.appendChild(h('h2', {}, 'Applications'));
           if (!policy.applications.length) view.appendChild(GC.empty('The policy has no application.'));
-          for (const app of policy.applications) {
+          // One folding section per application (the first one open), so the editor below stays near on a phone.
+          policy.applications.forEach((app, index) => {
             const mapping = Object.entries(app.scopeElementMapping || {});
-            view.appendChild(h('section', { class: 'card', 'data-application': app.id + '/' + app.platform },
-              h('h3', {}, app.id, ' ', h('span', { class: 'muted' }, app.platform + (app.version ? ' ' + app.version : ''))),
+            view.appendChild(h('details', { class: 'card app', open: index === 0, 'data-application': app.id + '/' + app.platform },
+              h('summary', {}, h('strong', {}, app.id), ' ', h('span', { class: 'muted' }, app.platform + (app.version ? ' ' + app.version : '')
+                + ' · ' + app.securityChecks.length + (app.securityChecks.length === 1 ? ' check' : ' checks'))),
               h('dl', { class: 'facts' },
                 h('dt', {}, 'Scope elements'), h('dd', {}, mapping.length ? mapping.map(([scope, checks]) => scope + ' → ' + (checks || '(none)')).join('; ') : 'none (a scope names a check)'),
                 h('dt', {}, 'Mandatory scope'), h('dd', {}, app.mandatoryScope || 'none'),
@@ -366,7 +368,7 @@ enum ConsolePagesScript {
                 { label: 'Blocked for', cell: (c) => c.blockedStateExpirationSec === undefined ? '—' : c.blockedStateExpirationSec + ' s' },
                 { label: 'Success lasts', cell: (c) => c.successStateExpirationSec === undefined ? '—' : c.successStateExpirationSec + ' s' },
               ], app.securityChecks) : GC.empty('No security check.')));
-          }
+          });
           view.appendChild(h('h2', {}, 'Accounts and clients'));
           const lockout = policy.accountLockout;
           view.appendChild(h('section', { class: 'card' }, h('dl', { class: 'facts' },
@@ -399,8 +401,14 @@ enum ConsolePagesScript {
           const apply = h('button', { type: 'button', class: 'button primary', id: 'policy-apply' }, 'Validate and apply');
           const reload = h('button', { type: 'button', class: 'button ghost', id: 'policy-reload' }, 'Start again from the policy in force');
           const result = h('div', { id: 'policy-result', 'aria-live': 'polite' });
+          const help = h('p', { id: 'policy-help', class: 'muted' });
+          const describe = (version, origin) => {
+            help.textContent = 'Version ' + version + (origin ? ' (' + origin + ')' : '') + ' is in force. Changes are checked as a start'
+              + ' would check them; nothing changes until a valid policy is applied, and then on every node sharing the store.';
+          };
+          describe(source.version, source.origin);
           editor.append(
-            h('p', { id: 'policy-help', class: 'muted' }, 'Version ' + source.version + ' is in force. Changes are checked as a start would check them; nothing changes until a valid policy is applied, and then on every node sharing the store.'),
+            help,
             h('label', { for: 'policy-yaml' }, 'Policy (YAML)'), textarea,
             h('div', { class: 'actions' }, validate, apply, reload), result);
           textarea.addEventListener('keydown', (event) => {
@@ -444,6 +452,7 @@ enum ConsolePagesScript {
               try {
                 const answer = await GC.api('PUT', '/policy', { body: textarea.value, contentType: 'application/yaml' });
                 showVerdict(answer, true);
+                describe(answer.version, 'applied through the admin API');
                 await loadView();
               } catch (error) {
                 if (error.status === 422 && error.body) { showVerdict({ errors: error.body.errors || [{ key: '', problem: error.message }] }, false); return; }

@@ -50,7 +50,8 @@ enum ConsoleScript {
       function table(caption, columns, rows, options) {
         const headRow = h('tr', {}, columns.map((column) => h('th', { scope: 'col' }, column.label)));
         const body = h('tbody', {}, rows.map((row) => h('tr', (options && options.rowAttributes) ? options.rowAttributes(row) : {},
-          columns.map((column) => h('td', { 'data-label': column.label, class: column.class }, column.cell(row))))));
+          // One wrapper per cell: on a phone the cell is a two-column grid (label, value), whatever the value holds.
+          columns.map((column) => h('td', { 'data-label': column.label, class: column.class }, h('div', {}, column.cell(row)))))));
         return h('div', { class: 'table-wrap' }, h('table', { class: 'cards' }, h('caption', {}, caption), h('thead', {}, headRow), body));
       }
 

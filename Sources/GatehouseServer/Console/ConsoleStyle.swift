@@ -40,6 +40,10 @@ enum ConsoleStyle {
     h1 { font-size: 1.55rem; margin: 0.25rem 0 1rem; outline: none; overflow-wrap: anywhere; }
     h2 { font-size: 1.15rem; margin: 1.5rem 0 0.6rem; }
     .card { background: var(--paper); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.1rem; margin-bottom: 1rem; }
+    .card > h2:first-child, .card > h3:first-child { margin-top: 0; }
+    details.app > summary { cursor: pointer; padding: 0.15rem 0; font-size: 1.05rem; overflow-wrap: anywhere; }
+    details.app[open] > summary { margin-bottom: 0.75rem; }
+    details.app .table-wrap { margin-top: 0.75rem; }
     .notice, .error { border-radius: 8px; padding: 0.75rem 1rem; margin-bottom: 1rem; overflow-wrap: anywhere; }
     .notice { background: #e6f4ea; border: 1px solid #a8d5b5; color: var(--ok); }
     .error { background: #fce8e6; border: 1px solid #f1aea8; color: var(--danger); }
@@ -94,6 +98,7 @@ enum ConsoleStyle {
     th, td { text-align: left; padding: 0.55rem 0.8rem; border-top: 1px solid var(--line); vertical-align: top; }
     th { background: #f8f9fb; font-weight: 600; white-space: nowrap; }
     td { overflow-wrap: anywhere; }
+    td code { overflow-wrap: normal; white-space: nowrap; }
     td.id { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.88em; }
     .pager { display: flex; gap: 0.5rem; justify-content: space-between; align-items: center; flex-wrap: wrap; margin-top: 0.75rem; }
 
