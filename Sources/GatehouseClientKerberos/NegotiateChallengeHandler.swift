@@ -121,7 +121,7 @@ public struct KerberosInitiator: Sendable {
 /// It lives in `GatehouseClientKerberos`, not in `GatehouseClient`: the SDK's core stays Foundation and
 /// swift-crypto only (Apple platforms have their own GSS framework), and `GatehouseClientNIO` users need not
 /// install `libkrb5-dev`; only this small module links MIT's `libgssapi_krb5`.
-public final class NegotiateChallengeHandler: ChallengeHandler {
+public final class NegotiateChallengeHandler: HTTPChallengeHandler {
     private let initiator: KerberosInitiator
     private let service: (@Sendable (URL) -> String)?
     private let failure = Mutex<KerberosInitiatorError?>(nil)

@@ -67,7 +67,7 @@ public enum GatewayWebSocketClient {
     /// `GatewayClientError.retryLimitReached` after `maxAttempts` refused answers.
     @discardableResult
     public static func connect(
-        url: String, challengeHandler: any ChallengeHandler, maxAttempts: Int = 2,
+        url: String, challengeHandler: any HTTPChallengeHandler, maxAttempts: Int = 2,
         logger: Logger = Logger(label: "gateway-websocket-client"),
         handler: @escaping WebSocketDataHandler<WebSocketClient.Context>
     ) async throws -> WebSocketCloseFrame? {
@@ -86,7 +86,7 @@ public enum GatewayWebSocketClient {
     /// closes the connection after its grace period.
     @discardableResult
     public static func connectRevalidating(
-        url: String, challengeHandler: any ChallengeHandler, maxAttempts: Int = 2,
+        url: String, challengeHandler: any HTTPChallengeHandler, maxAttempts: Int = 2,
         logger: Logger = Logger(label: "gateway-websocket-client"),
         handler: @escaping @Sendable (_ messages: AsyncThrowingStream<WebSocketMessage, any Error>, _ outbound: WebSocketOutboundWriter) async throws -> Void
     ) async throws -> WebSocketCloseFrame? {

@@ -83,10 +83,16 @@ public final class GatehouseClient: Sendable {
         registry.unregister(securityCheck: securityCheck)
     }
 
-    /// Registers a gateway challenge handler.
-    public func registerGatewayChallengeHandler(_ handler: GatewayChallengeHandler) {
+    /// Registers the handler of a gateway's login pages.
+    public func registerLoginPageChallengeHandler(_ handler: LoginPageChallengeHandler) {
         handler.attach(transport: transport, configuration: configuration)
         registry.register(handler)
+    }
+
+    /// Registers the handler of a gateway's login pages (MobileFirst's name for
+    /// ``registerLoginPageChallengeHandler(_:)``).
+    public func registerGatewayChallengeHandler(_ handler: LoginPageChallengeHandler) {
+        registerLoginPageChallengeHandler(handler)
     }
 
     // MARK: Observing

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Answers `Basic` and `Application Basic` challenges with `Authorization: Basic base64(user:password)` (UTF-8),
 /// asking a ``LoginHandler``: the one registered for the challenge's realm, else the general one.
-public final class BasicChallengeHandler: ChallengeHandler {
+public final class BasicChallengeHandler: HTTPChallengeHandler {
     private struct Handlers {
         var general: (any LoginHandler)?
         var byRealm: [String: any LoginHandler] = [:]

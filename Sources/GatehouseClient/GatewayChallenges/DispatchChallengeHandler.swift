@@ -11,11 +11,11 @@ import Synchronization
 ///     .register("localhost:8090/echo", BasicChallengeHandler(loginHandler: prompt))
 ///     .register("*.example.com/api/*", TokenChallengeHandler(client: client, scope: "accessRestricted"))
 /// ```
-public final class DispatchChallengeHandler: ChallengeHandler {
+public final class DispatchChallengeHandler: HTTPChallengeHandler {
     private struct Registration {
         let description: String
         let pattern: LocationPattern
-        let handler: any ChallengeHandler
+        let handler: any HTTPChallengeHandler
     }
 
     private let registrations = Mutex<[Registration]>([])
@@ -24,7 +24,7 @@ public final class DispatchChallengeHandler: ChallengeHandler {
 
     /// Registers `handler` for `location` (chainable).
     @discardableResult
-    public func register(_ location: String, _ handler: any ChallengeHandler) -> Self {
+    public func register(_ location: String, _ handler: any HTTPChallengeHandler) -> Self {
         let pattern = LocationPattern(location)
         registrations.withLock { $0.append(Registration(description: location, pattern: pattern, handler: handler)) }
         return self
@@ -38,7 +38,7 @@ public final class DispatchChallengeHandler: ChallengeHandler {
     }
 
     /// The handler for `request`, if any.
-    public func handler(for request: ChallengeRequest) -> (any ChallengeHandler)? {
+    public func handler(for request: ChallengeRequest) -> (any HTTPChallengeHandler)? {
         let target = LocationPattern(request.location.absoluteString)
         let candidates = registrations.withLock { $0 }.enumerated()
             .filter { $0.element.pattern.matches(target) }

@@ -6,11 +6,11 @@ import FoundationNetworking
 /// Runs gateway challenges: the loop of the KAAZING clients (reference §4.6) with a retry limit. Shared by
 /// HTTP requests and WebSocket handshakes.
 public struct GatewayChallengeLoop: Sendable {
-    public let challengeHandler: any ChallengeHandler
+    public let challengeHandler: any HTTPChallengeHandler
     /// The most answers sent for one request before giving up (the seed's "give up after 2 tries").
     public let maxAttempts: Int
 
-    public init(challengeHandler: any ChallengeHandler, maxAttempts: Int = 2) {
+    public init(challengeHandler: any HTTPChallengeHandler, maxAttempts: Int = 2) {
         self.challengeHandler = challengeHandler
         self.maxAttempts = maxAttempts
     }
@@ -18,7 +18,7 @@ public struct GatewayChallengeLoop: Sendable {
     /// Where a loop stands for one request; start a new one per request (the count resets on success).
     public struct State: Sendable {
         public internal(set) var attempts = 0
-        var next: (any ChallengeHandler)?
+        var next: (any HTTPChallengeHandler)?
         public init() {}
     }
 
@@ -54,7 +54,7 @@ public struct GatewayHTTPClient: Sendable {
     public let loop: GatewayChallengeLoop
     let transport: any HTTPTransport
 
-    public init(challengeHandler: any ChallengeHandler, maxAttempts: Int = 2, transport: any HTTPTransport = URLSessionTransport()) {
+    public init(challengeHandler: any HTTPChallengeHandler, maxAttempts: Int = 2, transport: any HTTPTransport = URLSessionTransport()) {
         loop = GatewayChallengeLoop(challengeHandler: challengeHandler, maxAttempts: maxAttempts)
         self.transport = transport
     }

@@ -7,7 +7,7 @@ import Foundation
 /// made with ``init(client:scope:schemes:)`` or ``init(schemes:obtain:)``, the reason as its
 /// ``GatewayClientError/underlying`` cause (the ``GatehouseClientError`` of the token flow: a cancelled PIN
 /// prompt, a failed check, a network error).
-public struct TokenChallengeHandler: ChallengeHandler {
+public struct TokenChallengeHandler: HTTPChallengeHandler {
     let schemes: Set<String>
     let token: @Sendable (ChallengeRequest) async throws -> String?
 

@@ -10,7 +10,7 @@ public final class WebSocketChallengeAnswers: Sendable {
     private let state = Mutex(GatewayChallengeLoop.State())
 
     /// A loop answering with `handler` for `url`, at most `maxAttempts` times.
-    public init(_ handler: any ChallengeHandler, url: String, maxAttempts: Int = 2) throws {
+    public init(_ handler: any HTTPChallengeHandler, url: String, maxAttempts: Int = 2) throws {
         guard let location = URL(string: url), location.host != nil else {
             throw GatewayClientError.transport("\(url) is not a WebSocket URL")
         }

@@ -11,7 +11,7 @@ final class ChallengeHandlerRegistry: Sendable {
 
     private struct State {
         var responders: [String: any SecurityCheckChallengeResponder] = [:]
-        var gateways: [GatewayChallengeHandler] = []
+        var gateways: [LoginPageChallengeHandler] = []
         /// The sequence number current when each check's challenge was last abandoned, and why.
         var abandoned: [String: (sequence: UInt64, error: GatehouseClientError)] = [:]
         var open: [String: OpenChallenge] = [:]
@@ -48,12 +48,12 @@ final class ChallengeHandlerRegistry: Sendable {
         state.withLock { $0.responders[securityCheck] }
     }
 
-    func register(_ gateway: GatewayChallengeHandler) {
+    func register(_ gateway: LoginPageChallengeHandler) {
         state.withLock { $0.gateways.append(gateway) }
     }
 
     /// The first gateway handler that recognises `response`.
-    func gateway(for response: ResourceResponse) -> GatewayChallengeHandler? {
+    func gateway(for response: ResourceResponse) -> LoginPageChallengeHandler? {
         state.withLock { $0.gateways }.first { $0.canHandleResponse(response) }
     }
 

@@ -170,7 +170,7 @@ struct Preauthorizer: Sendable {
     }
 
     /// Puts a gateway challenge to its handler, bounded by `timeout`.
-    static func handle(_ gateway: GatewayChallengeHandler, _ response: ResourceResponse, timeout: Duration, observer: ClientObserver)
+    static func handle(_ gateway: LoginPageChallengeHandler, _ response: ResourceResponse, timeout: Duration, observer: ClientObserver)
         async throws(GatehouseClientError)
     {
         observer.report(GatehouseEvent(.challengeReceived, securityCheck: gateway.name))

@@ -11,7 +11,7 @@ import GatehouseProtocol
 /// - `401` with `WWW-Authenticate: Bearer`: drops the refused token (`invalid_token`), obtains a new one and sends
 ///   again;
 /// - `409` with `MFP-Conflict`: sends again (at most 7 times);
-/// - a response a registered ``GatewayChallengeHandler`` recognises goes to it, then the request is sent again.
+/// - a response a registered ``LoginPageChallengeHandler`` recognises goes to it, then the request is sent again.
 ///
 /// After 5 authorization retries it fails with ``GatehouseClientError/authorizationFailed(_:)``.
 ///

@@ -27,7 +27,7 @@ public final class URLSessionGatewayWebSocket: @unchecked Sendable {
     public let messages: AsyncThrowingStream<URLSessionWebSocketTask.Message, any Error>
     private let reader: Task<Void, Never>
 
-    private init(task: URLSessionWebSocketTask, location: URL, handshakeChallenge: String?, challengeHandler: any ChallengeHandler) {
+    private init(task: URLSessionWebSocketTask, location: URL, handshakeChallenge: String?, challengeHandler: any HTTPChallengeHandler) {
         self.task = task
         let (messages, continuation) = AsyncThrowingStream<URLSessionWebSocketTask.Message, any Error>.makeStream()
         self.messages = messages
@@ -73,7 +73,7 @@ public final class URLSessionGatewayWebSocket: @unchecked Sendable {
     /// - Throws: ``GatewayClientError``: `retryLimitReached`, `cancelled` (the handler gave up, with its reason as
     ///   the cause), `unsupportedChallenge`, `refused` (another status), `transport`.
     public static func connect(
-        to url: URL, challengeHandler: any ChallengeHandler, maxAttempts: Int = 2, headers: [String: String] = [:],
+        to url: URL, challengeHandler: any HTTPChallengeHandler, maxAttempts: Int = 2, headers: [String: String] = [:],
         session: URLSession = .shared
     ) async throws(GatewayClientError) -> URLSessionGatewayWebSocket {
         let loop = GatewayChallengeLoop(challengeHandler: challengeHandler, maxAttempts: maxAttempts)

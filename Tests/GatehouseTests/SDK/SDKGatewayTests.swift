@@ -4,7 +4,7 @@ import GatehouseProtocol
 import Testing
 
 /// A gateway that answers with its login page until the client posted the login form.
-final class LoginPageGateway: GatewayChallengeHandler, @unchecked Sendable {
+final class LoginPageGateway: LoginPageChallengeHandler, @unchecked Sendable {
     let challenges = Calls<Int>()
     let shouldCancel: Bool
 
@@ -53,7 +53,7 @@ final class LoginPageGateway: GatewayChallengeHandler, @unchecked Sendable {
             configuration: ClientConfiguration(serverURL: URL(string: "http://gateway.invalid")!, applicationID: SDK.pinApp),
             keyStore: InMemoryKeyStore(), transport: transport)
         let gateway = LoginPageGateway()
-        client.registerGatewayChallengeHandler(gateway)
+        client.registerLoginPageChallengeHandler(gateway)
         let response = try await SDK.bounded(60) { try await client.resourceRequest(path: "adapters/Open/data").send() }
         #expect(response.text == "data")
         #expect(gateway.challenges.count == 1)
@@ -67,7 +67,7 @@ final class LoginPageGateway: GatewayChallengeHandler, @unchecked Sendable {
         let client = GatehouseClient(
             configuration: ClientConfiguration(serverURL: URL(string: "http://gateway.invalid")!, applicationID: SDK.pinApp),
             keyStore: InMemoryKeyStore(), transport: Self.gatewayTransport(Calls()))
-        client.registerGatewayChallengeHandler(LoginPageGateway(cancel: true))
+        client.registerLoginPageChallengeHandler(LoginPageGateway(cancel: true))
         let error = try await SDK.bounded(60) { await SDK.error { _ = try await client.resourceRequest(path: "adapters/Open/data").send() } }
         #expect(error == .challengeCancelled(securityCheck: "LoginPageGateway"))
     }

@@ -2,16 +2,18 @@ import Foundation
 import GatehouseProtocol
 import Synchronization
 
-/// Handles the challenges of a gateway in front of the servers (a reverse proxy that answers with its own
-/// login page instead of the resource), as MobileFirst's `GatewayChallengeHandler`.
+/// Handles the challenges of a gateway in front of the servers that answers with its own login page (or a
+/// redirect to one) instead of the resource — MobileFirst's `GatewayChallengeHandler` (that name is kept as an
+/// alias). One of the SDK's three handler abstractions (see ``HTTPChallengeHandler`` for HTTP authentication
+/// challenges, ``SecurityCheckChallengeHandler`` for security checks).
 ///
 /// Subclass it: ``canHandleResponse(_:)`` recognises the gateway's answer, ``handleChallenge(_:)`` logs in —
 /// typically with ``submitLoginForm(url:parameters:headers:timeout:method:)`` — and then calls
 /// ``submitSuccess()`` (the original request is sent again) or ``cancel()`` (it fails with
 /// ``GatehouseClientError/challengeCancelled(securityCheck:)`` naming this handler). Subclasses restate
 /// `@unchecked Sendable`. Register it with
-/// ``GatehouseClient/registerGatewayChallengeHandler(_:)``.
-open class GatewayChallengeHandler: @unchecked Sendable {
+/// ``GatehouseClient/registerLoginPageChallengeHandler(_:)``.
+open class LoginPageChallengeHandler: @unchecked Sendable {
     /// The handler's name (reported in errors).
     public let name: String
     private let pending = PendingAnswer<Bool>()
@@ -85,3 +87,6 @@ open class GatewayChallengeHandler: @unchecked Sendable {
         await pending.wait(cancelled: false) { handleChallenge(response) }
     }
 }
+
+/// MobileFirst's name of ``LoginPageChallengeHandler``, for code ported from its tutorials.
+public typealias GatewayChallengeHandler = LoginPageChallengeHandler
