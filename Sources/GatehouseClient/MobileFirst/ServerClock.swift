@@ -1,4 +1,4 @@
-import Foundation
+import GatehouseProtocol
 import Synchronization
 
 /// The server's clock as the client sees it: local time plus the offset learnt from
@@ -8,7 +8,7 @@ final class ServerClock: Sendable {
     private let offset = Mutex<Int64>(0)
 
     /// Local time, epoch ms.
-    static func localMillis() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+    static func localMillis() -> Int64 { EpochTime.nowMillis() }
 
     /// Server time, epoch ms.
     func nowMillis() -> Int64 { Self.localMillis() + offset.withLock { $0 } }

@@ -30,6 +30,14 @@ final class LoginPageGateway: LoginPageChallengeHandler, @unchecked Sendable {
     }
 }
 
+/// A login page nobody fills in, written with MobileFirst's name for the class.
+final class IgnoredLoginPage: GatewayChallengeHandler, @unchecked Sendable {
+    let abandoned = Calls<GatehouseClientError>()
+    init() { super.init(name: "IgnoredLoginPage") }
+    override func canHandleResponse(_ response: ResourceResponse) -> Bool { response.header("X-Gateway") == "login" }
+    override func challengeAbandoned(_ reason: GatehouseClientError) { abandoned.record(reason) }
+}
+
 /// Gateway challenges on resource requests, against a scripted transport (no gateway in front of the test
 /// server).
 @Suite(.timeLimit(.minutes(1))) struct SDKGatewayTests {
@@ -70,5 +78,25 @@ final class LoginPageGateway: LoginPageChallengeHandler, @unchecked Sendable {
         client.registerLoginPageChallengeHandler(LoginPageGateway(cancel: true))
         let error = try await SDK.bounded(60) { await SDK.error { _ = try await client.resourceRequest(path: "adapters/Open/data").send() } }
         #expect(error == .challengeCancelled(securityCheck: "LoginPageGateway"))
+    }
+
+    @Test func anUnansweredLoginPageIsAbandonedAndItsHandlerTold() async throws {
+        let client = GatehouseClient(
+            configuration: ClientConfiguration(serverURL: URL(string: "http://gateway.invalid")!, applicationID: SDK.pinApp,
+                                               challengeTimeout: .milliseconds(300), logger: SDK.quietLogger),
+            keyStore: InMemoryKeyStore(), transport: Self.gatewayTransport(Calls()))
+        let page = IgnoredLoginPage()
+        client.registerGatewayChallengeHandler(page)
+        let error = try await SDK.bounded(30) { await SDK.error { _ = try await client.resourceRequest(path: "adapters/Open/data").send() } }
+        #expect(error == .challengeTimedOut(securityCheck: "IgnoredLoginPage"))
+        #expect(page.abandoned.all == [.challengeTimedOut(securityCheck: "IgnoredLoginPage")])
+        #expect(page.submitSuccess() == false, "too late: reported, not silently taken")
+    }
+
+    /// The seeds' names still compile: KAAZING's `ChallengeHandler`, MobileFirst's `GatewayChallengeHandler`.
+    @Test func theSeedsNamesAreAliases() {
+        let handler: any ChallengeHandler = BasicChallengeHandler()
+        #expect(handler is any HTTPChallengeHandler)
+        #expect(IgnoredLoginPage() is LoginPageChallengeHandler)
     }
 }

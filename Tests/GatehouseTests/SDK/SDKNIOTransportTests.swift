@@ -1,0 +1,36 @@
+import Foundation
+import GatehouseClient
+import GatehouseClientNIO
+import Testing
+
+/// The SDK's SwiftNIO transport passes cancellation on like `URLSessionTransport`.
+@Suite(.timeLimit(.minutes(1))) struct SDKNIOTransportTests {
+    @Test func aCancelledRequestEndsAtOnceAsCancelled() async throws {
+        let listener = try SilentListener()
+        defer { listener.close() }
+        let transport = AsyncHTTPClientTransport()
+        let request = TransportRequest(method: "GET", url: URL(string: "http://127.0.0.1:\(listener.port)/never")!, timeout: .seconds(30))
+        let task = Task { await SDK.error { _ = try await transport.send(request) } }
+        try await Task.sleep(for: .milliseconds(300))
+        let start = ContinuousClock.now
+        task.cancel()
+        let error = await task.value
+        #expect(error?.code == .cancelled)
+        #expect(error?.underlying != nil)
+        #expect(ContinuousClock.now - start < .seconds(3))
+    }
+
+    @Test func aWholeFlowOverNIOCanBeCancelledAtTheChallenge() async throws {
+        try await TestServer.run { server in
+            let client = SDK.client(server, transport: AsyncHTTPClientTransport())
+            let handler = ForgetfulHandler(securityCheck: "PinCodeAttempts")
+            try client.registerChallengeHandler(handler)
+            let task = Task { await SDK.error { _ = try await client.obtainAccessToken(forScope: "accessRestricted") } }
+            try await SDKCallerCancellationTests.waitUntil { handler.isChallengeOpen }
+            task.cancel()
+            #expect(await task.value?.code == .cancelled)
+            try await SDKCallerCancellationTests.waitUntil { handler.abandoned.count == 1 }
+            #expect(handler.abandoned.all.first?.code == .cancelled)
+        }
+    }
+}
