@@ -17,7 +17,9 @@ passwords, some flows for the chart. The browser then, through the console only:
   policy-invalid   a policy edit with an error (an unknown check class) shows the error by key, and changes nothing
                    (the policy's version and PinCodeAttempts' maxAttempts stay)
   policy-applied   a good edit (PinCodeAttempts maxAttempts 3 -> 5) applies: the policy view shows 5
-  navigation       keys, audit trail, registrations paging and sign-out work, and the browser saw no CSP violation
+  navigation       keys, audit trail, registrations paging and sign-out work, Tab shows a focus ring, a refused token
+                   signs out, and the browser saw no CSP violation
+  read-only        signed in with gatehouse.admin.read only, the console offers no write action and hides the source
 
 Screenshots of the dashboard, the client page and the policy editor, at desktop and phone width, go to the
 screenshots folder (git-ignored). Every wait is bounded; scripts/browser-test runs this under a watchdog.
@@ -50,7 +52,7 @@ HTTP_TIMEOUT = 15
 WAIT = 15
 PHONE = (390, 844)
 DESKTOP = (1280, 900)
-STEPS = ["sign-in", "unblock", "unlock", "policy-invalid", "policy-applied", "navigation"]
+STEPS = ["sign-in", "unblock", "unlock", "policy-invalid", "policy-applied", "navigation", "read-only"]
 
 log = harness.log
 
@@ -487,9 +489,28 @@ def run_steps(settings, results, folder):
         assert not severe, f"browser errors: {severe}"
         return f"keys rotated (2 listed), audit page of {first_page}, every registration, Tab reaches {outline} with a visible focus ring; a refused token (401) signs out; signed out; no CSP violation"
 
+    def read_only():
+        ui.wait(lambda: ui.visible("#signin-form"), "the sign-in form")
+        ui.find("#signin-id").send_keys(ADMIN_ID)
+        ui.find("#signin-secret").send_keys(ADMIN_SECRET)
+        ui.click('input[name="scope"][value="gatehouse.admin.read"]')
+        ui.click("#signin-submit")
+        ui.wait(lambda: "(read only)" in ui.text("#who-name"), "the read-only session")
+        ui.go(f"#/client/{blocked.client_id}", '[data-reset="PinCodeAttempts"]')
+        disabled = [css for css in ('[data-reset="PinCodeAttempts"]', "#revoke", "#delete") if not ui.find(css).is_enabled()]
+        assert len(disabled) == 3, f"write actions enabled for a reader: only {disabled} disabled"
+        ui.go("#/keys", "#rotate")
+        assert not ui.find("#rotate").is_enabled(), "rotate enabled for a reader"
+        ui.go("#/policy", "#policy-editor p")
+        ui.wait(lambda: "gatehouse.admin session" in ui.text("#policy-editor"), "the editor's read-only note")
+        assert ui.find("#policy-yaml") is None, "the policy source shown to a reader"
+        ui.click("#sign-out")
+        ui.wait(lambda: ui.visible("#signin-form"), "the sign-in form after signing out")
+        return "reset, revoke, delete and rotate disabled; the policy source not offered"
+
     for name, function in (("sign-in", sign_in), ("unblock", unblock), ("unlock", unlock),
                            ("policy-invalid", policy_invalid), ("policy-applied", policy_applied),
-                           ("navigation", navigation)):
+                           ("navigation", navigation), ("read-only", read_only)):
         if name != "sign-in" and results.get("sign-in", ("fail",))[0] != "pass":
             results[name] = ("fail", "not run: the sign-in failed")
             continue

@@ -71,7 +71,7 @@ enum ConsolePagesScript {
             GC.api('GET', '/activity', { query: { sinceMs: sinceMs, bucketSec: bucket } }),
             GC.api('GET', '/accounts', { query: { limit: 1000 } }),
             GC.api('GET', '/keys'),
-            GC.api('GET', '/registrations', { query: { limit: 1000 } }),
+            GC.api('GET', '/registrations', { query: { limit: 100 } }),   // a count up to 100, then "100+"
           ]);
           if (!current()) return;
           const totals = activity.totals || {};
@@ -96,7 +96,7 @@ enum ConsolePagesScript {
         select.addEventListener('change', () => { dashboardRange = select.value; GC.attempt(refresh); });
         loading(stats);
         await refresh();
-        GC.every(10000, () => { if (current()) GC.attempt(refresh); });
+        GC.every(10000, () => { if (current() && !document.hidden) GC.attempt(refresh); });
       };
 
       // ---------------------------------------------------------------- registrations
