@@ -17,6 +17,7 @@ passwords, some flows for the chart. The browser then, through the console only:
   policy-invalid   a policy edit with an error (an unknown check class) shows the error by key, and changes nothing
                    (the policy's version and PinCodeAttempts' maxAttempts stay)
   policy-applied   a good edit (PinCodeAttempts maxAttempts 3 -> 5) applies: the policy view shows 5
+  revoke-delete    on a client with a token: Revoke makes the token answer 401; Delete asks again, then deletes
   navigation       keys, audit trail, registrations paging and sign-out work, Tab shows a focus ring, a refused token
                    signs out, and the browser saw no CSP violation
   read-only        signed in with gatehouse.admin.read only, the console offers no write action and hides the source
@@ -52,7 +53,7 @@ HTTP_TIMEOUT = 15
 WAIT = 15
 PHONE = (390, 844)
 DESKTOP = (1280, 900)
-STEPS = ["sign-in", "unblock", "unlock", "policy-invalid", "policy-applied", "navigation", "read-only"]
+STEPS = ["sign-in", "unblock", "unlock", "policy-invalid", "policy-applied", "revoke-delete", "navigation", "read-only"]
 
 log = harness.log
 
@@ -118,10 +119,10 @@ def admin_get(base, token, path):
 class RuntimeClient:
     """A MobileFirst client straight from the wire protocol: an RSA key, an RS256-signed registration, rounds."""
 
-    def __init__(self, base, device, app=APP, platform=PLATFORM):
+    def __init__(self, base, device, app=APP, platform=PLATFORM, key=None):
         from cryptography.hazmat.primitives.asymmetric import rsa
         self.base, self.device, self.app, self.platform = base, device, app, platform
-        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.key = key or rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.client_id = None
 
     def jwk(self, kid=None):
@@ -294,10 +295,14 @@ def run_steps(settings, results, folder):
     settings.logs.append(("gatehouse output", gatehouse.text))
 
     # What an operator meets: a blocked client, a locked account, some flows and failures for the chart.
+    happy_clients = []
     for index in range(3):
         happy = RuntimeClient(base, f"console-happy-{index}").register()
         assert happy.preauthorize("accessRestricted", {"PinCodeAttempts": {"pin": "1234"}}).status == 200
-        happy.token("accessRestricted")
+        happy_clients.append((happy, happy.token("accessRestricted")))
+    # Enough registrations for two pages of 25 (one key for all: only the registrations matter here).
+    for index in range(20):
+        RuntimeClient(base, f"console-filler-{index:02d}", key=happy_clients[0][0].key).register()
     blocked = RuntimeClient(base, "console-blocked-device").register()
     statuses = [blocked.preauthorize("accessRestricted", {"PinCodeAttempts": {"pin": "0000"}}).status for _ in range(3)]
     assert statuses == [401, 401, 403], f"wrong PINs answered {statuses}"
@@ -448,13 +453,22 @@ def run_steps(settings, results, folder):
         assert events, "the audit trail shows neither the reset nor a next page"
         ui.go("#/registrations", "#search-clear")
         ui.click("#search-clear")
-        ui.wait(lambda: len(ui.find_all("#registrations tbody tr")) >= 8, "every registration")
+        ui.wait(lambda: len(ui.find_all("#registrations tbody tr")) == 25, "the first page of 25 registrations")
+        first = [row.text for row in ui.find_all("#registrations tbody tr td.id")]
         ui.shoot("registrations")
+        ui.click("#page-next")
+        ui.wait(lambda: ui.text("#registrations caption").startswith("Page 2"), "the second page")
+        second = [row.text for row in ui.find_all("#registrations tbody tr td.id")]
+        assert second and not set(first) & set(second) and max(first) < min(second), "the pages overlap or are out of order"
+        assert not ui.find("#page-next").is_enabled(), "a third page is offered"
+        ui.click("#page-previous")
+        ui.wait(lambda: ui.text("#registrations caption").startswith("Page 1"), "the first page again")
+        registrations = len(first) + len(second)
         # Keyboard: from the top of the page, Tab reaches the skip link, then the console's own controls, each with a
         # visible focus ring.
         from selenium.webdriver.common.keys import Keys
         driver.refresh()   # a fresh page (the session stays: sessionStorage), focus at its start
-        ui.wait(lambda: len(ui.find_all("#registrations tbody tr")) >= 8, "the registrations after a reload")
+        ui.wait(lambda: len(ui.find_all("#registrations tbody tr")) == 25, "the registrations after a reload")
         body = ui.find("body")
         rings = []
         for _ in range(4):
@@ -487,7 +501,25 @@ def run_steps(settings, results, folder):
         severe = [line for line in ui.console_lines if line.startswith("SEVERE") and "/admin/v1" not in line
                   and "/az/v1/token" not in line]
         assert not severe, f"browser errors: {severe}"
-        return f"keys rotated (2 listed), audit page of {first_page}, every registration, Tab reaches {outline} with a visible focus ring; a refused token (401) signs out; signed out; no CSP violation"
+        return f"keys rotated (2 listed), audit page of {first_page}, {registrations} registrations on two pages by the cursor, Tab reaches {outline} with a visible focus ring; a refused token (401) signs out; signed out; no CSP violation"
+
+    def revoke_delete():
+        client, token = happy_clients[0]
+        balance = "/mfp/api/adapters/ResourceAdapter/balance"
+        assert request(base, "GET", balance, headers={"Authorization": "Bearer " + token}).status == 200
+        ui.go(f"#/client/{client.client_id}", "#revoke")
+        ui.click("#revoke")
+        ui.wait(lambda: "stops working" in ui.text("#notice"), "the revocation's notice")
+        refused = request(base, "GET", balance, headers={"Authorization": "Bearer " + token})
+        assert refused.status == 401, f"the revoked token still answers {refused}"
+        ui.click("#delete")
+        ui.wait(lambda: "Press again" in ui.text("#delete"), "the delete button asking again")
+        assert admin_get(base, admin, "/registrations/" + client.client_id)["clientId"] == client.client_id, "deleted at once"
+        ui.click("#delete")
+        ui.wait(lambda: ui.visible("#search-clear") and "deleted" in ui.text("#notice"), "the registrations after the delete")
+        gone = client.preauthorize("accessRestricted")
+        assert gone.status in (400, 404) and "INVALID_CLIENT_ID" in gone.body, f"the deleted client got {gone}"
+        return "the token answered 401 after Revoke; Delete asked again, then the client's next round got INVALID_CLIENT_ID"
 
     def read_only():
         ui.wait(lambda: ui.visible("#signin-form"), "the sign-in form")
@@ -510,7 +542,7 @@ def run_steps(settings, results, folder):
 
     for name, function in (("sign-in", sign_in), ("unblock", unblock), ("unlock", unlock),
                            ("policy-invalid", policy_invalid), ("policy-applied", policy_applied),
-                           ("navigation", navigation), ("read-only", read_only)):
+                           ("revoke-delete", revoke_delete), ("navigation", navigation), ("read-only", read_only)):
         if name != "sign-in" and results.get("sign-in", ("fail",))[0] != "pass":
             results[name] = ("fail", "not run: the sign-in failed")
             continue

@@ -213,8 +213,7 @@ enum ConsolePagesScript {
           });
           const remove = GC.confirmButton('Delete the registration…', 'Press again to delete', async () => {
             if (await GC.attempt(() => GC.api('DELETE', path))) {
-              GC.notify('Registration ' + clientId + ' deleted: its tokens were revoked, and the app must register again.');
-              location.hash = '#/registrations';
+              GC.navigate('#/registrations', 'Registration ' + clientId + ' deleted: its tokens were revoked, and the app must register again.');
             }
           }, { id: 'delete', disabled: !GC.canWrite() });
           body.appendChild(h('div', { class: 'actions' }, revoke, remove));

@@ -100,6 +100,13 @@ enum ConsoleScript {
         box.hidden = !text;
       }
       function clearMessages() { showError(null); notify(''); }
+      /** Goes to another page, showing `text` there (a page change clears the messages of the page left). */
+      let carried = null;
+      function navigate(hash, text) {
+        if (location.hash === hash) { notify(text); render(); return; }
+        carried = text;
+        location.hash = hash;
+      }
 
       // ---------------------------------------------------------------- session
 
@@ -295,12 +302,16 @@ enum ConsoleScript {
           }
         });
         $('sign-out').addEventListener('click', () => { clearMessages(); signOut('Signed out.'); $('signin-id').focus(); });
-        window.addEventListener('hashchange', () => { clearMessages(); render(); });
+        window.addEventListener('hashchange', () => {
+          clearMessages();
+          if (carried) { notify(carried); carried = null; }
+          render();
+        });
         GC.focusHeading = false;
         render();
       }
 
-      Object.assign(GC, { h, append, clear, $, when, table, empty, badge, confirmButton, api, attempt, notify, showError,
+      Object.assign(GC, { h, append, clear, $, when, table, empty, badge, confirmButton, api, attempt, notify, navigate, showError,
                           problemItem, clearMessages, render, ApiError });
       if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start); else start();
     })();
