@@ -143,7 +143,7 @@ let package = Package(
         .target(
             name: "GatehouseServer",
             dependencies: [
-                "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite", "GatehouseHTTP", "GatehouseResourceServer",
+                "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseHTTP", "GatehouseResourceServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -230,7 +230,7 @@ let package = Package(
         .executableTarget(
             name: "FlowBenchmark",
             dependencies: [
-                "BenchmarkSupport", "GatehouseServer", "GatehouseProtocol",
+                "BenchmarkSupport", "GatehouseServer", "GatehouseSQLite", "GatehouseProtocol",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -8,6 +8,7 @@ import BenchmarkSupport
 import Foundation
 import GatehouseProtocol
 import GatehouseServer
+import GatehouseSQLite
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -34,11 +35,11 @@ func withServer<T: Sendable>(_ body: (_ baseURL: String, _ dataDirectory: String
     let policyPath = (directory as NSString).appendingPathComponent("policy.yaml")
     try policyYAML.write(toFile: policyPath, atomically: true, encoding: .utf8)
 
-    var configuration = ServerConfiguration()
+    var configuration = ServerConfiguration(store: try SQLiteStore.open(dataDirectory: directory))
     configuration.host = "127.0.0.1"
     configuration.port = 0
     configuration.policyPath = policyPath
-    configuration.dataDirectory = directory
+    configuration.adapters = [ResourceAdapter()]
     var logger = Logger(label: "gatehouse-bench")
     logger.logLevel = .warning
 

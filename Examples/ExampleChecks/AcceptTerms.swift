@@ -6,7 +6,7 @@ import GatehouseProtocol
 /// Challenge: `{"terms":"...","version":"2024-01"}`. Answer: `{"accept":"2024-01"}` (the version accepted).
 /// Register it with the server before the policy is read:
 /// ```swift
-/// var configuration = ServerConfiguration()
+/// var configuration = ServerConfiguration(store: try SQLiteStore.open(dataDirectory: ".gatehouse"))
 /// configuration.registry.register("AcceptTerms") { name, properties, _ in AcceptTerms(name: name, properties: &properties) }
 /// ```
 /// and use it in a policy as `securityChecks: { Terms: { class: AcceptTerms, properties: { version: "2024-01" } } }`.

@@ -63,6 +63,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds between two reads of the store for a policy an operator applied on another node.")
     var policyPollInterval: Int = 2
 
+    @Option(help: "Serve the seeds' sample adapter (ResourceAdapter: /mfp/api/adapters/ResourceAdapter/balance) with a --policy too: true or false. Always served with the demo policy.")
+    var sampleAdapter: Bool = false
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -89,9 +92,24 @@ struct ServeCommand: AsyncParsableCommand {
         umask(0o077)   // every file the server creates (database, WAL, logs) is the owner's only
         var logger = Logger(label: "gatehouse")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        var configuration = ServerConfiguration()
+        // The store: PostgreSQL when --database names one, else the embedded SQLite in --data.
+        let store: any GatehouseStore
+        var postgres: PostgresStore?
+        if let database {
+            let location = try PostgresLocation(url: database)
+            do {
+                postgres = try await PostgresStore.connect(location, logger: logger)
+            } catch {
+                throw ValidationError("Cannot open the PostgreSQL database \(location): \(String(reflecting: error))")
+            }
+            store = postgres!
+            logger.info("Store: PostgreSQL \(location)")
+        } else {
+            store = try SQLiteStore.open(dataDirectory: data)
+        }
+        var configuration = ServerConfiguration(store: store)
         configuration.policyPath = policy
-        configuration.dataDirectory = data
+        configuration.adapters = policy == nil || sampleAdapter ? [ResourceAdapter()] : []
         configuration.host = host
         configuration.port = port
         configuration.issuer = issuer
@@ -103,28 +121,17 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.auditLines = auditLogLines ? Logger(label: "gatehouse.audit") : nil
         configuration.policyPollInterval = .seconds(policyPollInterval)
         var reloading: Task<Void, Never>?
-        if let files = tls.files {
-            do {
-                let tls = try ReloadableTLS(certificatePath: files.certificate, keyPath: files.key)
-                configuration.tls = tls
-                reloading = tls.reloadOnHangup(logger: logger)
-            } catch {
-                throw ValidationError("TLS: \(error)")
-            }
-        }
         defer { reloading?.cancel() }
-        var postgres: PostgresStore?
-        if let database {
-            let location = try PostgresLocation(url: database)
-            do {
-                postgres = try await PostgresStore.connect(location, logger: logger)
-            } catch {
-                throw ValidationError("Cannot open the PostgreSQL database \(location): \(String(reflecting: error))")
-            }
-            configuration.store = postgres
-            logger.info("Store: PostgreSQL \(location)")
-        }
         do {
+            if let files = tls.files {
+                do {
+                    let tls = try ReloadableTLS(certificatePath: files.certificate, keyPath: files.key)
+                    configuration.tls = tls
+                    reloading = tls.reloadOnHangup(logger: logger)
+                } catch {
+                    throw ValidationError("TLS: \(error)")
+                }
+            }
             try await serve(configuration, logger: logger)
         } catch {
             await postgres?.shutdown()
@@ -134,17 +141,8 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     private func serve(_ configuration: ServerConfiguration, logger: Logger) async throws {
-        var configuration = configuration
         if rotateSigningKey {
-            let store: any GatehouseStore
-            if let given = configuration.store {
-                store = given
-            } else {
-                try SQLiteStore.createDataDirectory(data)
-                store = try SQLiteStore(path: (data as NSString).appendingPathComponent("gatehouse.sqlite"))
-                configuration.store = store
-            }
-            let kid = try await TokenSigner.rotate(in: store)
+            let kid = try await TokenSigner.rotate(in: configuration.store)
             logger.notice("New token-signing key \(kid) is current; older keys still verify their tokens")
         }
         let demo = policy == nil

@@ -1,6 +1,6 @@
 import GatehouseProtocol
 
-/// A user authenticated by a security check (reference §1.5).
+/// A user authenticated by a security check (MobileFirst's `AuthenticatedUser`, Developer Center “Implementing the UserAuthenticationSecurityCheck”).
 ///
 /// Clients see it as the `user` member of the check's success:
 /// `{"id":"john","displayName":"john","authenticatedAt":1455803338008,"authenticatedBy":"UserLogin","attributes":{}}`.

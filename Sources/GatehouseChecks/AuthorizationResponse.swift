@@ -1,6 +1,6 @@
 import GatehouseProtocol
 
-/// What checks answer in a round: a success, a challenge or a failure per check name (reference §1.2).
+/// What checks answer in a round: a success, a challenge or a failure per check name (MobileFirst's `AuthorizationResponse`).
 public struct AuthorizationResponse: Sendable, Equatable {
     /// The kind of answer, failures before challenges before successes.
     public enum ResponseType: Sendable, Equatable {

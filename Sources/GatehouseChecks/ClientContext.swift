@@ -31,7 +31,7 @@ public struct ClientContext: Sendable {
     }
 }
 
-/// The registration context of a client (reference §1.7): survives every check's expiry.
+/// The registration context of a client (MobileFirst Developer Center, “Security-check contract”: the registration context): survives every check's expiry.
 public struct RegistrationContext: Codable, Sendable, Equatable {
     public var registeredUser: AuthenticatedUser?
     /// Attributes the client may see, such as `rememberedAt`.

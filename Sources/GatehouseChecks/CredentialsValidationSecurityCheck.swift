@@ -1,6 +1,6 @@
 import GatehouseProtocol
 
-/// The configuration every credentials-validating check shares (reference §1.6), with MobileFirst's defaults.
+/// The configuration every credentials-validating check shares (MobileFirst's `CredentialsValidationSecurityCheckConfig`), with MobileFirst's defaults.
 public struct CredentialsValidationConfiguration: Sendable, Equatable {
     /// Wrong answers before the client is blocked. Default 1.
     public var maxAttempts: Int
@@ -91,7 +91,7 @@ public struct CredentialsValidationState<Data: SecurityCheckData>: Codable, Send
     }
 }
 
-/// A check that validates credentials, counts wrong answers and blocks after too many (reference §1.4).
+/// A check that validates credentials, counts wrong answers and blocks after too many (MobileFirst Developer Center, “Implementing the CredentialsValidationSecurityCheck”).
 ///
 /// Implement ``validateCredentials(_:state:client:)`` and ``createChallenge(state:client:)``; the protocol
 /// provides `authorize`, `introspect` and `expiresAt` with the exact MobileFirst algorithm:

@@ -1,5 +1,5 @@
 /// The state machine every stateful check keeps: a state name, when it was set, and per-state durations
-/// (reference §1.3, `ExternalizableSecurityCheck`).
+/// (MobileFirst Developer Center, “ExternalizableSecurityCheck”).
 public struct ExternalizableState: Codable, Sendable, Equatable {
     /// The predefined state that every other state falls into when its duration has passed.
     public static let expired = "expired"

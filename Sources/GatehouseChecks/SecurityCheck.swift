@@ -1,7 +1,7 @@
 import GatehouseProtocol
 
 /// A security check: a stateful, per-client gate that answers each pre-authorization round with a success, a
-/// challenge or a failure (reference §1.2).
+/// challenge or a failure (MobileFirst's `SecurityCheck` interface).
 ///
 /// The server keeps one ``State`` per client registration and check, loads it before a round and stores it after,
 /// atomically with the other checks' states: a check's methods only change the values they are given.

@@ -4,7 +4,7 @@ import GatehouseProtocol
 /// The configuration properties of a check, read into typed values with defaults, collecting errors and warnings.
 ///
 /// A check's configuration reads every property it knows; whatever is left unread is reported as a warning.
-/// Errors stop the server from starting (reference §1.6).
+/// Errors stop the server from starting (MobileFirst Developer Center, “Creating a security check”: configuration).
 public struct SecurityCheckProperties: Sendable {
     private let values: [String: JSON]
     private var read: Set<String> = []

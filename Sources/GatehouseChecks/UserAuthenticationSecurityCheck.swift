@@ -1,7 +1,7 @@
 import GatehouseProtocol
 
 /// A credentials-validating check that authenticates a user, makes the user active and can remember them
-/// (reference §1.5).
+/// (MobileFirst Developer Center, “Implementing the UserAuthenticationSecurityCheck”).
 ///
 /// Implement ``createUser(state:client:)`` beside `validateCredentials` and `createChallenge`. The success carries
 /// the user: `{"user":{"id":..,"displayName":..,"authenticatedAt":..,"authenticatedBy":..,"attributes":{..}}}`.

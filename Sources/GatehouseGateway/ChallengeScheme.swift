@@ -1,4 +1,4 @@
-/// A realm's HTTP challenge scheme, with the wire forms of the KAAZING gateway (reference §2.1).
+/// A realm's HTTP challenge scheme, with the wire forms of the KAAZING gateway (KAAZING Gateway documentation, “Configure the HTTP challenge scheme”).
 public enum ChallengeScheme: String, Sendable, Codable, CaseIterable {
     /// `WWW-Authenticate: Basic realm="<description>"`, answered with `Authorization: Basic base64(user:password)`.
     case basic = "Basic"

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a request carries towards a realm: the `Authorization` header split into scheme and value, and the
-/// values of the realm's declared headers, query parameters and cookies (reference §3.3).
+/// values of the realm's declared headers, query parameters and cookies (KAAZING Gateway's `authentication` element: `http-header`, `http-query-parameter`, `http-cookie`).
 public struct Credentials: Sendable, Equatable {
     /// The `Authorization` scheme, e.g. `Basic`, `Token`, `Bearer`.
     public var scheme: String?

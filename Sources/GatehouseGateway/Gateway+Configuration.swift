@@ -52,7 +52,7 @@ extension Gateway {
             if roles.contains("*"), roles.count > 1 {
                 throw GatewayConfigurationError("service \(service.name): conflicting roles, remove the wildcard")
             }
-            return try Service(name: service.name, path: service.path, upstream: upstream, realm: realm, requiredRoles: roles,
+            return try ProtectedService(name: service.name, path: service.path, upstream: upstream, realm: realm, requiredRoles: roles,
                                webSocket: service.webSocket ?? false)
         }
         func timeout(_ seconds: Double?, _ fallback: Double, _ name: String) throws -> Duration {

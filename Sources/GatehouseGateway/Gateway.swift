@@ -19,7 +19,7 @@ import Synchronization
 /// try await gateway.makeApplication().runService()
 /// ```
 public final class Gateway: Sendable {
-    public let services: [Service]
+    public let services: [ProtectedService]
     public let statistics = GatewayStatistics()
     let host: String
     let port: Int
@@ -50,7 +50,7 @@ public final class Gateway: Sendable {
     ///   - trustedProxies: peers whose `X-Forwarded-*` and `Forwarded` fields are kept (see ``TrustedProxies``).
     ///   - headerReadTimeout: how long a new connection has to send its first complete request head.
     ///   - idleTimeout: how long a keep-alive connection may sit idle between requests, or stall in a later one.
-    public init(services: [Service], host: String = "127.0.0.1", port: Int = 0, maxWebSocketMessageSize: Int = 1 << 20,
+    public init(services: [ProtectedService], host: String = "127.0.0.1", port: Int = 0, maxWebSocketMessageSize: Int = 1 << 20,
                 trustedProxies: TrustedProxies = .none,
                 headerReadTimeout: Duration = .seconds(GatewayConfiguration.defaultHeaderReadTimeout),
                 idleTimeout: Duration = .seconds(GatewayConfiguration.defaultIdleTimeout),
@@ -73,7 +73,7 @@ public final class Gateway: Sendable {
     // MARK: Routing and authorization
 
     /// The service for a normalised target, with the rest of its path.
-    func route(_ target: RequestTarget) -> (Service, Service.Remainder)? {
+    func route(_ target: RequestTarget) -> (ProtectedService, ProtectedService.Remainder)? {
         for service in services {
             if let rest = service.remainder(of: target) { return (service, rest) }
         }
@@ -86,7 +86,7 @@ public final class Gateway: Sendable {
     }
 
     /// Challenges a request for `service`; `query` is the target's checked query.
-    func admit(_ request: Request, query: String?, to service: Service) async -> Admission {
+    func admit(_ request: Request, query: String?, to service: ProtectedService) async -> Admission {
         guard let realm = service.realm else { return .allow(nil) }
         let credentials = realm.credentials(from: request, query: query)
         let decision = await realm.decide(credentials, requiredRoles: service.requiredRoles)
@@ -114,7 +114,7 @@ public final class Gateway: Sendable {
     }
 
     /// The query forwarded upstream: the checked query without the realm's credential parameters.
-    static func forwardedQuery(_ target: RequestTarget, service: Service) -> String? {
+    static func forwardedQuery(_ target: RequestTarget, service: ProtectedService) -> String? {
         CredentialCarriers.query(target.query, removing: Set(service.realm?.queryParameters ?? []))
     }
 

@@ -54,7 +54,7 @@ struct HTTPProxy: Sendable {
     /// Upstream bodies up to this size, with a `Content-Length`, are relayed as one buffer; larger ones stream.
     static let bufferedBodyLimit = 64 * 1024
 
-    /// Sends `request` to `url` (built by ``Service/upstreamURL(remainder:query:webSocket:)`` from the checked target,
+    /// Sends `request` to `url` (built by ``ProtectedService/upstreamURL(remainder:query:webSocket:)`` from the checked target,
     /// the realm's credential parameters already removed). Never forwarded: hop-by-hop fields, `Authorization`, the
     /// realm's credential headers and cookies, a client's `X-Gateway-User`, and a client's forwarding fields
     /// (replaced by `forwarding`).

@@ -1,4 +1,4 @@
-/// A realm's chain of login modules with their flags, run with JAAS semantics (reference §3.4).
+/// A realm's chain of login modules with their flags, run with JAAS semantics (KAAZING Gateway documentation, “Configure a chain of login modules”).
 public struct LoginChain: Sendable {
     /// One entry of the chain.
     public struct Entry: Sendable {

@@ -15,7 +15,7 @@ public protocol LoginModule: Sendable {
     func login(_ credentials: Credentials, scheme: ChallengeScheme) async -> LoginResult
 }
 
-/// How a module's result counts in the chain (JAAS `LoginModuleControlFlag`, reference §3.4).
+/// How a module's result counts in the chain (JAAS `LoginModuleControlFlag`, as KAAZING Gateway's `login-module` element uses it).
 public enum LoginModuleFlag: String, Sendable, Codable {
     /// Must succeed; the chain goes on either way.
     case required

@@ -33,7 +33,7 @@ final class OpenWebSockets: Sendable {
 /// A service that, on graceful shutdown (SIGTERM), closes the gateway's WebSockets with 1001 "going away". Run it
 /// after the gateway's application in one `ServiceGroup`: a group shuts its services down last first, so the
 /// WebSockets are closed with 1001 before the server's own shutdown would close them with 1000.
-public struct WebSocketDrain: ServiceLifecycle.Service {
+public struct WebSocketDrain: Service {
     let webSockets: OpenWebSockets
 
     public func run() async throws {

@@ -75,7 +75,7 @@ public struct Realm: Sendable {
         case forbidden(Subject)
     }
 
-    /// Authenticates `credentials` and checks `requiredRoles` (reference §2.4).
+    /// Authenticates `credentials` and checks `requiredRoles` (KAAZING `HttpLoginSecurityFilter`'s decision table).
     public func decide(_ credentials: Credentials, requiredRoles: [String]) async -> Decision {
         if credentials.isEmpty { return .challenge(reason: "no credentials") }
         // An `Authorization` header with another scheme and no other credentials: challenge again (PR #898).

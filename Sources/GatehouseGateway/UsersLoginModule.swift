@@ -1,3 +1,4 @@
+import GatehouseProtocol
 import Foundation
 import GatehouseChecks
 import HummingbirdBcrypt
@@ -44,7 +45,7 @@ public struct UsersLoginModule: LoginModule {
             return credentials.isEmpty ? .failure("no credentials") : .ignore
         }
         let account = "user:\(username)"
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = EpochTime.nowMillis()
         if let subject = verified?.subject(username: username, password: password) {
             if (try? await passwords.lockouts.isLocked(account, now: now)) != true { return .success(subject) }
             return .failure("wrong user name or password")

@@ -1,3 +1,4 @@
+import GatehouseProtocol
 import Foundation
 import Logging
 import PostgresNIO
@@ -109,7 +110,7 @@ extension PostgresStore {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                     }
                     try await connection.query(
-                        "INSERT INTO schema_migrations (version, applied_at) VALUES (\(migration.version), \(Self.nowMillis()))",
+                        "INSERT INTO schema_migrations (version, applied_at) VALUES (\(migration.version), \(EpochTime.nowMillis()))",
                         logger: logger)
                     logger.info("Applied PostgreSQL schema migration \(migration.version)")
                 }

@@ -72,8 +72,6 @@ public final class PostgresStore: GatehouseStore {
 
     // MARK: Helpers
 
-    static func nowMillis() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
-
     func encode(_ value: some Encodable) throws -> String {
         String(decoding: try encoder.encode(value), as: UTF8.self)
     }

@@ -1,4 +1,4 @@
-/// The `WWW-Authenticate` values of a protected resource (reference §2.5, RFC 6750 §3), written once for the
+/// The `WWW-Authenticate` values of a protected resource (MobileFirst Developer Center, “Protecting external resources”, RFC 6750 §3), written once for the
 /// server's adapters and the resource-server middleware alike.
 public enum BearerAnswer {
     /// No token, or not a bearer header: 401.

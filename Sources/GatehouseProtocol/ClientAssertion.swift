@@ -1,4 +1,4 @@
-/// The claims of a client-assertion JWT (reference §3.3): the client proves it holds its registered key.
+/// The claims of a client-assertion JWT (as the MobileFirst SDKs sign it: `WLOAuthCertManager`, `ibmmfpf.js`): the client proves it holds its registered key.
 ///
 /// Times are epoch **milliseconds**, as MobileFirst clients send them.
 public struct ClientAssertionClaims: Codable, Sendable, Equatable {

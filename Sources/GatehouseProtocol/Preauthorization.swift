@@ -12,7 +12,7 @@ public struct PreauthorizeRequest: Codable, Sendable {
     }
 }
 
-/// The outcome of one pre-authorization round (reference §3.5).
+/// The outcome of one pre-authorization round (runtime REST API `preauth/v1/preauthorize`).
 ///
 /// - 200: only `successes`.
 /// - 401 with `WWW-Authenticate: MFP-Challenge`: `challenges` (and the `successes` so far).

@@ -34,7 +34,7 @@ public struct DeviceData: Codable, Sendable, Equatable {
 
 /// The application part of the registration data: `{"id":..,"clientPlatform":..,"version":..}`.
 ///
-/// The MobileFirst web SDK sends no `version` (reference §3.3), so it is optional.
+/// The MobileFirst web SDK sends no `version` (`ibmmfpf.js`), so it is optional.
 public struct ApplicationData: Codable, Sendable, Hashable {
     public var id: String
     public var clientPlatform: String

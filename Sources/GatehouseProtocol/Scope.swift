@@ -1,7 +1,7 @@
 /// A scope: a set of space-separated scope elements, such as `"RegisteredClient accessRestricted"`.
 ///
 /// Two scopes are equal when they hold the same elements, whatever their order, and with or without the
-/// reserved element `RegisteredClient`, which every scope implies (reference §4.3).
+/// reserved element `RegisteredClient`, which every scope implies (MobileFirst's `WLAuthorizationManager`).
 public struct Scope: Sendable, Hashable, CustomStringConvertible {
     /// The reserved scope element that every registered client is granted.
     public static let registeredClient = "RegisteredClient"

@@ -1,4 +1,4 @@
-/// The token endpoint's answer (reference §2.3).
+/// The token endpoint's answer (MobileFirst's access token response, runtime REST API `az/v1/token`).
 public struct TokenResponse: Codable, Sendable, Equatable {
     public var token_type: String
     /// Seconds.

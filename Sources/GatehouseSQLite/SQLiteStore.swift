@@ -42,6 +42,13 @@ public final class SQLiteStore: GatehouseStore {
     }
 
     /// Creates `directory` (and its parents) for a database, owner-only (0700); an existing one is left as it is.
+    /// Opens (creating it if needed) the store of a data folder: `<directory>/gatehouse.sqlite`, the folder made
+    /// owner-only (0700) when it is created.
+    public static func open(dataDirectory directory: String) throws -> SQLiteStore {
+        try createDataDirectory(directory)
+        return try SQLiteStore(path: (directory as NSString).appendingPathComponent("gatehouse.sqlite"))
+    }
+
     public static func createDataDirectory(_ directory: String) throws {
         guard !FileManager.default.fileExists(atPath: directory) else { return }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -1,10 +1,10 @@
+import GatehouseProtocol
 import Foundation
 import GatehouseChecks
 import GatehouseHTTP
 import HummingbirdCore
 import HummingbirdHTTP2
 import NIOCore
-import GatehouseSQLite
 import GatehouseStore
 import Hummingbird
 import Logging
@@ -17,10 +17,9 @@ public struct ServerConfiguration: Sendable {
     public var port: Int = 8080
     /// The policy file; `nil` runs the ``DemoPolicy``.
     public var policyPath: String?
-    /// Where the embedded store keeps its database.
-    public var dataDirectory: String = ".gatehouse"
-    /// A store to use instead of the embedded SQLite one.
-    public var store: (any GatehouseStore)?
+    /// Where registrations, client states, keys and the audit log are kept: SQLite (`GatehouseSQLite`) on one
+    /// machine, PostgreSQL (`GatehousePostgres`) for several nodes.
+    public var store: any GatehouseStore
     /// The check classes the policy may name.
     public var registry: SecurityCheckRegistry = .builtIn
     /// The `iss` of issued tokens and the `issuer` of the RFC 8414 metadata: this server's public base URL
@@ -44,10 +43,14 @@ public struct ServerConfiguration: Sendable {
     /// How often the store is asked whether an operator applied a newer policy (on any node).
     public var policyPollInterval: Duration = .seconds(2)
 
-    /// The adapters whose resources the server serves under `/mfp/api/adapters/`.
-    public var adapters: [any Adapter] = [ResourceAdapter()]
+    /// The adapters whose resources the server serves under `/mfp/api/adapters/` (the seeds' sample is
+    /// ``ResourceAdapter``).
+    public var adapters: [any Adapter] = []
 
-    public init() {}
+    /// A configuration of the server on `store`, with the defaults for everything else.
+    public init(store: any GatehouseStore) {
+        self.store = store
+    }
 }
 
 /// Builds the Gatehouse HTTP application.
@@ -76,7 +79,6 @@ public enum Gatehouse {
         AdapterRoutes(adapters: configuration.adapters, validator: service.validator).add(to: router)
         DiscoveryRoutes(signer: service.signer, issuer: service.issuerName).add(to: router)
         AdminRoutes(admin: AdminService(service: service, registry: configuration.registry)).add(to: router)
-        ConsoleRoutes().add(to: router)
         // Last: runs only for requests no route matched (405 for a routed path's other methods).
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headForGet: true))
         if configuration.tls == nil, !ServingWarnings.isLoopback(configuration.host) {
@@ -111,15 +113,8 @@ public enum Gatehouse {
 
     /// The authorization service alone, for embedding or benchmarks.
     public static func makeService(_ configuration: ServerConfiguration, logger: Logger) async throws -> AuthorizationService {
-        let chosen: any GatehouseStore
-        if let given = configuration.store {
-            chosen = given
-        } else {
-            try SQLiteStore.createDataDirectory(configuration.dataDirectory)
-            chosen = try SQLiteStore(path: (configuration.dataDirectory as NSString).appendingPathComponent("gatehouse.sqlite"))
-        }
         let metrics = GatehouseMetrics()
-        let store = MeasuredStore(chosen, metrics: metrics)
+        let store = MeasuredStore(configuration.store, metrics: metrics)
         let nodeName = configuration.nodeName ?? ProcessInfo.processInfo.hostName
         let compiler = PolicyCompiler(store: store, registry: configuration.registry, node: nodeName)
         let policies = PolicyInForce(try await startingPolicy(configuration, compiler: compiler, logger: logger))
@@ -129,7 +124,7 @@ public enum Gatehouse {
         let signer = try await TokenSigner.load(from: store, maxKeyAge: configuration.signingKeyMaxAge)
         let revocations = RevocationList(store: store)
         let longestToken = policy.applications.map(\.maxTokenExpiration).max() ?? 3600
-        try await revocations.load(since: Int64(Date().timeIntervalSince1970 * 1000) - Int64(max(longestToken, 3600)) * 1000)
+        try await revocations.load(since: EpochTime.nowMillis() - Int64(max(longestToken, 3600)) * 1000)
         return AuthorizationService(
             policyWatcher: PolicyWatcher(policies: policies, compiler: compiler, interval: configuration.policyPollInterval, logger: logger),
             signer: signer, revocations: revocations,

@@ -125,7 +125,7 @@ class Gatehouse:
         self._ready = threading.Event()
         command = [str(binary), "serve", "--port", "0", "--data", str(data_dir)]
         if policy is not None:
-            command += ["--policy", str(policy)]
+            command += ["--policy", str(policy), "--sample-adapter", "true"]
         log(f"starting: {' '.join(command)}")
         busy_until = time.monotonic() + start_timeout
         while True:

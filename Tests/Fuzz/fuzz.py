@@ -983,7 +983,7 @@ def main():
         for target in targets:
             if target == "serve":
                 Server("serve", [args.gatehouse, "serve", "--port", "0", "--data", os.path.join(workdir, "data"),
-                                 "--policy", POLICY, "--log-level", "warning"],
+                                 "--policy", POLICY, "--sample-adapter", "true", "--log-level", "warning"],
                        rb"listens on http://127\.0\.0\.1:(\d+)", workdir, servers)
             elif target == "gateway":
                 Server("gateway", [args.gatehouse, "gateway", "--port", "0", "--log-level", "warning"],

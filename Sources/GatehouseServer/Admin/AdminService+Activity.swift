@@ -13,7 +13,7 @@ extension AdminService {
     /// `{"sinceMs","untilMs","bucketSec","buckets":[{"startMs","counts":{"<event>":n}}],"totals":{"<event>":n}}`;
     /// every bucket is listed, empty ones too, oldest first. 400 for a bucket outside 1…86400 s, a start in the
     /// future or before the epoch, or more than ``maxActivityBuckets`` buckets.
-    func activity(query: [String: String], now: Int64 = Clock.nowMillis()) async throws -> JSON {
+    func activity(query: [String: String], now: Int64 = EpochTime.nowMillis()) async throws -> JSON {
         let bucketSec = try Self.wholeNumber(query, "bucketSec", default: 60, in: 1...Self.maxBucketSec)
         let since = try Self.wholeNumber(query, "sinceMs", default: max(now - 3_600_000, 0), in: 0...now)
         let width = bucketSec * 1000

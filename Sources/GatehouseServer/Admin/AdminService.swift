@@ -104,7 +104,7 @@ public struct AdminService: Sendable {
     func client(_ clientID: String) async throws -> JSON {
         let record = try await record(clientID)
         let snapshot = ClientSnapshot(registration: record, stored: try await store.clientState(clientID: clientID),
-                                      now: Clock.nowMillis(), logger: service.logger)
+                                      now: EpochTime.nowMillis(), logger: service.logger)
         guard case .object(var result) = Self.json(record, user: snapshot.context.activeUser?.id) else { return .null }
         result["checks"] = .array(checks(of: record).map { snapshot.view(of: $0) })
         return .object(result)
@@ -135,7 +135,7 @@ public struct AdminService: Sendable {
     }
 
     private func revokeGrants(of record: ClientRegistrationRecord) async throws {
-        let now = Clock.nowMillis()
+        let now = EpochTime.nowMillis()
         try await service.validator.revocations.add(checks(of: record).map {
             RevocationRecord(subject: .grant(clientID: record.clientID, check: $0.name), revokedAt: now)
         })
@@ -155,7 +155,7 @@ public struct AdminService: Sendable {
     /// The accounts locked now by the per-account lockout (`user:<name>`, `client:<id>`).
     func lockedAccounts(query: [String: String]) async throws -> JSON {
         let limit = try Self.limit(query)
-        let accounts = try await store.lockedAccounts(now: Clock.nowMillis(), limit: limit)
+        let accounts = try await store.lockedAccounts(now: EpochTime.nowMillis(), limit: limit)
         return ["accounts": .array(accounts.map {
             ["account": .string($0.account), "failures": .int(Int64($0.state.failures)), "lockedUntil": .int($0.state.lockedUntil),
              "lockouts": .int(Int64($0.state.lockouts))]

@@ -46,7 +46,7 @@ public final class AuditLog: Sendable {
         }
         do {
             try await store.appendAudit(stamped)
-            let now = Clock.nowMillis()
+            let now = EpochTime.nowMillis()
             let due = lastPrune.withLock { last in
                 guard now - last >= Self.pruneSpacing else { return false }
                 last = now
@@ -61,7 +61,7 @@ public final class AuditLog: Sendable {
     /// Records one event.
     func record(_ event: String, clientID: String? = nil, application: String? = nil, user: String? = nil, check: String? = nil,
                 address: String? = nil, actor: String? = nil, detail: String? = nil) async {
-        await record([AuditEvent(time: Clock.nowMillis(), event: event, clientID: clientID, application: application, user: user,
+        await record([AuditEvent(time: EpochTime.nowMillis(), event: event, clientID: clientID, application: application, user: user,
                                  check: check, address: address, actor: actor, detail: detail)])
     }
 }

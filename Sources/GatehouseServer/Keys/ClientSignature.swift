@@ -6,7 +6,7 @@ import GatehouseProtocol
 /// Verification of a client's RS256 signatures under its application's key-size policy.
 ///
 /// Keys of 2048 bits or more are verified by swift-crypto. An application whose policy sets
-/// `minimumClientKeyBits` below 2048 (legacy MobileFirst Android apps generate 512-bit keys, reference §3.3)
+/// `minimumClientKeyBits` below 2048 (legacy MobileFirst Android apps generate 512-bit keys, `WLOAuthCertManager`)
 /// also gets shorter keys verified, by ``LegacyRSA``; nothing else changes for it.
 enum ClientSignature {
     /// The smallest key any policy may allow.

@@ -1,3 +1,4 @@
+import GatehouseProtocol
 import Foundation
 import GatehouseStore
 import Logging
@@ -34,7 +35,7 @@ public struct PolicyWatcher: Service {
             throw ApplyError.invalid(error)
         }
         do {
-            try await store.insertPolicy(StoredPolicy(version: version, yaml: yaml, appliedAt: Clock.nowMillis(), actor: actor))
+            try await store.insertPolicy(StoredPolicy(version: version, yaml: yaml, appliedAt: EpochTime.nowMillis(), actor: actor))
         } catch StoreError.duplicate {
             throw ApplyError.conflict
         }

@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 
 /// Serves adapters' resources, checking each request's bearer token against the route's security first
-/// (reference §2.5: 401 `Bearer`, 401 `invalid_token`, 403 `insufficient_scope` naming the scope).
+/// (as MobileFirst's resource servers answer: 401 `Bearer`, 401 `invalid_token`, 403 `insufficient_scope` naming the scope).
 struct AdapterRoutes<Context: RequestContext> {
     let adapters: [any Adapter]
     let validator: TokenValidator

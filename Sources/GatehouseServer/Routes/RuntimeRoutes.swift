@@ -4,7 +4,7 @@ import GatehouseProtocol
 import Hummingbird
 import NIOCore
 
-/// The MobileFirst 8.0 runtime protocol under `/mfp/api` (reference §3.1).
+/// The MobileFirst 8.0 runtime protocol under `/mfp/api` (the MobileFirst Server runtime REST API).
 struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
     let service: AuthorizationService
 
@@ -36,7 +36,7 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
 
     @Sendable func register(_ request: Request, context: Context) async throws -> Response {
         var request = request
-        if let registrations = service.policies.current.registrationThrottle, let address = context.remoteAddress?.ipAddress, !registrations.admit(address, now: Clock.nowMillis()) {
+        if let registrations = service.policies.current.registrationThrottle, let address = context.remoteAddress?.ipAddress, !registrations.admit(address, now: EpochTime.nowMillis()) {
             throw GatehouseError(.tooManyRequests, "TOO_MANY_REGISTRATIONS",
                                  "Too many registrations from this address; try again later.",
                                  headers: [.retryAfter: String(max(registrations.window / 1000, 1))])

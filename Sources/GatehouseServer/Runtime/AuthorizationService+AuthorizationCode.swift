@@ -44,7 +44,7 @@ extension AuthorizationService {
         try await store.insertCode(
             AuthorizationCodeRecord(
                 codeHash: Self.hash(code), clientID: clientID, scope: scope.normalized, redirectURI: redirectURI,
-                expiresAt: Clock.nowMillis() + codeLifetime, tokenExpiresAt: grant.expiresAt, checks: grant.checks, userID: grant.user))
+                expiresAt: EpochTime.nowMillis() + codeLifetime, tokenExpiresAt: grant.expiresAt, checks: grant.checks, userID: grant.user))
         return redirectURI + "?code=" + code
     }
 }

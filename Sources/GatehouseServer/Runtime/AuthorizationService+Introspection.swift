@@ -50,7 +50,7 @@ extension AuthorizationService {
                     "deviceDisplayName": JSON(device.deviceDisplayName), "status": "ACTIVE",
                 ]
                 let stored = try await store.clientState(clientID: claims.client_id)
-                let snapshot = ClientSnapshot(registration: record, stored: stored, now: Clock.nowMillis(), logger: logger)
+                let snapshot = ClientSnapshot(registration: record, stored: stored, now: EpochTime.nowMillis(), logger: logger)
                 if let user = snapshot.context.activeUser, user.id == claims.user { answer.user = user.json }
             }
         }
@@ -64,7 +64,7 @@ extension AuthorizationService {
         if let client = try await confidentialClients.authenticate(authorization: authorization) {
             callerID = client.id
         } else if form["client_assertion"] != nil {
-            callerID = try await assertions.verify(form: form, audience: .revocation, jti: nil, now: Clock.nowMillis(), style: .oauth).clientID
+            callerID = try await assertions.verify(form: form, audience: .revocation, jti: nil, now: EpochTime.nowMillis(), style: .oauth).clientID
         } else {
             throw GatehouseError(.unauthorized, "invalid_client", "Authenticate with a client assertion or HTTP Basic.", style: .oauth)
         }
@@ -72,7 +72,7 @@ extension AuthorizationService {
             throw GatehouseError(.badRequest, "invalid_request", "token is required", style: .oauth)
         }
         guard let claims = try? await validator.claims(of: token), claims.client_id == callerID else { return }
-        try await validator.revocations.add([RevocationRecord(subject: .token(jti: claims.jti), revokedAt: Clock.nowMillis())])
+        try await validator.revocations.add([RevocationRecord(subject: .token(jti: claims.jti), revokedAt: EpochTime.nowMillis())])
         metrics.tokensRevoked(by: "client")
         await audit.record("token.revoked", clientID: claims.client_id, application: claims.app?.id, user: claims.user, address: address,
                            actor: callerID, detail: "one token")

@@ -53,7 +53,7 @@ extension AuthorizationService {
             metrics.check(check, outcome: outcome, answered: answered)
         }
         await audit.record(outcomes)
-        return PreauthorizeOutcome(response: response, serverTime: Clock.nowMillis())
+        return PreauthorizeOutcome(response: response, serverTime: EpochTime.nowMillis())
     }
 
     func checks(of application: ApplicationPolicy, for scope: Scope) throws -> [(check: any SecurityCheck, scope: Set<String>)] {
@@ -72,7 +72,7 @@ extension AuthorizationService {
         try await locks.withLock(record.clientID) {
             for _ in 0..<maxRoundRetries {
                 let stored = try await store.clientState(clientID: record.clientID)
-                var snapshot = ClientSnapshot(registration: record, stored: stored, now: Clock.nowMillis(), logger: logger)
+                var snapshot = ClientSnapshot(registration: record, stored: stored, now: EpochTime.nowMillis(), logger: logger)
                 let userBefore = snapshot.context.activeUser?.id
                 let result = try await body(&snapshot)
                 if try await store.commit(clientID: record.clientID, writes: snapshot.writes()) {

@@ -36,7 +36,7 @@ extension AuthorizationService {
             throw GatehouseError(.forbidden, "ORIGIN_NOT_ALLOWED",
                                  "Web pages of origin '\((origin ?? "").prefix(128))' may not register for application \(application.id).")
         }
-        let now = Clock.nowMillis()
+        let now = EpochTime.nowMillis()
         let clientID = UUID().uuidString.lowercased()
         try await store.createRegistration(
             ClientRegistrationRecord(clientID: clientID, data: data, publicKey: jwk, createdAt: now, updatedAt: now))
@@ -60,13 +60,13 @@ extension AuthorizationService {
         }
         _ = try application(for: data)
         record.data = data
-        record.updatedAt = Clock.nowMillis()
+        record.updatedAt = EpochTime.nowMillis()
         try await store.updateRegistration(record)
     }
 
     /// The registration of the client whose assertion `form` carries, which must be `clientID`.
     public func registration(clientID: String, form: [String: String]) async throws -> ClientRegistrationRecord {
-        let record = try await assertions.verify(form: form, audience: .registration, jti: nil, now: Clock.nowMillis(), style: .mobileFirst)
+        let record = try await assertions.verify(form: form, audience: .registration, jti: nil, now: EpochTime.nowMillis(), style: .mobileFirst)
         guard record.clientID == clientID else {
             throw GatehouseError(.forbidden, "FORBIDDEN", "The assertion was signed by another client.")
         }

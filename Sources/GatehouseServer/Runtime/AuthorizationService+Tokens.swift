@@ -25,7 +25,7 @@ extension AuthorizationService {
         guard let code = form["code"], !code.isEmpty else {
             throw GatehouseError(.badRequest, "invalid_request", "code is required", style: .oauth)
         }
-        let now = Clock.nowMillis()
+        let now = EpochTime.nowMillis()
         let client = try await assertions.verify(form: form, audience: .tokenEndpoint, jti: code, now: now, style: .oauth)
         func invalidGrant(_ message: String) -> GatehouseError { GatehouseError(.badRequest, "invalid_grant", message, style: .oauth) }
         guard let record = try await store.consumeCode(hash: Self.hash(code)) else {
@@ -65,7 +65,7 @@ extension AuthorizationService {
         guard client.allows(scope) else {
             throw GatehouseError(.badRequest, "invalid_scope", "Scope '\(scope.normalized.prefix(256))' is not allowed for client \(client.id).", style: .oauth)
         }
-        let now = Clock.nowMillis()
+        let now = EpochTime.nowMillis()
         let claims = AccessTokenClaims(
             iss: issuer, sub: client.id, exp: now / 1000 + Int64(confidentialTokenLifetime), iat: now / 1000, iat_ms: now,
             jti: Self.randomToken(bytes: 16),

@@ -1,7 +1,7 @@
 import GatehouseProtocol
 import GatehouseStore
 
-/// Checks a client assertion (reference §3.3): a JWS signed with the client's registered key, for the right
+/// Checks a client assertion (as the MobileFirst SDKs sign it: `WLOAuthCertManager`, `ibmmfpf.js`): a JWS signed with the client's registered key, for the right
 /// audience, within its 60-second window, used once.
 ///
 /// Endpoint binding: MobileFirst clients send `aud` only to the token endpoint (`null` elsewhere, which is

@@ -5,7 +5,7 @@ import GatehouseProtocol
 import HummingbirdBcrypt
 import Synchronization
 
-/// A confidential client (reference §2.4): a back-end with an id and a secret, allowed some scopes.
+/// A confidential client (MobileFirst Developer Center, “Confidential clients”): a back-end with an id and a secret, allowed some scopes.
 public struct ConfidentialClient: Sendable {
     public let id: String
     public let displayName: String
@@ -58,7 +58,7 @@ final class ConfidentialClients: Sendable {
     func authenticate(authorization: String?) async throws -> ConfidentialClient? {
         guard let (id, secret) = ClientSecretBasic.parse(authorization) else { return nil }
         let account = "client:\(id)"
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = EpochTime.nowMillis()
         guard let client = clients[id] else {
             _ = try await passwords.verify(secret, hash: nil, account: account, now: now)   // the same time as a known client
             return nil

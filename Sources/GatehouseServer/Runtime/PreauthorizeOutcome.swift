@@ -5,7 +5,7 @@ import GatehouseProtocol
 import GatehouseStore
 import Logging
 
-/// The aggregated answer of a pre-authorization round (reference §3.5): failures win over challenges, which
+/// The aggregated answer of a pre-authorization round (the runtime REST API's `preauth/v1/preauthorize`): failures win over challenges, which
 /// win over successes; every answer carries `clockSynchronization`.
 public struct PreauthorizeOutcome: Sendable {
     public let response: AuthorizationResponse

@@ -54,7 +54,7 @@ final class KeyRing: Sendable {
     /// key is the newest usable one, whatever order concurrent refreshes finish in.
     func refresh() async throws {
         let records = try await store.signingKeys().filter { $0.algorithm == "ES256" }
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = EpochTime.nowMillis()
         let newestKID = records.max { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }?.kid
         let maxAgeMillis = maxAge.map { Int64($0.components.seconds) * 1000 }
         func isRetired(_ record: SigningKeyRecord) -> Bool {

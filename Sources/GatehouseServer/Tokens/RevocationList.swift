@@ -48,7 +48,7 @@ final class RevocationList: Sendable {
     /// Loads the revocations recorded since `since` (epoch ms: now minus the longest token lifetime) from the
     /// store, and starts following the store.
     func load(since: Int64) async throws {
-        let started = Self.nowMillis()
+        let started = EpochTime.nowMillis()
         apply(try await store.revocations(since: since))
         entries.withLock { entries in
             entries.lastRead = max(entries.lastRead, started)
@@ -60,7 +60,7 @@ final class RevocationList: Sendable {
 
     /// Reads the revocations recorded since shortly before the previous read.
     func poll() async throws {
-        let started = Self.nowMillis()
+        let started = EpochTime.nowMillis()
         let since = entries.withLock { $0.lastRead } - Self.overlap
         apply(try await store.revocations(since: since))
         entries.withLock { entries in
@@ -121,5 +121,4 @@ final class RevocationList: Sendable {
         }
     }
 
-    private static func nowMillis() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 }

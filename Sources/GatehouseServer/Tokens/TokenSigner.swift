@@ -94,7 +94,7 @@ public struct TokenSigner: Sendable {
         guard var record = records.first(where: { $0.kid == kid }) else { throw StoreError.notFound }
         guard records.max(by: { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) })?.kid != kid else { throw KeyError.currentKey }
         guard record.retiredAt == nil else { return }
-        record.retiredAt = Int64(Date().timeIntervalSince1970 * 1000)
+        record.retiredAt = EpochTime.nowMillis()
         try await store.updateSigningKey(record)
     }
 
@@ -107,7 +107,7 @@ public struct TokenSigner: Sendable {
     /// A new key, created after `newest` even if this node's clock is behind the one that made it.
     static func newKeyRecord(after newest: SigningKeyRecord?) -> SigningKeyRecord {
         let key = ES256PrivateKey()
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = EpochTime.nowMillis()
         return SigningKeyRecord(
             kid: UUID().uuidString.lowercased(), algorithm: "ES256", privateKeyPEM: key.pemRepresentation,
             createdAt: max(now, (newest?.createdAt ?? 0) + 1))

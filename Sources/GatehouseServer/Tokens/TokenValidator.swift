@@ -2,7 +2,7 @@ import Foundation
 import GatehouseProtocol
 import Synchronization
 
-/// Why a bearer token was refused, with the exact answer of reference §2.5.
+/// Why a bearer token was refused, with the exact answer of MobileFirst Developer Center, “Protecting external resources”.
 public enum BearerError: Error, Sendable, Equatable {
     /// No `Authorization: Bearer` header, or a malformed one: 401 `WWW-Authenticate: Bearer`.
     case missing

@@ -11,7 +11,7 @@ import Testing
             var configuration = GatewayConfiguration(
                 realms: [GatewayFixture.usersRealm("demo", scheme: .basic)],
                 services: [ServiceConfiguration(name: "api", path: "/api", upstream: upstream, realm: "demo", requireRoles: [])])
-            configuration.accountLockout = AccountLockoutSettings(threshold: 3, windowSec: 60, durationSec: 2, maxDurationSec: 2)
+            configuration.accountLockout = AccountLockoutSettings(threshold: 3, windowSec: 60, durationSec: 4, maxDurationSec: 4)
             return configuration
         }) { fixture in
             func get(_ user: String, _ password: String) async throws -> Int {
@@ -21,7 +21,7 @@ import Testing
             for attempt in 0..<3 { #expect(try await get("joe", "guess\(attempt)") == 401) }
             #expect(try await get("joe", "welcome") == 401)   // locked: even the right (cached) password
             #expect(try await get("ann", "secret") == 200)
-            try await Task.sleep(for: .seconds(2.2))
+            try await Task.sleep(for: .seconds(4.2))
             #expect(try await get("joe", "welcome") == 200)
         }
     }

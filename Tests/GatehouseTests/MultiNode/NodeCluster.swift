@@ -56,10 +56,10 @@ final class NodeCluster: Sendable {
     /// Starts one more node on the cluster's database.
     func startNode() async throws -> TestServer {
         let store = try await PostgresStore.connect(location, logger: TestPostgres.logger)
-        var configuration = ServerConfiguration()
+        var configuration = ServerConfiguration(store: store)
         configuration.port = 0
         configuration.policyPath = policyPath
-        configuration.store = store
+        configuration.adapters = [ResourceAdapter()]
         var logger = Logger(label: "gatehouse-node")
         logger.logLevel = .warning
         do {

@@ -16,9 +16,8 @@ import Testing
             throughProxy.port = proxy.port
             throughProxy.connectTimeout = .seconds(10)
             let store = try await PostgresStore.connect(throughProxy, logger: TestPostgres.logger)
-            var configuration = ServerConfiguration()
+            var configuration = ServerConfiguration(store: store)
             configuration.port = 0
-            configuration.store = store
             var logger = Logger(label: "readiness-test")
             logger.logLevel = .critical
             let app = try await RunningApp.start(logger: logger) { onRunning in

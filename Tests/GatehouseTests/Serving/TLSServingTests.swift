@@ -113,7 +113,7 @@ import Testing
         let policyPath = directory + "/policy.yaml"
         try TestPolicies.standard.write(toFile: policyPath, atomically: true, encoding: .utf8)
         let server = try GatehouseProcess.start([
-            "serve", "--port", "0", "--data", directory, "--policy", policyPath,
+            "serve", "--port", "0", "--data", directory, "--policy", policyPath, "--sample-adapter", "true",
             "--tls-certificate", certificates.certificatePath, "--tls-key", certificates.keyPath,
         ])
         defer { server.process.terminate() }

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseChecks
 import GatehouseServer
+import GatehouseSQLite
 import Hummingbird
 import Logging
 
@@ -20,10 +21,10 @@ struct TestServer: Sendable {
         let policyPath = (directory as NSString).appendingPathComponent("policy.yaml")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try policy.write(toFile: policyPath, atomically: true, encoding: .utf8)
-        var configuration = ServerConfiguration()
+        var configuration = ServerConfiguration(store: try SQLiteStore.open(dataDirectory: directory))
         configuration.port = 0
         configuration.policyPath = policyPath
-        configuration.dataDirectory = directory
+        configuration.adapters = [ResourceAdapter()]
         configuration.registry = registry
         configuration.issuer = issuer
         configuration.auditLines = auditLines

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A protected service at run time.
-public struct Service: Sendable {
+public struct ProtectedService: Sendable {
     public let name: String
     /// The public path prefix, normalised like a request's path (``RequestTarget``), without a trailing `/`
     /// (`""` for the root).

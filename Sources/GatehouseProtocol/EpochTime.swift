@@ -1,0 +1,12 @@
+import GatehouseProtocol
+import Foundation
+
+/// Epoch milliseconds: the time unit of the MobileFirst protocol (expirations, `iat_ms`) and of Gatehouse's stored
+/// records. The one place that reads the wall clock in that unit.
+public enum EpochTime {
+    /// Now, in epoch milliseconds (rounded down).
+    public static func nowMillis() -> Int64 { millis(of: Date()) }
+
+    /// `date` in epoch milliseconds (rounded down).
+    public static func millis(of date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+}
