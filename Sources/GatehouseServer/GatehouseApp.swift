@@ -79,6 +79,7 @@ public enum Gatehouse {
         AdapterRoutes(adapters: configuration.adapters, validator: service.validator).add(to: router)
         DiscoveryRoutes(signer: service.signer, issuer: service.issuerName).add(to: router)
         AdminRoutes(admin: AdminService(service: service, registry: configuration.registry)).add(to: router)
+        ConsoleRoutes().add(to: router)
         // Last: runs only for requests no route matched (405 for a routed path's other methods).
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headForGet: true))
         if configuration.tls == nil, !ServingWarnings.isLoopback(configuration.host) {
