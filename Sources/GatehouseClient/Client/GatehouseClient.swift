@@ -51,6 +51,11 @@ public final class GatehouseClient: Sendable {
         authorizationManager = AuthorizationManager(api: api, registrar: registrar, registry: registry)
     }
 
+    /// Ends the streams of ``events(bufferSize:)``.
+    deinit {
+        observer.finish()
+    }
+
     /// A client of `serverURL` for the application `applicationID`.
     public convenience init(serverURL: URL, applicationID: String, platform: String = "ios", version: String = "1.0",
                             keyStore: (any KeyStore)? = nil)

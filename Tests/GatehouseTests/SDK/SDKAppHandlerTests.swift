@@ -157,4 +157,18 @@ final class TypedAnswerHandler: SecurityCheckChallengeHandler, @unchecked Sendab
             }
         }
     }
+
+    @Test func theStreamsEndWhenTheClientGoesAway() async throws {
+        var client: GatehouseClient? = GatehouseClient(
+            configuration: ClientConfiguration(serverURL: URL(string: "http://127.0.0.1:1")!, applicationID: "a", logger: SDK.quietLogger),
+            keyStore: InMemoryKeyStore())
+        let events = try #require(client).events()
+        let reader = Task { () async -> Int in
+            var count = 0
+            for await _ in events { count += 1 }
+            return count
+        }
+        client = nil
+        #expect(try await SDK.bounded(10) { await reader.value } == 0)
+    }
 }
