@@ -95,7 +95,7 @@ enum ConsoleStyle {
     .table-wrap { overflow-x: auto; background: var(--paper); border: 1px solid var(--line); border-radius: 8px; }
     table { border-collapse: collapse; width: 100%; font-size: 0.95rem; }
     caption { text-align: left; padding: 0.6rem 0.8rem; color: var(--muted); font-size: 0.9rem; }
-    th, td { text-align: left; padding: 0.55rem 0.8rem; border-top: 1px solid var(--line); vertical-align: top; }
+    th, td { text-align: left; padding: 0.55rem 0.8rem; border-top: 1px solid var(--line); vertical-align: middle; }
     th { background: #f8f9fb; font-weight: 600; white-space: nowrap; }
     td { overflow-wrap: anywhere; }
     td code { overflow-wrap: normal; white-space: nowrap; }
