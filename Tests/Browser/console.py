@@ -440,6 +440,9 @@ def run_steps(settings, results, folder):
         return f"{ui.text('#policy-applied')}; the policy view and GET /admin/v1/policy show maxAttempts 5"
 
     def navigation():
+        # An error of the API is shown on the page with its code and message.
+        ui.go("#/client/nobody-registered", "#page h1")
+        ui.wait(lambda: "NOT_FOUND" in ui.error_text() and "nobody-registered" in ui.error_text(), "the API's 404 on the page")
         ui.go("#/keys", "#rotate")
         ui.wait(lambda: len(ui.find_all("#keys tbody tr")) == 1, "one signing key")
         ui.click("#rotate")
@@ -501,7 +504,7 @@ def run_steps(settings, results, folder):
         severe = [line for line in ui.console_lines if line.startswith("SEVERE") and "/admin/v1" not in line
                   and "/az/v1/token" not in line]
         assert not severe, f"browser errors: {severe}"
-        return f"keys rotated (2 listed), audit page of {first_page}, {registrations} registrations on two pages by the cursor, Tab reaches {outline} with a visible focus ring; a refused token (401) signs out; signed out; no CSP violation"
+        return f"an unknown client's NOT_FOUND shown; keys rotated (2 listed), audit page of {first_page}, {registrations} registrations on two pages by the cursor, Tab reaches {outline} with a visible focus ring; a refused token (401) signs out; signed out; no CSP violation"
 
     def revoke_delete():
         client, token = happy_clients[0]

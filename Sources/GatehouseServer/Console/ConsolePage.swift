@@ -41,6 +41,7 @@ enum ConsolePage {
       <main id="main" tabindex="-1">
         <div id="notice" class="notice" role="status" aria-live="polite" hidden></div>
         <div id="error" class="error" role="alert" hidden></div>
+        <noscript><p class="error">The console needs JavaScript (its own scripts, served by Gatehouse; nothing from elsewhere).</p></noscript>
         <section id="signin" class="signin" aria-labelledby="signin-title" hidden>
           <h1 id="signin-title">Sign in</h1>
           <p>Sign in as a confidential client of the policy that holds the scope <code>gatehouse.admin</code>
