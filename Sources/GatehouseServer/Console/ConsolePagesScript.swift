@@ -394,7 +394,7 @@ enum ConsolePagesScript {
           }
           if (!current()) return;
           const textarea = h('textarea', { id: 'policy-yaml', name: 'yaml', spellcheck: 'false', autocapitalize: 'none', autocomplete: 'off',
-            'aria-describedby': 'policy-help policy-result', rows: 24 });
+            'aria-describedby': 'policy-help policy-keys policy-result', rows: 24 });
           textarea.value = source.yaml || '';
           const validate = h('button', { type: 'button', class: 'button', id: 'policy-validate' }, 'Validate');
           const apply = h('button', { type: 'button', class: 'button primary', id: 'policy-apply' }, 'Validate and apply');
@@ -408,7 +408,8 @@ enum ConsolePagesScript {
           describe(source.version, source.origin);
           editor.append(
             help,
-            h('label', { for: 'policy-yaml' }, 'Policy (YAML)'), textarea,
+            h('label', { for: 'policy-yaml' }, 'Policy (YAML)'),
+            h('p', { id: 'policy-keys', class: 'muted' }, 'Tab indents by two spaces; press Escape, then Tab, to leave the editor.'), textarea,
             h('div', { class: 'actions' }, validate, apply, reload), result);
           textarea.addEventListener('keydown', (event) => {
             // Tab indents inside the editor; Escape then Tab leaves it (keyboard users are never trapped).

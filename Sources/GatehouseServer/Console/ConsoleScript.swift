@@ -63,18 +63,28 @@ enum ConsoleScript {
         let armed = false;
         let timer = null;
         const button = h('button', Object.assign({ type: 'button', class: 'button danger' }, attributes || {}), label);
+        const name = button.getAttribute('aria-label');
+        const disarm = () => {
+          armed = false;
+          button.textContent = label;
+          button.classList.remove('confirm');
+          if (name) button.setAttribute('aria-label', name);
+        };
         button.addEventListener('click', async () => {
           if (!armed) {
             armed = true;
             button.textContent = confirmLabel;
             button.classList.add('confirm');
-            timer = setTimeout(() => { armed = false; button.textContent = label; button.classList.remove('confirm'); }, 6000);
+            // The new name is what a screen reader reads for the focused button.
+            if (name) button.setAttribute('aria-label', confirmLabel + ': ' + name);
+            timer = setTimeout(disarm, 6000);
             return;
           }
           clearTimeout(timer);
           button.disabled = true;
-          try { await action(); } finally { button.disabled = false; armed = false; button.textContent = label; button.classList.remove('confirm'); }
+          try { await action(); } finally { button.disabled = false; disarm(); }
         });
+        button.addEventListener('blur', () => { if (armed) { clearTimeout(timer); disarm(); } });
         return button;
       }
 
