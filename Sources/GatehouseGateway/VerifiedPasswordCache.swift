@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseProtocol
 import Synchronization
 
 /// Remembers, for a short time, which user name and password pairs a ``UsersLoginModule`` has verified, so that
@@ -10,19 +11,13 @@ import Synchronization
 /// only successes are kept (a wrong password is verified with bcrypt every time). At most `capacity` entries:
 /// when full, expired entries are dropped, and then all of them.
 final class VerifiedPasswordCache: Sendable {
-    private struct Entry {
-        let subject: Subject
-        let expires: ContinuousClock.Instant
-    }
-
     private let key = SymmetricKey(size: .bits256)
     private let lifetime: Duration
-    private let capacity: Int
-    private let entries = Mutex<[Data: Entry]>([:])
+    private let entries: Mutex<ExpiringEntries<Data, Subject, ContinuousClock.Instant>>
 
     init(lifetime: Duration, capacity: Int = 10_000) {
         self.lifetime = lifetime
-        self.capacity = capacity
+        entries = Mutex(ExpiringEntries(capacity: capacity, overflow: .forgetAll))
     }
 
     private func fingerprint(_ username: String, _ password: String) -> Data {
@@ -36,26 +31,13 @@ final class VerifiedPasswordCache: Sendable {
     func subject(username: String, password: String) -> Subject? {
         let fingerprint = fingerprint(username, password)
         let now = ContinuousClock.now
-        return entries.withLock { entries in
-            guard let entry = entries[fingerprint] else { return nil }
-            guard entry.expires > now else {
-                entries[fingerprint] = nil
-                return nil
-            }
-            return entry.subject
-        }
+        return entries.withLock { $0.value(for: fingerprint, now: now) }
     }
 
     /// Remembers a pair that bcrypt has just verified.
     func remember(username: String, password: String, subject: Subject) {
         let fingerprint = fingerprint(username, password)
         let now = ContinuousClock.now
-        entries.withLock { entries in
-            if entries.count >= capacity {
-                entries = entries.filter { $0.value.expires > now }
-                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            }
-            entries[fingerprint] = Entry(subject: subject, expires: now.advanced(by: lifetime))
-        }
+        entries.withLock { $0.insert(subject, for: fingerprint, expires: now.advanced(by: lifetime), now: now) }
     }
 }

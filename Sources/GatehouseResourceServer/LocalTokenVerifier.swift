@@ -15,14 +15,14 @@ public final class LocalTokenVerifier: TokenVerifier {
         var keys: JWTKeyCollection?
         var kids: Set<String> = []
         var lastFetch: ContinuousClock.Instant?
-        var verified: [String: VerifiedToken] = [:]
+        /// At most 100,000 verified tokens, until they expire.
+        var verified = ExpiringEntries<String, VerifiedToken, Date>(capacity: 100_000, overflow: .forgetAll)
     }
 
     private let jwksURL: String
     private let httpClient: HTTPClient
     private let minimumRefreshInterval: Duration
     private let state = Mutex(State())
-    private let cacheLimit = 100_000
 
     /// - Parameters:
     ///   - jwksURL: the server's key set, e.g. `http://gatehouse:8080/.well-known/jwks.json`.
@@ -35,10 +35,7 @@ public final class LocalTokenVerifier: TokenVerifier {
 
     public func verify(_ token: String) async throws(TokenRejection) -> VerifiedToken {
         let now = Date()
-        if let cached = state.withLock({ $0.verified[token] }) {
-            guard cached.expiresAt > now else { throw .invalidToken }
-            return cached
-        }
+        if let cached = state.withLock({ $0.verified.value(for: token, now: now) }) { return cached }
         guard let kid = Self.kid(of: token) else { throw .invalidToken }
         let keys = try await keys(for: kid)
         let claims: AccessTokenClaims
@@ -49,10 +46,8 @@ public final class LocalTokenVerifier: TokenVerifier {
         }
         let verified = VerifiedToken(
             scope: Scope(claims.scope), clientID: claims.client_id, userID: claims.user, checks: claims.checks, expiresAt: claims.expiresAt)
-        state.withLock { state in
-            if state.verified.count >= cacheLimit { state.verified = state.verified.filter { $0.value.expiresAt > now } }
-            if state.verified.count < cacheLimit { state.verified[token] = verified }
-        }
+        state.withLock { $0.verified.insert(verified, for: token, expires: verified.expiresAt, now: now) }
+        guard verified.expiresAt > now else { throw .invalidToken }
         return verified
     }
 

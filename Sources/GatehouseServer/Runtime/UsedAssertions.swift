@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseProtocol
 import Synchronization
 
 /// Client assertions already accepted by this node, until they expire: an assertion works once, so one caught on
@@ -8,12 +9,11 @@ import Synchronization
 /// MobileFirst clients sign a new assertion for every request (its `iat` is in milliseconds), so a legitimate
 /// client never sends the same one twice. Kept in memory (SHA-256 of the assertion → expiry), bounded.
 final class UsedAssertions: Sendable {
-    private let used = Mutex<[SHA256.Digest: Int64]>([:])
-    /// The most assertions remembered; the expired ones are dropped first.
-    let capacity: Int
+    /// At most `capacity` assertions, the expired ones dropped first; a full memory refuses (fails closed).
+    private let used: Mutex<ExpiringEntries<SHA256.Digest, Void, Int64>>
 
     init(capacity: Int = 200_000) {
-        self.capacity = capacity
+        used = Mutex(ExpiringEntries(capacity: capacity, overflow: .refuse))
     }
 
     /// Records `assertion` as used until `expiresAt` (epoch ms); `false` when it was used already (or when the
@@ -21,13 +21,9 @@ final class UsedAssertions: Sendable {
     func consume(_ assertion: String, expiresAt: Int64, now: Int64) -> Bool {
         let digest = SHA256.hash(data: Data(assertion.utf8))
         return used.withLock { used in
-            if let until = used[digest], until >= now { return false }
-            if used.count >= capacity {
-                used = used.filter { $0.value >= now }
-                if used.count >= capacity { return false }
-            }
-            used[digest] = expiresAt
-            return true
+            // Used until its expiry, inclusive.
+            if used.value(for: digest, now: now - 1) != nil { return false }
+            return used.insert((), for: digest, expires: expiresAt, now: now - 1)
         }
     }
 }

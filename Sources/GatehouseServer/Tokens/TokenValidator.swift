@@ -40,15 +40,10 @@ public final class TokenValidator: Sendable {
         let kid: String?
     }
 
-    private struct Cache {
-        var claims: [String: Verified] = [:]
-    }
-
     private let signer: TokenSigner
     let revocations: RevocationList
-    private let cache = Mutex(Cache())
-    /// The most tokens kept verified in memory.
-    let cacheLimit = 100_000
+    /// At most 100,000 tokens kept verified in memory, until they expire.
+    private let cache = Mutex(ExpiringEntries<String, Verified, Date>(capacity: 100_000, overflow: .forgetAll))
 
     init(signer: TokenSigner, revocations: RevocationList) {
         self.signer = signer
@@ -91,7 +86,7 @@ public final class TokenValidator: Sendable {
     private func verified(_ token: String) async throws(BearerError) -> Verified {
         let now = Date()
         let verified: Verified
-        if let cached = cache.withLock({ $0.claims[token] }) {
+        if let cached = cache.withLock({ $0.value(for: token, now: now) }) {
             verified = cached
         } else {
             do {
@@ -100,18 +95,9 @@ public final class TokenValidator: Sendable {
             } catch {
                 throw .invalidToken
             }
-            cache.withLock { cache in
-                if cache.claims.count >= cacheLimit {
-                    cache.claims = cache.claims.filter { !$0.value.claims.isExpired(at: now) }
-                    if cache.claims.count >= cacheLimit { cache.claims.removeAll(keepingCapacity: true) }
-                }
-                cache.claims[token] = verified
-            }
+            cache.withLock { $0.insert(verified, for: token, expires: verified.claims.expiresAt, now: now) }
         }
-        guard !verified.claims.isExpired(at: now) else {
-            cache.withLock { _ = $0.claims.removeValue(forKey: token) }
-            throw .invalidToken
-        }
+        guard !verified.claims.isExpired(at: now) else { throw .invalidToken }
         guard !revocations.isRevoked(verified.claims) else { throw .invalidToken }
         if let kid = verified.kid, signer.isRetired(kid) { throw .invalidToken }
         return verified
