@@ -25,8 +25,6 @@ public final class PostgresStore: GatehouseStore {
     public let location: PostgresLocation
     private let runTask: Task<Void, Never>
     let logger: Logger
-    private let encoder = JSONEncoder()
-    private let decoder = JSONDecoder()
 
     private init(client: PostgresClient, location: PostgresLocation, runTask: Task<Void, Never>, logger: Logger) {
         self.client = client
@@ -72,13 +70,9 @@ public final class PostgresStore: GatehouseStore {
 
     // MARK: Helpers
 
-    func encode(_ value: some Encodable) throws -> String {
-        String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
+    func encode(_ value: some Encodable) throws -> String { try StoreCoding.shared.encode(value) }
 
-    func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
-        try decoder.decode(type, from: Data(text.utf8))
-    }
+    func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T { try StoreCoding.shared.decode(type, text) }
 
     /// The texts of the first column of every row.
     func texts(_ query: PostgresQuery) async throws -> [String] {
@@ -179,12 +173,13 @@ public final class PostgresStore: GatehouseStore {
 
     public func insertCode(_ code: AuthorizationCodeRecord) async throws {
         let text = try encode(code)
-        try await client.query(
+        let inserted = try await texts(
             """
             WITH expired AS (DELETE FROM authorization_codes WHERE expires_at < \(code.expiresAt - 3_600_000))
             INSERT INTO authorization_codes (code_hash, record, expires_at) VALUES (\(code.codeHash), \(text), \(code.expiresAt))
-            """, logger: logger
-        ).collect()
+            ON CONFLICT DO NOTHING RETURNING code_hash
+            """)
+        if inserted.isEmpty { throw StoreError.duplicate }
     }
 
     public func consumeCode(hash: String) async throws -> AuthorizationCodeRecord? {

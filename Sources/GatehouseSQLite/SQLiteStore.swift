@@ -11,8 +11,6 @@ import GatehouseStore
 /// first, so a stale round changes nothing.
 public final class SQLiteStore: GatehouseStore {
     let pool: DatabasePool
-    private let encoder = JSONEncoder()
-    private let decoder = JSONDecoder()
 
     /// Opens (and creates or migrates) the database at `path`. The database and its WAL files are the owner's
     /// only (0600): they hold client keys, user hashes and the token-signing keys.
@@ -130,13 +128,9 @@ public final class SQLiteStore: GatehouseStore {
         return migrator
     }
 
-    func encode(_ value: some Encodable) throws -> String {
-        String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
+    func encode(_ value: some Encodable) throws -> String { try StoreCoding.shared.encode(value) }
 
-    func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
-        try decoder.decode(type, from: Data(text.utf8))
-    }
+    func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T { try StoreCoding.shared.decode(type, text) }
 
     // MARK: Registrations
 
@@ -212,12 +206,14 @@ public final class SQLiteStore: GatehouseStore {
 
     public func insertCode(_ code: AuthorizationCodeRecord) async throws {
         let text = try encode(code)
-        try await writing { db in
+        let inserted = try await writing { db in
             try db.execute(sql: "DELETE FROM authorization_codes WHERE expires_at < ?", arguments: [code.expiresAt - 3_600_000])
             try db.execute(
-                sql: "INSERT INTO authorization_codes (code_hash, record, expires_at) VALUES (?, ?, ?)",
+                sql: "INSERT OR IGNORE INTO authorization_codes (code_hash, record, expires_at) VALUES (?, ?, ?)",
                 arguments: [code.codeHash, text, code.expiresAt])
+            return db.changesCount > 0
         }
+        if !inserted { throw StoreError.duplicate }
     }
 
     public func consumeCode(hash: String) async throws -> AuthorizationCodeRecord? {
@@ -238,11 +234,13 @@ public final class SQLiteStore: GatehouseStore {
 
     public func insertSigningKey(_ key: SigningKeyRecord) async throws {
         let text = try encode(key)
-        try await writing { db in
+        let inserted = try await writing { db in
             try db.execute(
-                sql: "INSERT INTO signing_keys (kid, record, created_at) VALUES (?, ?, ?)",
+                sql: "INSERT OR IGNORE INTO signing_keys (kid, record, created_at) VALUES (?, ?, ?)",
                 arguments: [key.kid, text, key.createdAt])
+            return db.changesCount > 0
         }
+        if !inserted { throw StoreError.duplicate }
     }
 
     public func updateSigningKey(_ key: SigningKeyRecord) async throws {

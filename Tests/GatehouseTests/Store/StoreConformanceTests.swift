@@ -208,6 +208,7 @@ import Testing
             let code = Self.code("hash-1")
             try await store.insertCode(code)
             try await store.insertCode(Self.code("hash-2"))
+            await #expect(throws: StoreError.duplicate, "a code hash is stored once") { try await store.insertCode(Self.code("hash-1")) }
             #expect(try await store.consumeCode(hash: "unknown") == nil)
             #expect(try await store.consumeCode(hash: "hash-1") == code)
             #expect(try await store.consumeCode(hash: "hash-1") == nil)
@@ -258,7 +259,7 @@ import Testing
             try await store.insertSigningKey(first)
             try await store.insertSigningKey(tie)
             #expect(try await store.signingKeys() == [first, tie, second])
-            await #expect(throws: (any Error).self, "a kid is never reused") {
+            await #expect(throws: StoreError.duplicate, "a kid is never reused") {
                 try await store.insertSigningKey(SigningKeyRecord(kid: "k1", algorithm: "ES256", privateKeyPEM: "other", createdAt: 3_000))
             }
             #expect(try await store.signingKeys() == [first, tie, second])
