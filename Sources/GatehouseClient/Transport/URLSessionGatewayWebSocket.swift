@@ -90,15 +90,32 @@ public final class URLSessionGatewayWebSocket: @unchecked Sendable {
             guard let failure else {
                 return URLSessionGatewayWebSocket(task: task, location: url, handshakeChallenge: answered, challengeHandler: challengeHandler)
             }
-            let response = task.response as? HTTPURLResponse
             task.cancel(with: .normalClosure, reason: nil)
             if Task.isCancelled { throw .transport("cancelled", underlying: CancellationError()) }
-            guard let response else { throw .transport("the WebSocket handshake to \(url.absoluteString) failed", underlying: failure) }
-            let challenge = response.value(forHTTPHeaderField: "WWW-Authenticate")
-            guard response.statusCode == 401, let challenge else { throw .refused(status: response.statusCode, challenge: challenge) }
+            // The refusal: the handshake's own response where the platform keeps it, else the same request as a
+            // plain GET (the gateway admits both alike).
+            var refusal = task.response as? HTTPURLResponse
+            if refusal == nil { refusal = try? await probe(request, session: session) }
+            guard let refusal else { throw .transport("the WebSocket handshake to \(url.absoluteString) failed", underlying: failure) }
+            let challenge = refusal.value(forHTTPHeaderField: "WWW-Authenticate")
+            guard refusal.statusCode >= 400 else {
+                throw .transport("the WebSocket handshake to \(url.absoluteString) failed though the gateway admits it", underlying: failure)
+            }
+            guard refusal.statusCode == 401, let challenge else { throw .refused(status: refusal.statusCode, challenge: challenge) }
             authorization = try await loop.answer(challenge, location: url, state: &state)
             answered = challenge
         }
+    }
+
+    /// `request` as a plain `GET` over `http`/`https`: how the gateway answers it without the upgrade.
+    private static func probe(_ request: URLRequest, session: URLSession) async throws -> HTTPURLResponse? {
+        guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        components.scheme = components.scheme == "wss" ? "https" : "http"
+        var probe = request
+        probe.url = components.url
+        probe.httpMethod = "GET"
+        let (_, response) = try await session.data(for: probe)
+        return response as? HTTPURLResponse
     }
 
     /// Waits until the handshake is done (a ping answered); the error when it failed.
