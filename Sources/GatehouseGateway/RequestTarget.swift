@@ -107,25 +107,17 @@ public struct RequestTarget: Sendable, Equatable, CustomStringConvertible {
     }
 
     private static func canonicalSegment(_ bytes: ArraySlice<UInt8>) throws(RequestTargetError) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "%") {
-                let decoded = try escape(bytes, at: index)
-                if URIBytes.isUnreserved(decoded) {
-                    output.append(decoded)
-                } else if decoded == UInt8(ascii: "/") || decoded == UInt8(ascii: "\\") {
-                    throw RequestTargetError("an encoded / or \\ in the path")
-                } else if decoded < 0x20 || decoded == 0x7F {
-                    throw RequestTargetError("an encoded control character in the path")
-                } else {
-                    URIBytes.appendEscaped(decoded, to: &output)
-                }
-                index += 3
-                continue
+        try canonical(bytes, escaped: { decoded, _, output throws(RequestTargetError) in
+            if URIBytes.isUnreserved(decoded) {
+                output.append(decoded)
+            } else if decoded == UInt8(ascii: "/") || decoded == UInt8(ascii: "\\") {
+                throw RequestTargetError("an encoded / or \\ in the path")
+            } else if decoded < 0x20 || decoded == 0x7F {
+                throw RequestTargetError("an encoded control character in the path")
+            } else {
+                URIBytes.appendEscaped(decoded, to: &output)
             }
+        }, literal: { byte, output throws(RequestTargetError) in
             if URIBytes.isPathCharacter(byte) {
                 output.append(byte)
             } else if URIBytes.isTolerated(byte) && byte != UInt8(ascii: "\\") {
@@ -133,25 +125,15 @@ public struct RequestTarget: Sendable, Equatable, CustomStringConvertible {
             } else {
                 throw refusal(byte)
             }
-            index += 1
-        }
-        return String(decoding: output, as: UTF8.self)
+        })
     }
 
     // MARK: Query
 
     private static func canonicalQuery(_ bytes: ArraySlice<UInt8>) throws(RequestTargetError) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "%") {
-                _ = try escape(bytes, at: index)
-                output.append(contentsOf: bytes[index..<(index + 3)])
-                index += 3
-                continue
-            }
+        try canonical(bytes, escaped: { _, raw, output in
+            output.append(contentsOf: raw)   // kept as sent: the upstream decodes its own query
+        }, literal: { byte, output throws(RequestTargetError) in
             if URIBytes.isPathCharacter(byte) || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") {
                 output.append(byte)
             } else if URIBytes.isTolerated(byte) {
@@ -159,7 +141,27 @@ public struct RequestTarget: Sendable, Equatable, CustomStringConvertible {
             } else {
                 throw refusal(byte)
             }
-            index += 1
+        })
+    }
+
+    /// The one scan of a path segment or a query: every `%XX` is checked and handed to `escaped` (its byte and its
+    /// three characters), every other byte to `literal`; both append to the canonical output or refuse.
+    private static func canonical(
+        _ bytes: ArraySlice<UInt8>,
+        escaped: (_ decoded: UInt8, _ raw: ArraySlice<UInt8>, _ output: inout [UInt8]) throws(RequestTargetError) -> Void,
+        literal: (_ byte: UInt8, _ output: inout [UInt8]) throws(RequestTargetError) -> Void
+    ) throws(RequestTargetError) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            if bytes[index] == UInt8(ascii: "%") {
+                try escaped(try escape(bytes, at: index), bytes[index..<(index + 3)], &output)
+                index += 3
+            } else {
+                try literal(bytes[index], &output)
+                index += 1
+            }
         }
         return String(decoding: output, as: UTF8.self)
     }
