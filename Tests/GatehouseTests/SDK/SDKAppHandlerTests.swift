@@ -171,4 +171,25 @@ final class TypedAnswerHandler: SecurityCheckChallengeHandler, @unchecked Sendab
         client = nil
         #expect(try await SDK.bounded(10) { await reader.value } == 0)
     }
+
+    /// The configuration's logger hears the flow, never its secrets; a late answer is a warning.
+    @Test func theLoggerHearsTheFlowButNoSecrets() async throws {
+        try await TestServer.run { server in
+            let capture = LogCapture()
+            let client = SDK.client(server, challengeTimeout: .milliseconds(500), logger: capture.logger())
+            let handler = ForgetfulHandler(securityCheck: "SimpleCaptcha")
+            try client.registerChallengeHandler(SDK.pinHandler(Calls(), pin: "1234"))
+            try client.registerChallengeHandler(handler)
+            let token = try await SDK.bounded(30) { try await client.obtainAccessToken(forScope: "accessRestricted") }
+            _ = await SDK.error { _ = try await client.obtainAccessToken(forScope: "SimpleCaptcha") }
+            handler.submitChallengeAnswer(["answer": "7"])
+            let log = capture.text
+            #expect(log.contains("debug registered"))
+            #expect(log.contains("debug challengeReceived check=PinCodeAttempts"))
+            #expect(log.contains("debug tokenObtained scope=\"RegisteredClient accessRestricted\""))
+            #expect(log.contains("notice challengeAbandoned check=SimpleCaptcha error=challengeTimedOut"))
+            #expect(log.contains("warning lateAnswer check=SimpleCaptcha"))
+            #expect(!log.contains("1234") && !log.contains(token.value), "no PIN, no token")
+        }
+    }
 }

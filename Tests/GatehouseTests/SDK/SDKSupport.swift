@@ -79,12 +79,13 @@ enum SDK {
     /// A client of `server` with an in-memory key store.
     static func client(
         _ server: TestServer, app: String = pinApp, platform: String = "ios", version: String = "1.0",
-        keyStore: any KeyStore = InMemoryKeyStore(), transport: (any HTTPTransport)? = nil, challengeTimeout: Duration = .seconds(30)
+        keyStore: any KeyStore = InMemoryKeyStore(), transport: (any HTTPTransport)? = nil, challengeTimeout: Duration = .seconds(30),
+        logger: Logger = quietLogger
     ) -> GatehouseClient {
         let configuration = ClientConfiguration(
             serverURL: URL(string: server.baseURL)!, applicationID: app, platform: platform, version: version,
             device: DeviceData(id: "sdk-test-device", hardware: "TestPhone", platform: "ios 18"), challengeTimeout: challengeTimeout,
-            logger: quietLogger)
+            logger: logger)
         return GatehouseClient(configuration: configuration, keyStore: keyStore, transport: transport ?? URLSessionTransport())
     }
 
