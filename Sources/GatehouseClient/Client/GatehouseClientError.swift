@@ -212,3 +212,8 @@ extension GatehouseClientError {
         (error as? URLError)?.code == .cancelled
     }
 }
+
+extension GatehouseClientError: LocalizedError {
+    /// ``description``, so that `localizedDescription` (an alert's message) says what happened.
+    public var errorDescription: String? { description }
+}

@@ -99,3 +99,8 @@ public struct GatewayClientError: Error, Sendable, Equatable, CustomStringConver
         }
     }
 }
+
+extension GatewayClientError: LocalizedError {
+    /// ``description``, so that `localizedDescription` (an alert's message) says what happened.
+    public var errorDescription: String? { description }
+}

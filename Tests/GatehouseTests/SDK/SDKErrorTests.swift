@@ -12,6 +12,7 @@ import Testing
         #expect(error == .transport("GET http://x: offline"), "the cause is not compared")
         #expect(error != .transport("another message"))
         #expect(error.description.contains("offline"))
+        #expect(error.localizedDescription == error.description, "an alert shows the sentence, not a type name")
 
         // `switch` over codes, with a default: new codes never break it.
         let label = switch error.code {
@@ -46,6 +47,7 @@ import Testing
         #expect(error == .cancelled(location: url, challenge: "Application Token"))
         #expect(error.underlying as? GatehouseClientError == reason)
         #expect(error.description.contains("PinCodeAttempts"))
+        #expect(error.localizedDescription == error.description)
         #expect(GatewayClientError.retryLimitReached(location: url, attempts: 2, challenge: "Basic").attempts == 2)
     }
 }
