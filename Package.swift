@@ -157,6 +157,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            resources: [.copy("OpenAPI/openapi.yaml")],
             swiftSettings: swiftSettings
         ),
         // The client SDK: Foundation, swift-crypto (through GatehouseProtocol) and swift-log's API only.

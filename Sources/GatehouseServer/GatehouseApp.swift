@@ -70,7 +70,10 @@ public enum Gatehouse {
         router.add(middleware: ErrorMiddleware())
         router.get("health") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
         router.get("ready") { _, _ in await Readiness.check(service) }
-        router.get("openapi.json") { _, _ in JSONBody.response(.ok, OpenAPIDocument.json) }
+        let openAPI = JSONBody.buffer(try OpenAPIDocument.load())
+        router.get("openapi.json") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: openAPI))
+        }
         router.get("metrics") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                      body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.exposition())))
