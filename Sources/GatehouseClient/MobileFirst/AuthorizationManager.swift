@@ -4,9 +4,10 @@ import GatehouseProtocol
 /// Access tokens, login and logout (reference §4.3).
 ///
 /// - Tokens are cached per normalised scope (`"b a"`, `"a b"` and `"RegisteredClient a b"` share one token) until
-///   they expire; a cached token costs no HTTP at all.
-/// - One authorization flow runs at a time. Callers that want the same scope share one flow; other scopes
-///   wait their turn. `login` and `logout` take their turn in the same queue, so concurrent calls are served in
+///   ``ClientConfiguration/refreshMargin`` before they expire; a cached token costs no HTTP at all.
+/// - One authorization flow runs at a time. Callers that want the same scope share one flow (a ``SharedFlow``);
+///   other scopes wait their turn. A cancelled caller leaves at once with ``GatehouseClientError/Code/cancelled``;
+///   the flow is cancelled when its last caller leaves. `login` and `logout` take their turn in the same queue, so concurrent calls are served in
 ///   order, never refused as "already in process".
 /// - When the server no longer knows the client (`INVALID_CLIENT_ID`), the flow wipes the registration,
 ///   registers again and retries — once.
@@ -19,7 +20,7 @@ public actor AuthorizationManager {
     /// The native clients' redirect URI; the authorization code comes back in its query.
     static let redirectURI = "https://\(ProtocolNames.nativeRedirectHost)"
 
-    private var tokens: [String: AccessToken] = [:]
+    var tokens: [String: AccessToken] = [:]
     private var flows: [String: (id: UInt64, flow: SharedFlow<AccessToken>)] = [:]
     private var nextFlow: UInt64 = 0
     private var busy = false
@@ -39,7 +40,8 @@ public actor AuthorizationManager {
     /// a new authorization flow — registration if needed, pre-authorization rounds (challenges go to the
     /// registered handlers), authorization code, token.
     ///
-    /// - Throws: ``GatehouseClientError/challengeCancelled(securityCheck:)``,
+    /// - Throws: ``GatehouseClientError/Code/cancelled`` at once when the calling task is cancelled;
+    ///   ``GatehouseClientError/challengeCancelled(securityCheck:)``,
     ///   ``GatehouseClientError/securityCheckFailed(failures:)``, ... when the flow fails.
     public func obtainAccessToken(forScope scope: String? = nil) async throws(GatehouseClientError) -> AccessToken {
         try await obtainAccessToken(forScope: scope, origin: registry.nextSequence())
@@ -147,65 +149,11 @@ public actor AuthorizationManager {
         return AccessToken(value: token.access_token, scope: token.scope, expiresAt: Date().addingTimeInterval(Double(token.expires_in)))
     }
 
-    // MARK: Login and logout
-
-    /// Logs in to `securityCheck` pre-emptively with `credentials` (`{"username":..,"password":..}`), without
-    /// obtaining a token; returns the check's success data (for `UserLogin`, `{"user":{...}}`).
-    ///
-    /// Wrong credentials bring a challenge to the check's handler, as for any request. Called while a
-    /// challenge of the same check is open (typically from its handler), the credentials answer that challenge
-    /// and `login` returns that check's outcome — no "login already in process" error, no deadlock.
-    public func login(securityCheck: String, credentials: JSONObject) async throws(GatehouseClientError) -> JSONObject {
-        if let outcome = await registry.answerOpenChallenge(securityCheck, with: credentials) {
-            return try outcome.get()
-        }
-        let origin = registry.nextSequence()
-        guard await takeTurn() else { throw .cancelled(underlying: CancellationError()) }
-        defer { endTurn() }
-        let successes = try await withRegistration { (identity) async throws(GatehouseClientError) -> [String: JSON] in
-            try await self.preauthorizer.run(
-                identity: identity, scope: securityCheck, answers: [securityCheck: .object(credentials)], origin: origin)
-        }
-        return successes[securityCheck]?.objectValue ?? [:]
-    }
-
-    /// Logs out of `securityCheck` (`POST preauth/v1/logout`) and forgets every cached token. Logging out a
-    /// client that never registered does nothing.
-    public func logout(securityCheck: String) async throws(GatehouseClientError) {
-        guard await takeTurn() else { throw .cancelled(underlying: CancellationError()) }
-        defer { endTurn() }
-        tokens.removeAll()
-        guard let identity = try await registrar.existingIdentity() else { return }
-        let response = try await api.postForm("preauth/v1/logout", [
-            ("security_check", securityCheck), ("client_assertion_type", ClientAssertionClaims.assertionType),
-            ("client_assertion", try api.assertion(for: identity, audience: nil, jti: nil)),
-        ])
-        guard (200..<300).contains(response.status) else {
-            let error = RuntimeAPI.error(from: response)
-            if error.isInvalidClientID {
-                // The server forgot the client: nothing is logged in there any more.
-                try await registrar.wipe()
-                return
-            }
-            throw error
-        }
-    }
-
-    /// Records the client's activity (`POST preauth/v1/heartbeat`), for checks with inactivity timeouts.
-    public func heartbeat() async throws(GatehouseClientError) {
-        guard let identity = try await registrar.existingIdentity() else { return }
-        let response = try await api.postForm("preauth/v1/heartbeat", [
-            ("client_assertion_type", ClientAssertionClaims.assertionType),
-            ("client_assertion", try api.assertion(for: identity, audience: nil, jti: nil)),
-        ])
-        guard (200..<300).contains(response.status) else { throw RuntimeAPI.error(from: response) }
-    }
-
     // MARK: Registration
 
     /// Runs `body` with the client's identity; after `INVALID_CLIENT_ID`, wipes the registration, registers
     /// again and runs `body` once more (never more).
-    private func withRegistration<T: Sendable>(_ body: (ClientIdentity) async throws(GatehouseClientError) -> T) async throws(GatehouseClientError) -> T {
+    func withRegistration<T: Sendable>(_ body: (ClientIdentity) async throws(GatehouseClientError) -> T) async throws(GatehouseClientError) -> T {
         let identity = try await registrar.identity()
         do {
             return try await body(identity)
@@ -219,7 +167,7 @@ public actor AuthorizationManager {
     // MARK: One flow at a time
 
     /// Waits for this flow's turn; `false` when the task was cancelled first (it then has no turn to end).
-    private func takeTurn() async -> Bool {
+    func takeTurn() async -> Bool {
         guard !Task.isCancelled else { return false }
         guard busy else {
             busy = true
@@ -240,7 +188,7 @@ public actor AuthorizationManager {
         turns.remove(at: index).continuation.resume(returning: false)
     }
 
-    private func endTurn() {
+    func endTurn() {
         if turns.isEmpty {
             busy = false
         } else {
