@@ -41,6 +41,26 @@ import Testing
         }
     }
 
+    /// A round that challenges two checks shows both prompts, one after the other.
+    @Test func twoChecksOfOneRoundQueueUp() async throws {
+        try await TestServer.run { server in
+            let client = SDK.client(server)
+            let model = PendingChallengeModel()
+            try await MainActor.run { try model.register(securityChecks: ["PinCodeAttempts", "SimpleCaptcha"], with: client) }
+            let request = Task { try await client.obtainAccessToken(forScope: "both") }
+            try await Self.waitOnMain { model.pending.count == 2 }
+            #expect(Set(await model.pending.map(\.securityCheck)) == ["PinCodeAttempts", "SimpleCaptcha"])
+            for _ in 0..<2 {
+                let current = try #require(await model.current)
+                let answer: JSONObject = current.securityCheck == "SimpleCaptcha" ? SDK.captchaAnswer(current.challenge) : ["pin": "1234"]
+                #expect(await model.submit(answer))
+            }
+            let token = try await SDK.bounded(30) { try await request.value }
+            #expect(token.scope.contains("RegisteredClient"))
+            try await Self.waitOnMain { model.pending.isEmpty }
+        }
+    }
+
     @Test func theModelForgetsAChallengeItsCallerAbandoned() async throws {
         try await TestServer.run { server in
             let client = SDK.client(server)
