@@ -211,6 +211,13 @@ let package = Package(
         // What the benchmarks share: `wrk` runs, figures, process memory.
         .target(
             name: "BenchmarkSupport",
+            dependencies: [
+                "GatehouseProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
             path: "Benchmarks/BenchmarkSupport",
             swiftSettings: swiftSettings
         ),
@@ -239,6 +246,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/FlowBenchmark",
+            swiftSettings: swiftSettings
+        ),
+        // `scripts/bench-multinode`: flows per second on one SQLite node, one and two PostgreSQL nodes (real
+        // `gatehouse serve` processes), with each process's CPU per flow and a projection for N nodes.
+        .executableTarget(
+            name: "MultiNodeBenchmark",
+            dependencies: [
+                "BenchmarkSupport", "GatehouseProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "Benchmarks/MultiNodeBenchmark",
             swiftSettings: swiftSettings
         ),
         // An example service that trusts Gatehouse: its balance endpoint needs `accessRestricted`.

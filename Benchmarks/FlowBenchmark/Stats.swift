@@ -1,4 +1,5 @@
 import Foundation
+import BenchmarkSupport
 import Synchronization
 
 /// Hands out flow tickets so that all workers together stop at the flow cap.

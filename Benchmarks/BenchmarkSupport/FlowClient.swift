@@ -2,13 +2,14 @@ import AsyncHTTPClient
 import Foundation
 import GatehouseProtocol
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 
 /// The steps of one complete MobileFirst flow, in order.
-enum FlowStep: Int, CaseIterable, Sendable {
+public enum FlowStep: Int, CaseIterable, Sendable {
     case register, challenge, answer, authorize, token
 
-    var name: String {
+    public var name: String {
         switch self {
         case .register: "register"
         case .challenge: "preauth 401"
@@ -20,26 +21,37 @@ enum FlowStep: Int, CaseIterable, Sendable {
 }
 
 /// Why a flow did not complete.
-struct FlowError: Error, CustomStringConvertible {
-    let step: FlowStep
-    let detail: String
-    var description: String { "\(step.name): \(detail)" }
+public struct FlowError: Error, CustomStringConvertible {
+    public let step: FlowStep
+    public let detail: String
+    public var description: String { "\(step.name): \(detail)" }
+
+    public init(step: FlowStep, detail: String) {
+        self.step = step
+        self.detail = detail
+    }
 }
 
 /// What one completed flow cost.
-struct FlowTiming: Sendable {
+public struct FlowTiming: Sendable {
     /// Wall time of each step (HTTP exchange, including the client's own signing for that step).
-    var steps = [Duration](repeating: .zero, count: FlowStep.allCases.count)
+    public var steps = [Duration](repeating: .zero, count: FlowStep.allCases.count)
     /// Time the client spent signing JWS (registration data and the client assertion).
-    var signing: Duration = .zero
+    public var signing: Duration = .zero
     /// The access token the flow ended with.
-    var accessToken = ""
+    public var accessToken = ""
 }
 
 /// A minimal MobileFirst client from the wire protocol: register, answer the PIN challenge, get a token.
-struct FlowClient: Sendable {
+///
+/// With several nodes' APIs, each request goes to the next node in turn (from ``offset``), as a round-robin load
+/// balancer would send them.
+public struct FlowClient: Sendable {
     let http: HTTPClient
-    let api: String
+    /// The runtime API of each node (`http://host:port/mfp/api`).
+    let apis: [String]
+    /// Which node the first request of a flow goes to.
+    public var offset = 0
     let application: ApplicationData
     let redirectURI = "https://mfpredirecturi"
     let requestTimeout: TimeAmount = .seconds(10)
@@ -51,8 +63,19 @@ struct FlowClient: Sendable {
         var text: String { String(buffer: body).prefix(200).description }
     }
 
+    public init(http: HTTPClient, api: String, application: ApplicationData) {
+        self.init(http: http, apis: [api], application: application)
+    }
+
+    public init(http: HTTPClient, apis: [String], application: ApplicationData) {
+        precondition(!apis.isEmpty)
+        self.http = http
+        self.apis = apis
+        self.application = application
+    }
+
     /// Runs one complete flow with `key`; throws a ``FlowError`` at the first unexpected answer.
-    func run(key: ClientKeyPair) async throws -> FlowTiming {
+    public func run(key: ClientKeyPair) async throws -> FlowTiming {
         var timing = FlowTiming()
         let clock = ContinuousClock()
 
@@ -103,7 +126,7 @@ struct FlowClient: Sendable {
 
         // 5. POST az/v1/token with the code and a client assertion.
         start = clock.now
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = EpochTime.nowMillis()
         let claims = ClientAssertionClaims(
             iss: "\(application.id)$\(application.clientPlatform)", sub: clientID, aud: "az/v1/token", iat: now, exp: now + 60_000, jti: code)
         let assertionStart = clock.now
@@ -128,7 +151,7 @@ struct FlowClient: Sendable {
     }
 
     private func send(_ method: HTTPMethod, _ path: String, contentType: String? = nil, body: Data? = nil, step: FlowStep) async throws -> Reply {
-        var request = HTTPClientRequest(url: api + path)
+        var request = HTTPClientRequest(url: apis[(offset + step.rawValue) % apis.count] + path)
         request.method = method
         if let contentType { request.headers.add(name: "Content-Type", value: contentType) }
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
