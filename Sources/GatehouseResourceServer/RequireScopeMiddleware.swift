@@ -49,12 +49,7 @@ public struct RequireScope<Context: GatehouseRequestContext>: RouterMiddleware {
 
     /// The answer for a rejection: its status, `WWW-Authenticate` and a JSON body.
     public static func response(for rejection: TokenRejection) -> Response {
-        let code = switch rejection {
-        case .missing: "invalid_request"
-        case .invalidToken: "invalid_token"
-        case .insufficientScope: "insufficient_scope"
-        case .conflict: "conflict"
-        }
+        let code = rejection.code.description
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
         if let challenge = rejection.challenge { headers[.wwwAuthenticate] = challenge }
         if rejection == .conflict { headers[HTTPField.Name(ProtocolNames.conflictHeader)!] = "true" }

@@ -1,32 +1,58 @@
 import GatehouseProtocol
 
-/// Why a resource refused a request, with the answer of the MobileFirst resource-server table.
-public enum TokenRejection: Error, Sendable, Equatable {
-    /// 401 `WWW-Authenticate: Bearer`: no token, or not a bearer header.
-    case missing
-    /// 401 `Bearer error="invalid_token"`: bad, expired or inactive.
-    case invalidToken
-    /// 403 `Bearer error="insufficient_scope", scope="..."`.
-    case insufficientScope(Scope)
-    /// 409 with `MFP-Conflict`: the authorization server asked the client to retry.
-    case conflict
+/// Why a resource refused a request, with the answer of MobileFirst's resource-server table: a stable ``Code``
+/// and, for an insufficient scope, the scope needed. New codes can be added without breaking a caller's code;
+/// compare with the static members (`rejection == .invalidToken`) or switch over `code`.
+public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What the rejection is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let description: String
+        /// 401 `WWW-Authenticate: Bearer`: no token, or not a bearer header.
+        public static let missing = Code(description: "invalid_request")
+        /// 401 `Bearer error="invalid_token"`: bad, expired or inactive.
+        public static let invalidToken = Code(description: "invalid_token")
+        /// 403 `Bearer error="insufficient_scope", scope="..."`.
+        public static let insufficientScope = Code(description: "insufficient_scope")
+        /// 409 with `MFP-Conflict`: the authorization server asked the client to retry.
+        public static let conflict = Code(description: "conflict")
+    }
+
+    public let code: Code
+    /// The scope needed, for ``Code/insufficientScope``.
+    public let scope: Scope?
+
+    init(_ code: Code, scope: Scope? = nil) {
+        self.code = code
+        self.scope = scope
+    }
+
+    /// No token, or not a bearer header.
+    public static let missing = TokenRejection(.missing)
+    /// A bad, expired or inactive token.
+    public static let invalidToken = TokenRejection(.invalidToken)
+    /// The authorization server asked the client to retry.
+    public static let conflict = TokenRejection(.conflict)
+    /// The token lacks `scope`.
+    public static func insufficientScope(_ scope: Scope) -> TokenRejection { TokenRejection(.insufficientScope, scope: scope) }
 
     /// The HTTP status.
     public var status: Int {
-        switch self {
-        case .missing, .invalidToken: 401
+        switch code {
         case .insufficientScope: 403
         case .conflict: 409
+        default: 401
         }
     }
 
     /// The `WWW-Authenticate` value, if any.
     public var challenge: String? {
-        switch self {
+        switch code {
         case .missing: BearerAnswer.missing
-        case .invalidToken: BearerAnswer.invalidToken
-        case .insufficientScope(let scope): BearerAnswer.insufficientScope(scope)
+        case .insufficientScope: BearerAnswer.insufficientScope(scope ?? Scope(nil))
         case .conflict: nil
+        default: BearerAnswer.invalidToken
         }
     }
+
+    public var description: String { scope.map { "\(code) (\($0))" } ?? code.description }
 }

@@ -1,12 +1,34 @@
 import GatehouseChecks
 import GatehouseProtocol
 
-/// Why a store refused a write.
-public enum StoreError: Error, Sendable, Equatable {
+/// Why a store refused a write: a stable ``Code`` (new codes can be added without breaking a caller's code).
+///
+/// Match it as `catch StoreError.duplicate`, or compare `error.code`.
+public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let description: String
+        /// A record with this key exists already.
+        public static let duplicate = Code(description: "duplicate")
+        /// The record to update does not exist.
+        public static let notFound = Code(description: "notFound")
+    }
+
+    public let code: Code
+
+    public init(_ code: Code) { self.code = code }
+
     /// A record with this key exists already.
-    case duplicate
+    public static let duplicate = StoreError(.duplicate)
     /// The record to update does not exist.
-    case notFound
+    public static let notFound = StoreError(.notFound)
+
+    public var description: String { "store error: \(code)" }
+
+    /// `catch StoreError.duplicate`: whether `error` is a store error with the pattern's code.
+    public static func ~= (pattern: StoreError, error: any Error) -> Bool {
+        (error as? StoreError)?.code == pattern.code
+    }
 }
 
 /// Where Gatehouse keeps everything that outlives a request: registrations, client states, codes, keys, users.
