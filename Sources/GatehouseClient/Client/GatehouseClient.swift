@@ -78,9 +78,11 @@ public final class GatehouseClient: Sendable {
     public func registerChallengeHandler(
         securityCheck: String, onSuccess: @escaping @Sendable (JSONObject) async -> Void = { _ in },
         onFailure: @escaping @Sendable (JSONObject) async -> Void = { _ in },
+        onAbandoned: @escaping @Sendable (GatehouseClientError) async -> Void = { _ in },
         respond: @escaping @Sendable (JSONObject) async -> ChallengeAnswer
     ) throws(GatehouseClientError) {
-        try registry.register(ClosureChallengeResponder(securityCheck: securityCheck, onSuccess: onSuccess, onFailure: onFailure, respond: respond))
+        try registry.register(ClosureChallengeResponder(
+            securityCheck: securityCheck, onSuccess: onSuccess, onFailure: onFailure, onAbandoned: onAbandoned, respond: respond))
     }
 
     /// Removes the handler of `securityCheck`.

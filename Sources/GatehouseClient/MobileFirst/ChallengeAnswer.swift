@@ -53,21 +53,25 @@ public struct ClosureChallengeResponder: SecurityCheckChallengeResponder {
     private let respond: @Sendable (JSONObject) async -> ChallengeAnswer
     private let success: @Sendable (JSONObject) async -> Void
     private let failure: @Sendable (JSONObject) async -> Void
+    private let abandoned: @Sendable (GatehouseClientError) async -> Void
 
     /// - Parameters:
     ///   - securityCheck: the check's name.
     ///   - onSuccess: called with the check's success data.
     ///   - onFailure: called with the check's failure data.
+    ///   - onAbandoned: called when a challenge was abandoned without an answer (timeout, callers cancelled).
     ///   - respond: answers a challenge.
     public init(
         securityCheck: String, onSuccess: @escaping @Sendable (JSONObject) async -> Void = { _ in },
         onFailure: @escaping @Sendable (JSONObject) async -> Void = { _ in },
+        onAbandoned: @escaping @Sendable (GatehouseClientError) async -> Void = { _ in },
         respond: @escaping @Sendable (JSONObject) async -> ChallengeAnswer
     ) {
         self.securityCheck = securityCheck
         self.respond = respond
         self.success = onSuccess
         self.failure = onFailure
+        self.abandoned = onAbandoned
     }
 
     /// Calls the `respond` closure.
@@ -76,4 +80,6 @@ public struct ClosureChallengeResponder: SecurityCheckChallengeResponder {
     public func handleSuccess(_ success: JSONObject) async { await self.success(success) }
     /// Calls the `onFailure` closure.
     public func handleFailure(_ failure: JSONObject) async { await self.failure(failure) }
+    /// Calls the `onAbandoned` closure.
+    public func challengeAbandoned(_ reason: GatehouseClientError) async { await abandoned(reason) }
 }

@@ -97,7 +97,7 @@ final class AnswerLaterHandler: SecurityCheckChallengeHandler, @unchecked Sendab
             }
             for (error, seconds) in results {
                 #expect(error?.code == .cancelled)
-                #expect(seconds < 2, "a cancelled caller leaves at once")
+                #expect(seconds < 5, "a cancelled caller leaves at once")
             }
             try await Self.waitUntil { transport.cancelled.count == 1 }
             // A later caller starts a registration afresh.
@@ -119,7 +119,7 @@ final class AnswerLaterHandler: SecurityCheckChallengeHandler, @unchecked Sendab
             }
             for (error, seconds) in results {
                 #expect(error?.code == .cancelled)
-                #expect(seconds < 2)
+                #expect(seconds < 5)
             }
             try await Self.waitUntil { !handler.isChallengeOpen }
             try await Self.waitUntil { handler.abandoned.count == 1 }
@@ -140,7 +140,7 @@ final class AnswerLaterHandler: SecurityCheckChallengeHandler, @unchecked Sendab
             let results = try await Self.cancelCallers(2, ready: { transport.held.count == 1 }) {
                 _ = try await client.obtainAccessToken(forScope: "SimpleCaptcha")
             }
-            #expect(results.allSatisfy { $0.error?.code == .cancelled && $0.seconds < 2 })
+            #expect(results.allSatisfy { $0.error?.code == .cancelled && $0.seconds < 5 })
             try await Self.waitUntil { transport.cancelled.count == 1 }
             let token = try await SDK.bounded(30) { try await client.obtainAccessToken(forScope: "SimpleCaptcha") }
             #expect(token.scope == "RegisteredClient SimpleCaptcha")
@@ -162,7 +162,7 @@ final class AnswerLaterHandler: SecurityCheckChallengeHandler, @unchecked Sendab
                 _ = try await client.login(securityCheck: "PinCodeAttempts", credentials: ["pin": "1234"])
             }
             #expect(results.first?.error?.code == .cancelled)
-            #expect((results.first?.seconds ?? 99) < 2)
+            #expect((results.first?.seconds ?? 99) < 5)
             #expect(transport.cancelled.count == 0, "the flow goes on for the caller that still waits")
             flow.cancel()
             #expect(await flow.value?.code == .cancelled)
@@ -184,7 +184,7 @@ final class AnswerLaterHandler: SecurityCheckChallengeHandler, @unchecked Sendab
         let error = await task.value
         #expect(error?.code == .cancelled)
         #expect(error?.underlying != nil)
-        #expect(ContinuousClock.now - start < .seconds(3))
+        #expect(ContinuousClock.now - start < .seconds(10), "well before the 30 s timeout")
     }
 
     @Test func urlErrorsKeepTheirCause() {

@@ -85,16 +85,18 @@ final class SilentHandler: SecurityCheckChallengeHandler, @unchecked Sendable {
         }
     }
 
-    /// A closure responder that never returns is abandoned at the timeout too.
+    /// A closure responder that never returns is abandoned at the timeout too, and told.
     @Test func aResponderThatNeverReturnsIsAbandoned() async throws {
         try await TestServer.run { server in
             let client = SDK.client(server, challengeTimeout: .milliseconds(500))
-            try client.registerChallengeHandler(ClosureChallengeResponder(securityCheck: "SimpleCaptcha") { _ in
+            let abandoned = Calls<GatehouseClientError>()
+            try client.registerChallengeHandler(ClosureChallengeResponder(securityCheck: "SimpleCaptcha", onAbandoned: { abandoned.record($0) }) { _ in
                 await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }  // never resumes
                 return .cancel
             })
             let error = try await SDK.bounded(60) { await SDK.error { _ = try await client.obtainAccessToken(forScope: "SimpleCaptcha") } }
             #expect(error == .challengeTimedOut(securityCheck: "SimpleCaptcha"))
+            #expect(abandoned.all == [.challengeTimedOut(securityCheck: "SimpleCaptcha")])
         }
     }
 

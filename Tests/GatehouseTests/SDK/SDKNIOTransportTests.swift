@@ -17,7 +17,7 @@ import Testing
         let error = await task.value
         #expect(error?.code == .cancelled)
         #expect(error?.underlying != nil)
-        #expect(ContinuousClock.now - start < .seconds(3))
+        #expect(ContinuousClock.now - start < .seconds(10), "well before the 30 s timeout")
     }
 
     @Test func aWholeFlowOverNIOCanBeCancelledAtTheChallenge() async throws {
