@@ -1,4 +1,5 @@
-// Complete MobileFirst flows per second on real `gatehouse serve` processes: one node on SQLite, one node on
+// Complete MobileFirst flows per second on real `gatehouse serve` processes: one node on SQLite (as shipped, and with
+// an fsync per commit for comparison), one node on
 // PostgreSQL, two nodes on one PostgreSQL, in one run; with the CPU each node and PostgreSQL spent per flow (from
 // the kernel's counters), the store operations per flow (from each node's /metrics), and from them a projection of
 // flows/s for N nodes and a C-core PostgreSQL (the two cores here cannot show scaling).
@@ -187,6 +188,9 @@ var results: [Measurement] = []
 do {
     results.append(try await measure("SQLite, 1 node", arguments: ["--policy", policy.path, "--data", work.appendingPathComponent("data").path],
                                      nodes: 1, options: options, keys: keys, http: http, logs: work))
+    results.append(try await measure("SQLite fsync/commit", arguments: ["--policy", policy.path, "--data", work.appendingPathComponent("data-full").path,
+                                                                          "--sqlite-durability", "full"],
+                                     nodes: 1, options: options, keys: keys, http: http, logs: work))
     results.append(try await measure("PostgreSQL, 1 node", arguments: ["--policy", policy.path, "--database", options.postgresURLs[0]],
                                      nodes: 1, options: options, keys: keys, http: http, logs: work))
     results.append(try await measure("PostgreSQL, 2 nodes", arguments: ["--policy", policy.path, "--database", options.postgresURLs[1]],
@@ -205,8 +209,9 @@ for r in results {
     print(String(format: "%-20@ %9.1f %8.1f %8.1f %7d %18.3f %23.3f %15.1f", r.name as NSString, r.flowsPerSecond, r.p50, r.p99, r.failures,
                  r.nodeCPU, r.postgresCPU, r.storeOperations))
 }
-let sqlite = results[0], one = results[1], two = results[2]
+let sqlite = results[0], full = results[1], one = results[2], two = results[3]
 print("")
+print("SQLite durability (same run): synchronous=NORMAL ÷ FULL = \(fixed(sqlite.flowsPerSecond / full.flowsPerSecond, 3)) in flows/s, \(fixed(sqlite.nodeCPU / full.nodeCPU, 3)) in CPU per flow")
 print("ratios (same run): PostgreSQL 1 node ÷ SQLite = \(fixed(one.flowsPerSecond / sqlite.flowsPerSecond, 3)); 2 nodes ÷ 1 node = \(fixed(two.flowsPerSecond / one.flowsPerSecond, 3))")
 print("CPU per flow ÷ SQLite's: node on PostgreSQL \(fixed(one.nodeCPU / sqlite.nodeCPU, 3)), with PostgreSQL's \(fixed((one.nodeCPU + one.postgresCPU) / sqlite.nodeCPU, 3))")
 
@@ -220,5 +225,5 @@ for n in [1, 2, 4, 8, 16] {
     let row = [2, 4, 8, 16].map { c in String(format: "%10.0f", min(Double(n * 2) * 1000 / nodeCost, Double(c) * 1000 / postgresCost)) }
     print(String(format: "  %-25d", n) + row.joined())
 }
-print("flows/s: SQLite \(fixed(sqlite.flowsPerSecond)), PostgreSQL 1 node \(fixed(one.flowsPerSecond)), 2 nodes \(fixed(two.flowsPerSecond))")
+print("flows/s: SQLite \(fixed(sqlite.flowsPerSecond)) (fsync per commit: \(fixed(full.flowsPerSecond))), PostgreSQL 1 node \(fixed(one.flowsPerSecond)), 2 nodes \(fixed(two.flowsPerSecond))")
 exit(results.allSatisfy { $0.failures == 0 } ? 0 : 1)

@@ -63,6 +63,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds between two reads of the store for a policy an operator applied on another node.")
     var policyPollInterval: Int = 2
 
+    @Option(help: "What an SQLite commit survives: normal (a process crash; no fsync per commit) or full (a power loss too).")
+    var sqliteDurability: SQLiteStore.Durability = .normal
+
     @Option(help: "Serve the seeds' sample adapter (ResourceAdapter: /mfp/api/adapters/ResourceAdapter/balance) with a --policy too: true or false. Always served with the demo policy.")
     var sampleAdapter: Bool = false
 
@@ -105,7 +108,7 @@ struct ServeCommand: AsyncParsableCommand {
             store = postgres!
             logger.info("Store: PostgreSQL \(location)")
         } else {
-            store = try SQLiteStore.open(dataDirectory: data)
+            store = try SQLiteStore.open(dataDirectory: data, durability: sqliteDurability)
         }
         var configuration = ServerConfiguration(store: store)
         configuration.policyPath = policy
@@ -176,3 +179,5 @@ struct ServeCommand: AsyncParsableCommand {
         FileHandle.standardOutput.write(Data(text.utf8))
     }
 }
+
+extension SQLiteStore.Durability: ExpressibleByArgument {}

@@ -12,11 +12,22 @@ import GatehouseStore
 public final class SQLiteStore: GatehouseStore {
     let pool: DatabasePool
 
+    /// What a commit survives.
+    public enum Durability: String, Sendable, CaseIterable {
+        /// WAL with `synchronous=NORMAL`: a commit survives the process crashing (kill -9), not the machine losing
+        /// power (the last commits before it may be lost; the database stays consistent). No fsync per commit.
+        case normal
+        /// WAL with `synchronous=FULL`: a commit survives a power loss too, at the cost of an fsync per commit.
+        case full
+    }
+
     /// Opens (and creates or migrates) the database at `path`. The database and its WAL files are the owner's
     /// only (0600): they hold client keys, user hashes and the token-signing keys.
-    public init(path: String) throws {
+    public init(path: String, durability: Durability = .normal) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
+        let synchronous = durability == .full ? "FULL" : "NORMAL"
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
         pool = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(pool)
         for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
@@ -41,9 +52,9 @@ public final class SQLiteStore: GatehouseStore {
 
     /// Opens (creating it if needed) the store of a data folder: `<directory>/gatehouse.sqlite`, the folder made
     /// owner-only (0700) when it is created.
-    public static func open(dataDirectory directory: String) throws -> SQLiteStore {
+    public static func open(dataDirectory directory: String, durability: Durability = .normal) throws -> SQLiteStore {
         try createDataDirectory(directory)
-        return try SQLiteStore(path: (directory as NSString).appendingPathComponent("gatehouse.sqlite"))
+        return try SQLiteStore(path: (directory as NSString).appendingPathComponent("gatehouse.sqlite"), durability: durability)
     }
 
     /// Creates `directory` (and its parents) for a database, owner-only (0700); an existing one is left as it is.
