@@ -14,17 +14,24 @@ func withDeadline<T: Sendable>(_ limit: Duration, what: String, _ body: @escapin
     }
 }
 
-/// Why the PostgreSQL store could not start.
-public enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The database URL is not a usable `postgres://` URL.
-    case invalidURL(String)
-    /// The database did not answer in time.
-    case timeout(String)
-
-    public var description: String {
-        switch self {
-        case .invalidURL(let reason): "invalid PostgreSQL URL: \(reason)"
-        case .timeout(let what): "timed out \(what)"
-        }
+/// Why the PostgreSQL store could not start: a stable ``Code`` (codes can be added without breaking a caller's
+/// code) and what exactly.
+public struct PostgresStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let description: String
+        /// The database URL is not a usable `postgres://` URL.
+        public static let invalidURL = Code(description: "invalid PostgreSQL URL")
+        /// The database did not answer in time.
+        public static let timeout = Code(description: "timed out")
     }
+
+    public let code: Code
+    /// The reason (for an invalid URL) or what timed out.
+    public let detail: String
+
+    public static func invalidURL(_ reason: String) -> PostgresStoreError { PostgresStoreError(code: .invalidURL, detail: reason) }
+    public static func timeout(_ what: String) -> PostgresStoreError { PostgresStoreError(code: .timeout, detail: what) }
+
+    public var description: String { code == .invalidURL ? "invalid PostgreSQL URL: \(detail)" : "timed out \(detail)" }
 }

@@ -2,16 +2,37 @@ import Crypto
 import CryptoExtras
 import Foundation
 
-/// Why a JWS was refused.
-public enum JWSError: Error, Sendable, Equatable {
-    /// Not three base64url parts of JSON.
-    case malformed
-    /// The header names an algorithm other than RS256.
-    case unsupportedAlgorithm(String)
-    /// The key is not a usable RSA key of 2048 bits or more.
-    case invalidKey
-    /// The signature does not verify.
-    case badSignature
+/// Why a JWS was refused: a stable ``Code`` (codes can be added without breaking a caller's code) and, for an
+/// unsupported algorithm, its name.
+public struct JWSError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong with the JWS.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let description: String
+        /// Not three base64url parts of JSON.
+        public static let malformed = Code(description: "malformed")
+        /// The header names an algorithm other than RS256.
+        public static let unsupportedAlgorithm = Code(description: "unsupportedAlgorithm")
+        /// The key is not a usable RSA key of the size required.
+        public static let invalidKey = Code(description: "invalidKey")
+        /// The signature does not verify.
+        public static let badSignature = Code(description: "badSignature")
+    }
+
+    public let code: Code
+    /// The algorithm the header named, for ``Code/unsupportedAlgorithm``.
+    public let algorithm: String?
+
+    init(_ code: Code, algorithm: String? = nil) {
+        self.code = code
+        self.algorithm = algorithm
+    }
+
+    public static let malformed = JWSError(.malformed)
+    public static let invalidKey = JWSError(.invalidKey)
+    public static let badSignature = JWSError(.badSignature)
+    public static func unsupportedAlgorithm(_ name: String) -> JWSError { JWSError(.unsupportedAlgorithm, algorithm: name) }
+
+    public var description: String { algorithm.map { "\(code) (\($0.prefix(16)))" } ?? code.description }
 }
 
 /// The protected header of a MobileFirst JWS: `{"alg":"RS256","jwk":{...}}`.

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseChecks
 import GatehouseProtocol
+import GatehouseResourceServer
 import GatehouseStore
 
 /// The operations of the admin API (`/admin/v1`), apart from HTTP. Every change is written to the audit log with
@@ -33,14 +34,14 @@ public struct AdminService: Sendable {
             claims = try await service.validator.validate(authorization: authorization, scope: Scope(nil))
         } catch {
             throw GatehouseError(.unauthorized, "UNAUTHORIZED", "The admin API needs a confidential client's bearer token.",
-                                 headers: [.wwwAuthenticate: error.challenge])
+                                 headers: [.wwwAuthenticate: error.challenge ?? BearerAnswer.invalidToken])
         }
         let needed = write ? Self.writeScope : Self.readScope
         let scope = Scope(claims.scope)
         let allowed = scope.contains(Scope(Self.writeScope)) || (!write && scope.contains(Scope(Self.readScope)))
         guard claims.app == nil, service.policy.confidentialClients.contains(where: { $0.id == claims.client_id }), allowed else {
             throw GatehouseError(.forbidden, "FORBIDDEN", "This operation needs a confidential client's token with scope \(needed).",
-                                 headers: [.wwwAuthenticate: BearerError.insufficientScope(Scope(needed)).challenge])
+                                 headers: [.wwwAuthenticate: BearerAnswer.insufficientScope(Scope(needed))])
         }
         return claims.client_id
     }

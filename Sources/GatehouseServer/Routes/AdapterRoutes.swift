@@ -1,4 +1,5 @@
 import GatehouseProtocol
+import GatehouseResourceServer
 import HTTPTypes
 import Hummingbird
 
@@ -19,7 +20,7 @@ struct AdapterRoutes<Context: RequestContext> {
                         return try await route.handler(request, ResourceContext(token: nil, logger: context.logger))
                     }
                     let claims: AccessTokenClaims
-                    do throws(BearerError) {
+                    do throws(TokenRejection) {
                         claims = try await validator.validate(authorization: request.headers[.authorization], scope: required)
                     } catch {
                         return Self.refusal(error)
@@ -30,14 +31,14 @@ struct AdapterRoutes<Context: RequestContext> {
         }
     }
 
-    static func refusal(_ error: BearerError) -> Response {
-        let (code, message): (String, String) = switch error {
-        case .missing: ("invalid_request", "A bearer token is required.")
-        case .invalidToken: ("invalid_token", "The token is invalid, expired or revoked.")
-        case .insufficientScope(let scope): ("insufficient_scope", "The token's scope does not hold \(scope.normalized).")
+    static func refusal(_ error: TokenRejection) -> Response {
+        let message = switch error.code {
+        case .missing: "A bearer token is required."
+        case .insufficientScope: "The token's scope does not hold \((error.scope ?? Scope(nil)).normalized)."
+        default: "The token is invalid, expired or revoked."
         }
         return JSONBody.response(
-            HTTPResponse.Status(code: error.status), ["error": code, "error_description": message],
-            headers: [.wwwAuthenticate: error.challenge, .cacheControl: "no-store"])
+            HTTPResponse.Status(code: error.status), OAuthErrorResponse(error: error.code.description, errorDescription: message),
+            headers: [.wwwAuthenticate: error.challenge ?? BearerAnswer.invalidToken, .cacheControl: "no-store"])
     }
 }

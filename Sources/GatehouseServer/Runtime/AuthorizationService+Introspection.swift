@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GatehouseChecks
 import GatehouseProtocol
+import GatehouseResourceServer
 import GatehouseStore
 import Logging
 
@@ -26,7 +27,7 @@ extension AuthorizationService {
             } catch {
                 throw GatehouseError(error.status == 403 ? .forbidden : .unauthorized, error.status == 403 ? "insufficient_scope" : "invalid_token",
                                      "The caller needs a valid token with scope \(Self.introspectScope).", style: .oauth,
-                                     headers: [.wwwAuthenticate: error.challenge])
+                                     headers: [.wwwAuthenticate: error.challenge ?? BearerAnswer.invalidToken])
             }
         }
         guard let token = form["token"], !token.isEmpty else {

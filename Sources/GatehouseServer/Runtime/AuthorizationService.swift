@@ -62,11 +62,11 @@ public struct AuthorizationService: Sendable {
     }
 
     static func describe(_ error: JWSError, minimumBits: Int = ClientSignature.defaultMinimumBits) -> String {
-        switch error {
-        case .malformed: "not a well-formed JWS"
-        case .unsupportedAlgorithm(let alg): "algorithm '\(alg.prefix(16))' is not supported; use RS256"
+        switch error.code {
+        case .unsupportedAlgorithm: "algorithm '\((error.algorithm ?? "").prefix(16))' is not supported; use RS256"
         case .invalidKey: "the key is not an RSA key of \(minimumBits) bits or more"
         case .badSignature: "the signature does not verify"
+        default: "not a well-formed JWS"
         }
     }
 }

@@ -1,31 +1,7 @@
 import Foundation
 import GatehouseProtocol
+import GatehouseResourceServer
 import Synchronization
-
-/// Why a bearer token was refused, with the exact answer of MobileFirst Developer Center, “Protecting external resources”.
-public enum BearerError: Error, Sendable, Equatable {
-    /// No `Authorization: Bearer` header, or a malformed one: 401 `WWW-Authenticate: Bearer`.
-    case missing
-    /// A bad, expired or revoked token: 401 `Bearer error="invalid_token"`.
-    case invalidToken
-    /// The token lacks the scope: 403 `Bearer error="insufficient_scope", scope="..."`.
-    case insufficientScope(Scope)
-
-    /// The `WWW-Authenticate` value.
-    public var challenge: String {
-        switch self {
-        case .missing: BearerAnswer.missing
-        case .invalidToken: BearerAnswer.invalidToken
-        case .insufficientScope(let scope): BearerAnswer.insufficientScope(scope)
-        }
-    }
-
-    /// 401 or 403.
-    public var status: Int {
-        if case .insufficientScope = self { return 403 }
-        return 401
-    }
-}
 
 /// Validates access tokens for resources: signature (ES256 with a known `kid` only), expiry, revocation, scope.
 ///
@@ -51,7 +27,7 @@ public final class TokenValidator: Sendable {
     }
 
     /// The claims of the token in an `Authorization` header, if it is valid now and grants `scope`.
-    public func validate(authorization: String?, scope: Scope) async throws(BearerError) -> AccessTokenClaims {
+    public func validate(authorization: String?, scope: Scope) async throws(TokenRejection) -> AccessTokenClaims {
         guard let token = Self.bearerToken(authorization) else { throw .missing }
         let verified = try await verified(token)
         guard verified.scope.contains(scope) else { throw .insufficientScope(scope) }
@@ -79,11 +55,11 @@ public final class TokenValidator: Sendable {
     }
 
     /// The claims of a valid (well signed, unexpired, unrevoked) token.
-    public func claims(of token: String) async throws(BearerError) -> AccessTokenClaims {
+    public func claims(of token: String) async throws(TokenRejection) -> AccessTokenClaims {
         try await verified(token).claims
     }
 
-    private func verified(_ token: String) async throws(BearerError) -> Verified {
+    private func verified(_ token: String) async throws(TokenRejection) -> Verified {
         let now = Date()
         let verified: Verified
         if let cached = cache.withLock({ $0.value(for: token, now: now) }) {
