@@ -5,6 +5,20 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 
+/// The policy the flow benchmarks run: one PIN check on `accessRestricted`, no registration throttle (every flow
+/// registers from loopback).
+public let benchmarkPolicyYAML = """
+    registrationThrottle: { perAddress: 0 }
+    securityChecks:
+      PinCodeAttempts:
+        class: PinCodeAttempts
+        properties: { pinCode: "1234", maxAttempts: 3, successStateExpirationSec: 3600 }
+    applications:
+      - id: com.bench.app
+        platform: ios
+        scopeElementMapping: { accessRestricted: PinCodeAttempts }
+    """
+
 /// The steps of one complete MobileFirst flow, in order.
 public enum FlowStep: Int, CaseIterable, Sendable {
     case register, challenge, answer, authorize, token

@@ -15,17 +15,7 @@ import ServiceLifecycle
 
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 
-let policyYAML = """
-    registrationThrottle: { perAddress: 0 }   # every flow registers from loopback
-    securityChecks:
-      PinCodeAttempts:
-        class: PinCodeAttempts
-        properties: { pinCode: "1234", maxAttempts: 3, successStateExpirationSec: 3600 }
-    applications:
-      - id: com.bench.app
-        platform: ios
-        scopeElementMapping: { accessRestricted: PinCodeAttempts }
-    """
+let policyYAML = benchmarkPolicyYAML
 
 /// Runs `body` against a Gatehouse server on 127.0.0.1 with a fresh data directory, then stops it.
 func withServer<T: Sendable>(_ body: (_ baseURL: String, _ dataDirectory: String) async throws -> T) async throws -> T {

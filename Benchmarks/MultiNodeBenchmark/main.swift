@@ -56,17 +56,7 @@ struct Options {
     }
 }
 
-let policyYAML = """
-    registrationThrottle: { perAddress: 0 }   # every flow registers from loopback
-    securityChecks:
-      PinCodeAttempts:
-        class: PinCodeAttempts
-        properties: { pinCode: "1234", maxAttempts: 3, successStateExpirationSec: 3600 }
-    applications:
-      - id: com.bench.app
-        platform: ios
-        scopeElementMapping: { accessRestricted: PinCodeAttempts }
-    """
+let policyYAML = benchmarkPolicyYAML
 
 /// Flows completed inside the measuring window, and failures.
 final class Tally: Sendable {

@@ -20,28 +20,16 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
     public var jti: String
     public var scope: String
     public var client_id: String
-    /// The application: `{"id":..,"clientPlatform":..,"version":..}`; absent for confidential clients.
-    public var app: AppClaim?
+    /// The application, as the client registered it: `{"id":..,"clientPlatform":..,"version":..}`; absent for
+    /// confidential clients.
+    public var app: ApplicationData?
     /// The security checks whose success granted the scope.
     public var checks: [String]
     /// The active user's id, if a check authenticated one.
     public var user: String?
 
-    /// The application a token was issued to.
-    public struct AppClaim: Codable, Sendable, Equatable {
-        public var id: String
-        public var clientPlatform: String
-        public var version: String?
-
-        public init(id: String, clientPlatform: String, version: String?) {
-            self.id = id
-            self.clientPlatform = clientPlatform
-            self.version = version
-        }
-    }
-
     public init(iss: String, sub: String, exp: Int64, iat: Int64, iat_ms: Int64, jti: String, scope: String, client_id: String,
-                app: AppClaim?, checks: [String], user: String?) {
+                app: ApplicationData?, checks: [String], user: String?) {
         self.iss = iss
         self.sub = sub
         self.exp = exp

@@ -47,7 +47,7 @@ extension AuthorizationService {
             iss: issuer, sub: record.userID ?? client.clientID, exp: now / 1000 + Int64(expiresIn), iat: now / 1000, iat_ms: now,
             jti: Self.randomToken(bytes: 16),
             scope: record.scope, client_id: client.clientID,
-            app: .init(id: app.id, clientPlatform: app.clientPlatform, version: app.version),
+            app: app,
             checks: record.checks, user: record.userID)
         let token = TokenResponse(accessToken: try await signer.sign(claims), expiresIn: expiresIn, scope: record.scope)
         metrics.tokenIssued(grant: "authorization_code")
