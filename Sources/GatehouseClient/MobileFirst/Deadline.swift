@@ -30,8 +30,10 @@ enum Deadline {
                 return (state.continuation, state.tasks)
             }
             guard let (continuation, tasks) = delivered else { return false }
-            continuation?.resume(returning: outcome)
+            // The operation's task first: its cancellation handlers (a handler's open challenge closing) run now,
+            // so that nothing of it is left open when the caller resumes.
             for task in tasks { task.cancel() }
+            continuation?.resume(returning: outcome)
             return true
         }
 

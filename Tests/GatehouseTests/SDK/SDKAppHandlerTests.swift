@@ -110,17 +110,17 @@ final class TypedAnswerHandler: SecurityCheckChallengeHandler, @unchecked Sendab
 
     @Test func aTokenIsReplacedAMarginBeforeItsExpiry() async throws {
         try await TestServer.run { server in
-            // The server's tokens last 2 s here; the margin (60 s by default) is capped at half that.
+            // The server's tokens last 6 s here; the margin (60 s by default) is capped at half that.
             let transport = RecordingTransport(rewrite: { request, response in
                 guard request.url.path.hasSuffix("/az/v1/token"), response.status == 200,
                       var token = try? JSONDecoder().decode(TokenResponse.self, from: response.body) else { return response }
-                token.expires_in = 2
+                token.expires_in = 6
                 return TransportResponse(status: 200, headers: response.headers, body: (try? JSONEncoder().encode(token)) ?? response.body)
             })
             let client = SDK.client(server, transport: transport)
             let first = try await client.obtainAccessToken()
             #expect(try await client.obtainAccessToken() == first, "well before the margin, the cached token")
-            try await Task.sleep(for: .milliseconds(1200))
+            try await Task.sleep(for: .milliseconds(3200))
             #expect(!first.isExpired)
             #expect(await client.authorizationManager.cachedAccessToken() == nil, "within the margin, no longer offered")
             let second = try await client.obtainAccessToken()
