@@ -1,5 +1,7 @@
 // The gateway's overhead, in one run: HTTP requests/s and WebSocket echo messages/s through the gateway divided
-// by the same straight to the upstream, and the gateway's memory per idle authenticated WebSocket connection.
+// by the same straight to the upstream and through nginx (a plain reverse proxy with keep-alive to the same
+// upstream), the CPU per request or message of the gateway and of nginx (from /proc), and the gateway's memory per
+// idle authenticated WebSocket connection.
 // The upstream (an echo service) and the load run in this process; the gateway runs as a child process (this
 // executable with `--serve-gateway`) behind a `Basic` realm. Run it through `scripts/bench-gateway`.
 import BenchmarkSupport
@@ -57,31 +59,64 @@ let authorization = GatewayChild.authorization
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores shared by the load, the gateway and the upstream")
 print("gateway pid \(child.processIdentifier) on \(gateway), upstream on \(upstream); \(Int(seconds)) s per run, 2 rounds each\n")
 
+let nginx = try NginxProxy.start(upstreamPort: echoPort)
+print("nginx (pid \(nginx.process.processIdentifier), worker per core) on 127.0.0.1:\(nginx.port), the same upstream, keepalive 512")
+
+/// The CPU seconds `body` costs the gateway process and the nginx processes (from /proc), with its result.
+func costing<T>(_ body: () async throws -> T) async rethrows -> (T, gateway: Double, nginx: Double) {
+    let gatewayBefore = ProcessCPU.seconds(of: child.processIdentifier)
+    let nginxBefore = ProcessCPU.treeSeconds(of: nginx.process.processIdentifier)
+    let result = try await body()
+    return (result, ProcessCPU.seconds(of: child.processIdentifier) - gatewayBefore,
+            ProcessCPU.treeSeconds(of: nginx.process.processIdentifier) - nginxBefore)
+}
+
 do {
-    // HTTP, alternating direct and through the gateway.
+    // HTTP, alternating direct, through the gateway and through nginx; CPU per request of the proxy in the path.
     var direct: [Double] = []
     var through: [Double] = []
+    var viaNginx: [Double] = []
+    var gatewayCPU = 0.0, nginxCPU = 0.0, gatewayRequests = 0.0, nginxRequests = 0.0
     for round in 1...2 {
         let d = try Wrk.run(url: upstream + "/echo/hello", connections: 32, seconds: seconds)
-        let g = try Wrk.run(url: gateway + "/echo/hello", connections: 32, seconds: seconds, authorization: authorization)
-        guard d.non2xx == 0, g.non2xx == 0 else { throw Wrk.Failure(description: "non-2xx answers: direct \(d.non2xx), gateway \(g.non2xx)") }
-        print("HTTP round \(round): direct \(fixed(d.requestsPerSecond)) req/s, through the gateway \(fixed(g.requestsPerSecond)) req/s")
+        let (g, gCPU, _) = try await costing { try Wrk.run(url: gateway + "/echo/hello", connections: 32, seconds: seconds, authorization: authorization) }
+        let (n, _, nCPU) = try await costing { try Wrk.run(url: "http://127.0.0.1:\(nginx.port)/echo/hello", connections: 32, seconds: seconds) }
+        guard d.non2xx == 0, g.non2xx == 0, n.non2xx == 0 else {
+            throw Wrk.Failure(description: "non-2xx answers: direct \(d.non2xx), gateway \(g.non2xx), nginx \(n.non2xx)")
+        }
+        print("HTTP round \(round): direct \(fixed(d.requestsPerSecond)) req/s, gateway \(fixed(g.requestsPerSecond)) req/s, nginx \(fixed(n.requestsPerSecond)) req/s")
         direct.append(d.requestsPerSecond)
         through.append(g.requestsPerSecond)
+        viaNginx.append(n.requestsPerSecond)
+        gatewayCPU += gCPU; gatewayRequests += g.requestsPerSecond * seconds
+        nginxCPU += nCPU; nginxRequests += n.requestsPerSecond * seconds
     }
     let httpRatio = through.reduce(0, +) / direct.reduce(0, +)
+    let httpNginxRatio = through.reduce(0, +) / viaNginx.reduce(0, +)
 
     // WebSocket echo, alternating likewise.
     var wsDirect: [Double] = []
     var wsThrough: [Double] = []
+    var wsNginx: [Double] = []
+    var wsGatewayCPU = 0.0, wsNginxCPU = 0.0, wsGatewayMessages = 0.0, wsNginxMessages = 0.0
     for round in 1...2 {
         let d = try await EchoLoad.rate(url: "ws://127.0.0.1:\(echoPort)/echo", authorization: nil, connections: connections, seconds: seconds)
-        let g = try await EchoLoad.rate(url: "ws://127.0.0.1:\(gatewayPort)/echo", authorization: authorization, connections: connections, seconds: seconds)
-        print("WebSocket round \(round): direct \(fixed(d)) msg/s, through the gateway \(fixed(g)) msg/s (\(connections) connections)")
+        let (g, gCPU, _) = try await costing {
+            try await EchoLoad.rate(url: "ws://127.0.0.1:\(gatewayPort)/echo", authorization: authorization, connections: connections, seconds: seconds)
+        }
+        let (n, _, nCPU) = try await costing {
+            try await EchoLoad.rate(url: "ws://127.0.0.1:\(nginx.port)/echo", authorization: nil, connections: connections, seconds: seconds)
+        }
+        print("WebSocket round \(round): direct \(fixed(d)) msg/s, gateway \(fixed(g)) msg/s, nginx \(fixed(n)) msg/s (\(connections) connections)")
         wsDirect.append(d)
         wsThrough.append(g)
+        wsNginx.append(n)
+        wsGatewayCPU += gCPU; wsGatewayMessages += g * seconds
+        wsNginxCPU += nCPU; wsNginxMessages += n * seconds
     }
     let wsRatio = wsThrough.reduce(0, +) / wsDirect.reduce(0, +)
+    let wsNginxRatio = wsThrough.reduce(0, +) / wsNginx.reduce(0, +)
+    func micros(_ cpu: Double, _ count: Double) -> String { fixed(count > 0 ? cpu * 1e6 / count : 0, 1) }
 
     // Memory per idle authenticated WebSocket connection.
     try await Task.sleep(for: .seconds(1))
@@ -94,16 +129,22 @@ do {
     print("""
 
         HTTP through the gateway / direct:       \(fixed(httpRatio, 3))  (\(fixed(through.reduce(0, +) / 2)) / \(fixed(direct.reduce(0, +) / 2)) req/s)
+        HTTP gateway / nginx:                    \(fixed(httpNginxRatio, 3))  (nginx \(fixed(viaNginx.reduce(0, +) / 2)) req/s)
+        HTTP CPU per request:                    gateway \(micros(gatewayCPU, gatewayRequests)) µs, nginx \(micros(nginxCPU, nginxRequests)) µs (ratio \(fixed(nginxRequests > 0 && nginxCPU > 0 ? (gatewayCPU / gatewayRequests) / (nginxCPU / nginxRequests) : 0, 2)))
         WebSocket echo through the gateway / direct: \(fixed(wsRatio, 3))  (\(fixed(wsThrough.reduce(0, +) / 2)) / \(fixed(wsDirect.reduce(0, +) / 2)) msg/s)
+        WebSocket echo gateway / nginx:          \(fixed(wsNginxRatio, 3))  (nginx \(fixed(wsNginx.reduce(0, +) / 2)) msg/s)
+        WebSocket CPU per message:               gateway \(micros(wsGatewayCPU, wsGatewayMessages)) µs, nginx \(micros(wsNginxCPU, wsNginxMessages)) µs
         gateway memory: \(before / 1024) KiB before, \(after / 1024) KiB with \(opened) idle authenticated WebSockets open
         memory per idle authenticated WebSocket through the gateway: \(fixed(perConnection / 1024)) KiB (client side and upstream side of the relay)
         """)
 } catch {
     print("benchmark failed: \(error)")
+    nginx.stop()
     child.terminate()
     child.waitUntilExit()
     exit(1)
 }
+nginx.stop()
 child.terminate()
 child.waitUntilExit()
 await echoGroup.triggerGracefulShutdown()

@@ -38,6 +38,6 @@ final class VerifiedPasswordCache: Sendable {
     func remember(username: String, password: String, subject: Subject) {
         let fingerprint = fingerprint(username, password)
         let now = ContinuousClock.now
-        entries.withLock { $0.insert(subject, for: fingerprint, expires: now.advanced(by: lifetime), now: now) }
+        _ = entries.withLock { $0.insert(subject, for: fingerprint, expires: now.advanced(by: lifetime), now: now) }
     }
 }

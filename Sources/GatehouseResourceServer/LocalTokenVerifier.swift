@@ -46,7 +46,7 @@ public final class LocalTokenVerifier: TokenVerifier {
         }
         let verified = VerifiedToken(
             scope: Scope(claims.scope), clientID: claims.client_id, userID: claims.user, checks: claims.checks, expiresAt: claims.expiresAt)
-        state.withLock { $0.verified.insert(verified, for: token, expires: verified.expiresAt, now: now) }
+        _ = state.withLock { $0.verified.insert(verified, for: token, expires: verified.expiresAt, now: now) }
         guard verified.expiresAt > now else { throw .invalidToken }
         return verified
     }

@@ -71,7 +71,7 @@ public final class TokenValidator: Sendable {
             } catch {
                 throw .invalidToken
             }
-            cache.withLock { $0.insert(verified, for: token, expires: verified.claims.expiresAt, now: now) }
+            _ = cache.withLock { $0.insert(verified, for: token, expires: verified.claims.expiresAt, now: now) }
         }
         guard !verified.claims.isExpired(at: now) else { throw .invalidToken }
         guard !revocations.isRevoked(verified.claims) else { throw .invalidToken }

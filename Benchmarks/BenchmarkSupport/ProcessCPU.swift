@@ -2,8 +2,8 @@ import Foundation
 
 /// CPU time of processes, from the kernel's own counters (`/proc/<pid>/stat`): what a process spent, not what
 /// the load generator measured.
-enum ProcessCPU {
-    static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+public enum ProcessCPU {
+    public static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 
     /// The fields of `/proc/<pid>/stat` after the command name (which may hold spaces and parentheses).
     private static func fields(_ pid: Int32) -> [Substring]? {
@@ -13,7 +13,7 @@ enum ProcessCPU {
     }
 
     /// User + system seconds of `pid` itself and of its children that have exited (0 when it is gone).
-    static func seconds(of pid: Int32) -> Double {
+    public static func seconds(of pid: Int32) -> Double {
         // After the name: state(0) ppid(1) … utime(11) stime(12) cutime(13) cstime(14).
         guard let f = fields(pid), f.count > 14 else { return 0 }
         let ticks = [11, 12, 13, 14].compactMap { Double(f[$0]) }.reduce(0, +)
@@ -22,7 +22,7 @@ enum ProcessCPU {
 
     /// User + system seconds of `pid` and of every live process below it (PostgreSQL's postmaster and its
     /// backends), plus what exited children spent.
-    static func treeSeconds(of root: Int32) -> Double {
+    public static func treeSeconds(of root: Int32) -> Double {
         var children: [Int32: [Int32]] = [:]
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         for entry in entries {
