@@ -1,5 +1,6 @@
 import NIOSSL
 import Foundation
+import GatehouseProtocol
 import HTTPTypes
 import HummingbirdWSClient
 import HummingbirdWebSocket
@@ -8,22 +9,16 @@ import NIOCore
 import NIOWebSocket
 import Synchronization
 
-/// The text frames of in-band revalidation: the gateway sends `challengePrefix` + the realm's `WWW-Authenticate`
-/// value; the client answers `answerPrefix` + an `Authorization` value. Neither reaches the upstream or the
-/// application (``GatewayWebSocketClient/connectRevalidating(url:challengeHandler:maxAttempts:logger:handler:)``
-/// filters them). The leading U+0001 keeps them apart from application text.
+/// The gateway's in-band revalidation frames: the format is ``InBandRevalidation`` (GatehouseProtocol, shared with
+/// the SDK); this adds what only the relay needs. Neither a challenge nor an answer reaches the upstream or the
+/// application (``GatewayWebSocketClient`` filters them).
 ///
-/// Text frames starting with ``reservedPrefix`` belong to the gateway: it never relays one from the upstream to
+/// Text frames starting with the reserved prefix belong to the gateway: it never relays one from the upstream to
 /// the client (an upstream could otherwise challenge the client and phish its credentials) nor from the client to
 /// the upstream (an answer carries credentials); it drops them and logs a warning, without their content.
-public enum GatewayRevalidation {
-    /// What every frame of the gateway's own starts with.
-    public static let reservedPrefix = "\u{1}gatehouse-"
-    /// The gateway's in-band challenge: this prefix, then the realm's `WWW-Authenticate` value.
-    public static let challengePrefix = "\u{1}gatehouse-challenge "
-    /// The client's answer: this prefix, then an `Authorization` value.
-    public static let answerPrefix = "\u{1}gatehouse-authorization "
+public typealias GatewayRevalidation = InBandRevalidation
 
+extension InBandRevalidation {
     /// Whether `message` is one of the gateway's own frames.
     static func isReserved(_ message: WebSocketMessage) -> Bool {
         if case .text(let text) = message { return text.hasPrefix(reservedPrefix) }

@@ -65,11 +65,15 @@ struct RuntimeAPI: Sendable {
     /// The error for an unexpected answer: its status and, for MobileFirst error bodies, `errorCode`/`errorMsg`
     /// (or OAuth's `error`/`error_description`).
     static func error(from response: TransportResponse) -> GatehouseClientError {
-        let json = try? JSONDecoder().decode(JSON.self, from: response.body)
-        let code = json?["errorCode"]?.stringValue ?? json?["error"]?.stringValue
-        let message = json?["errorMsg"]?.stringValue ?? json?["error_description"]?.stringValue
-            ?? (json == nil && !response.body.isEmpty ? String(decoding: response.body.prefix(300), as: UTF8.self) : nil)
-        return .serverError(status: response.status, errorCode: code, message: message)
+        let decoder = JSONDecoder()
+        if let body = try? decoder.decode(ErrorResponse.self, from: response.body) {
+            return .serverError(status: response.status, errorCode: body.errorCode, message: body.errorMsg)
+        }
+        if let body = try? decoder.decode(OAuthErrorResponse.self, from: response.body) {
+            return .serverError(status: response.status, errorCode: body.error, message: body.errorDescription)
+        }
+        let text = response.body.isEmpty ? nil : String(decoding: response.body.prefix(300), as: UTF8.self)
+        return .serverError(status: response.status, errorCode: nil, message: text)
     }
 }
 
