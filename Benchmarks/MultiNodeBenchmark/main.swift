@@ -196,7 +196,7 @@ try? FileManager.default.removeItem(at: work)
 print("")
 print("setup                  flows/s   p50 ms   p99 ms  failed   node CPU ms/flow  PostgreSQL CPU ms/flow  store ops/flow")
 for r in results {
-    print(String(format: "%-20@ %9.1f %8.1f %8.1f %7d %18.3f %23.3f %15.1f", r.name as NSString, r.flowsPerSecond, r.p50, r.p99, r.failures,
+    print(r.name.padding(toLength: 20, withPad: " ", startingAt: 0) + String(format: " %9.1f %8.1f %8.1f %7d %18.3f %23.3f %15.1f", r.flowsPerSecond, r.p50, r.p99, r.failures,
                  r.nodeCPU, r.postgresCPU, r.storeOperations))
 }
 let sqlite = results[0], full = results[1], one = results[2], two = results[3]

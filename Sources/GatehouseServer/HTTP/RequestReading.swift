@@ -42,9 +42,45 @@ enum RequestReading {
         return result
     }
 
-    private static func decodeComponent(_ part: Substring) -> String {
-        let spaced = part.replacingOccurrences(of: "+", with: " ")
-        return spaced.removingPercentEncoding ?? spaced
+    /// `+` as a space and `%XX` as its byte (form encoding); a component with a broken escape, or whose decoded
+    /// bytes are not UTF-8, is kept as sent (with `+` as a space). Over bytes: Foundation's string functions on Linux
+    /// cost more than the whole rest of a token request's parsing.
+    static func decodeComponent(_ part: Substring) -> String {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(part.utf8.count)
+        var escaped = false   // else nothing to validate: the bytes are the text's own
+        var intact = true
+        var iterator = part.utf8.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "+"):
+                bytes.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                escaped = true
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                    intact = false
+                    break
+                }
+                bytes.append(high << 4 | low)
+            default:
+                bytes.append(byte)
+            }
+            if !intact { break }
+        }
+        guard escaped else { return String(decoding: bytes, as: UTF8.self) }
+        guard intact, let text = String(validating: bytes, as: UTF8.self) else {
+            return String(part).replacingOccurrences(of: "+", with: " ")
+        }
+        return text
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     private static func requireContentType(_ expected: String, _ request: Request) throws {
