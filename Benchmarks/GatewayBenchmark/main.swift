@@ -104,8 +104,15 @@ do {
         let (g, gCPU, _) = try await costing {
             try await EchoLoad.rate(url: "ws://127.0.0.1:\(gatewayPort)/echo", authorization: authorization, connections: connections, seconds: seconds)
         }
-        let (n, _, nCPU) = try await costing {
-            try await EchoLoad.rate(url: "ws://127.0.0.1:\(nginx.port)/echo", authorization: nil, connections: connections, seconds: seconds)
+        // nginx's WebSocket leg is reported, not fatal: HummingbirdWSClient's upgrade through nginx-light fails on
+        // this machine although curl's succeeds (an open question, in the README).
+        let (n, _, nCPU) = await costing { () async -> Double in
+            do {
+                return try await EchoLoad.rate(url: "ws://127.0.0.1:\(nginx.port)/echo", authorization: nil, connections: connections, seconds: seconds)
+            } catch {
+                print("WebSocket through nginx failed: \(error)")
+                return 0
+            }
         }
         print("WebSocket round \(round): direct \(fixed(d)) msg/s, gateway \(fixed(g)) msg/s, nginx \(fixed(n)) msg/s (\(connections) connections)")
         wsDirect.append(d)
