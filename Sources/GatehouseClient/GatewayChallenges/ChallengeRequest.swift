@@ -1,7 +1,7 @@
 import Foundation
 
 /// A gateway's challenge: the location that answered `401` and its `WWW-Authenticate` value, parsed as the
-/// KAAZING clients do (reference §4.2): a leading `Application ` is stripped, so `Application Basic` and `Basic`
+/// KAAZING clients do (KAAZING `ChallengeRequest`): a leading `Application ` is stripped, so `Application Basic` and `Basic`
 /// are both the scheme `Basic`.
 public struct ChallengeRequest: Sendable, Equatable {
     /// The URL that was challenged.

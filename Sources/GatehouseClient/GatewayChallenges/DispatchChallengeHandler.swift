@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// Routes challenges to handlers registered for location patterns (KAAZING `DispatchChallengeHandler`,
-/// reference §4.4): `host[:port][/path]`, with `*` matching one or more host labels, path segments or any
+/// KAAZING `DispatchChallengeHandler`): `host[:port][/path]`, with `*` matching one or more host labels, path segments or any
 /// port. The most specific matching pattern wins; within it, the first handler (in registration order) whose
 /// `canHandle` accepts the challenge's scheme.
 ///

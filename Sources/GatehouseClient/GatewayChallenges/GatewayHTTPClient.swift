@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Runs gateway challenges: the loop of the KAAZING clients (reference §4.6) with a retry limit. Shared by
+/// Runs gateway challenges: the loop of the KAAZING clients (KAAZING client documentation, “Challenge handlers”: the authentication loop) with a retry limit. Shared by
 /// HTTP requests and WebSocket handshakes.
 public struct GatewayChallengeLoop: Sendable {
     public let challengeHandler: any HTTPChallengeHandler

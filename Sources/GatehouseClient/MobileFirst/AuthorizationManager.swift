@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseProtocol
 
-/// Access tokens, login and logout (reference §4.3).
+/// Access tokens, login and logout (MobileFirst's `WLAuthorizationManager`).
 ///
 /// - Tokens are cached per normalised scope (`"b a"`, `"a b"` and `"RegisteredClient a b"` share one token) until
 ///   ``ClientConfiguration/refreshMargin`` before they expire; a cached token costs no HTTP at all.

@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseProtocol
 
-/// The pre-authorization conversation (reference §3.5, §4.2): rounds of `POST preauth/v1/preauthorize` until
+/// The pre-authorization conversation (MobileFirst runtime REST API `preauth/v1/preauthorize`; the SDKs' challenge handlers): rounds of `POST preauth/v1/preauthorize` until
 /// every check of the scope succeeds.
 ///
 /// Successes go to their handlers' `handleSuccess`; a challenge goes to its handler, and when a round

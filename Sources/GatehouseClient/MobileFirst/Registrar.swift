@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseProtocol
 
-/// Registration (reference §3.4): on first use a key pair and `POST registration/v1/self`; when the registration
+/// Registration (MobileFirst runtime REST API `registration/v1/self`): on first use a key pair and `POST registration/v1/self`; when the registration
 /// data changed (a new app version, ...) `PUT registration/v1/self/{clientId}` signed with the same key; after
 /// the server forgot the client, a wipe and a fresh registration.
 actor Registrar {
@@ -81,7 +81,7 @@ actor Registrar {
             try await persist()
             return true
         case 400, 403, 404:
-            // Unknown client, or a registration the server refuses to update: register afresh (reference §3.4).
+            // Unknown client, or a registration the server refuses to update: register afresh, as the MobileFirst SDKs do.
             return false
         default:
             throw RuntimeAPI.error(from: response).asRegistrationFailure()

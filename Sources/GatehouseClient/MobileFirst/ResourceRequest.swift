@@ -2,7 +2,7 @@ import Foundation
 import GatehouseProtocol
 
 /// A request to a protected resource (an adapter, or any resource server that validates the client's
-/// tokens), as MobileFirst's `WLResourceRequest` (reference §4.4).
+/// tokens), as MobileFirst's `WLResourceRequest`.
 ///
 /// ``send()`` handles the authorization by itself:
 /// - it sends the token of the request's ``scope``, or of the scope learnt for this URL and method, up front;

@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseProtocol
 
-/// The retry algorithm of ``ResourceRequest/send()`` (reference §4.4).
+/// The retry algorithm of ``ResourceRequest/send()`` (MobileFirst's `WLResourceRequest`).
 struct ResourceRequestSender {
     let request: ResourceRequest
     private var client: GatehouseClient { request.client }

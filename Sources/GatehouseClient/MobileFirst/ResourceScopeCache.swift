@@ -1,7 +1,7 @@
 import Synchronization
 
 /// What scope each resource needs, learnt from its `insufficient_scope` answers: an LRU of 100 entries keyed
-/// by `"<url>_<METHOD>"` (reference §4.3), so that the next request sends the right token up front.
+/// by `"<url>_<METHOD>"` (as MobileFirst's `WLAuthorizationManager`), so that the next request sends the right token up front.
 final class ResourceScopeCache: Sendable {
     /// How many resources are remembered.
     static let capacity = 100

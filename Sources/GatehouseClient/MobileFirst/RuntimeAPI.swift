@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseProtocol
 
-/// Requests to the authorization server's runtime API (reference §3.1, §3.2), with the SDK's common headers.
+/// Requests to the authorization server's runtime API (the MobileFirst Server runtime REST API), with the SDK's common headers.
 struct RuntimeAPI: Sendable {
     let configuration: ClientConfiguration
     let transport: any HTTPTransport
@@ -44,7 +44,7 @@ struct RuntimeAPI: Sendable {
                        body: Data(FormEncoding.encode(fields).utf8))
     }
 
-    /// A client assertion (reference §3.3) for `identity`, dated by the server's clock.
+    /// A client assertion (as `WLOAuthCertManager` signs it) for `identity`, dated by the server's clock.
     ///
     /// - Parameters:
     ///   - audience: the token endpoint for a token request; `nil` for logout and heartbeat.
