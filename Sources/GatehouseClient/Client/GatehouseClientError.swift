@@ -19,44 +19,8 @@ import GatehouseProtocol
 ///
 /// Two errors are equal when their kinds and details are equal; ``underlying`` is not compared.
 public struct GatehouseClientError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// A stable, extensible error code.
-    public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
-        /// The code's name, such as `challengeCancelled`.
-        public let rawValue: String
-        /// The code named `rawValue`.
-        public init(rawValue: String) { self.rawValue = rawValue }
-        /// The name.
-        public var description: String { rawValue }
-
-        /// The caller's task was cancelled (or `URLSession` reported `URLError.cancelled`).
-        public static let cancelled = Code(rawValue: "cancelled")
-        /// The app cancelled a challenge, or a request that was waiting for that handler when it was cancelled.
-        public static let challengeCancelled = Code(rawValue: "challengeCancelled")
-        /// A challenge was neither answered nor cancelled within ``ClientConfiguration/challengeTimeout``.
-        public static let challengeTimedOut = Code(rawValue: "challengeTimedOut")
-        /// The server challenged for a security check no handler is registered for.
-        public static let missingChallengeHandler = Code(rawValue: "missingChallengeHandler")
-        /// A security check failed (HTTP 403 from pre-authorization).
-        public static let securityCheckFailed = Code(rawValue: "securityCheckFailed")
-        /// The authorization sequence could not produce a usable token.
-        public static let authorizationFailed = Code(rawValue: "authorizationFailed")
-        /// The server refused to register the client.
-        public static let registrationFailed = Code(rawValue: "registrationFailed")
-        /// The server answered in a way the SDK does not expect.
-        public static let serverError = Code(rawValue: "serverError")
-        /// The server kept answering `409 MFP-Conflict`.
-        public static let conflict = Code(rawValue: "conflict")
-        /// A request did not complete in time.
-        public static let timedOut = Code(rawValue: "timedOut")
-        /// The server could not be reached, or the connection failed.
-        public static let transport = Code(rawValue: "transport")
-        /// The key store could not be read or written.
-        public static let keyStore = Code(rawValue: "keyStore")
-        /// A handler is already registered for this security check.
-        public static let duplicateChallengeHandler = Code(rawValue: "duplicateChallengeHandler")
-        /// An argument is not usable.
-        public static let invalidArgument = Code(rawValue: "invalidArgument")
-    }
+    /// A stable, extensible error code (``ErrorCode``; its values are below, as static members).
+    public typealias Code = ErrorCode<GatehouseClientError>
 
     /// The details behind a code; private so that kinds can be added freely.
     private struct Details: Sendable, Equatable {
@@ -216,4 +180,35 @@ extension GatehouseClientError {
 extension GatehouseClientError: LocalizedError {
     /// ``description``, so that `localizedDescription` (an alert's message) says what happened.
     public var errorDescription: String? { description }
+}
+
+extension ErrorCode where Domain == GatehouseClientError {
+    /// The caller's task was cancelled (or `URLSession` reported `URLError.cancelled`).
+    public static var cancelled: Self { Self(rawValue: "cancelled") }
+    /// The app cancelled a challenge, or a request that was waiting for that handler when it was cancelled.
+    public static var challengeCancelled: Self { Self(rawValue: "challengeCancelled") }
+    /// A challenge was neither answered nor cancelled within ``ClientConfiguration/challengeTimeout``.
+    public static var challengeTimedOut: Self { Self(rawValue: "challengeTimedOut") }
+    /// The server challenged for a security check no handler is registered for.
+    public static var missingChallengeHandler: Self { Self(rawValue: "missingChallengeHandler") }
+    /// A security check failed (HTTP 403 from pre-authorization).
+    public static var securityCheckFailed: Self { Self(rawValue: "securityCheckFailed") }
+    /// The authorization sequence could not produce a usable token.
+    public static var authorizationFailed: Self { Self(rawValue: "authorizationFailed") }
+    /// The server refused to register the client.
+    public static var registrationFailed: Self { Self(rawValue: "registrationFailed") }
+    /// The server answered in a way the SDK does not expect.
+    public static var serverError: Self { Self(rawValue: "serverError") }
+    /// The server kept answering `409 MFP-Conflict`.
+    public static var conflict: Self { Self(rawValue: "conflict") }
+    /// A request did not complete in time.
+    public static var timedOut: Self { Self(rawValue: "timedOut") }
+    /// The server could not be reached, or the connection failed.
+    public static var transport: Self { Self(rawValue: "transport") }
+    /// The key store could not be read or written.
+    public static var keyStore: Self { Self(rawValue: "keyStore") }
+    /// A handler is already registered for this security check.
+    public static var duplicateChallengeHandler: Self { Self(rawValue: "duplicateChallengeHandler") }
+    /// An argument is not usable.
+    public static var invalidArgument: Self { Self(rawValue: "invalidArgument") }
 }

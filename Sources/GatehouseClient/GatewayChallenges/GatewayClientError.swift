@@ -6,26 +6,8 @@ import Foundation
 /// added without breaking callers. Two errors are equal when their codes and details are equal; ``underlying``
 /// is not compared.
 public struct GatewayClientError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// A stable, extensible error code.
-    public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
-        /// The code's name.
-        public let rawValue: String
-        /// The code named `rawValue`.
-        public init(rawValue: String) { self.rawValue = rawValue }
-        /// The name.
-        public var description: String { rawValue }
-
-        /// The retry limit was reached: every answer was refused with a new challenge.
-        public static let retryLimitReached = Code(rawValue: "retryLimitReached")
-        /// The challenge handler gave up (the user cancelled the login, no token could be obtained, ...).
-        public static let cancelled = Code(rawValue: "cancelled")
-        /// No handler can answer this challenge's scheme.
-        public static let unsupportedChallenge = Code(rawValue: "unsupportedChallenge")
-        /// The HTTP exchange (or the WebSocket connection) failed.
-        public static let transport = Code(rawValue: "transport")
-        /// The handshake was refused without a challenge that could be answered.
-        public static let refused = Code(rawValue: "refused")
-    }
+    /// A stable, extensible error code (``ErrorCode``; its values are below, as static members).
+    public typealias Code = ErrorCode<GatewayClientError>
 
     private struct Details: Sendable, Equatable {
         var code: Code
@@ -103,4 +85,17 @@ public struct GatewayClientError: Error, Sendable, Equatable, CustomStringConver
 extension GatewayClientError: LocalizedError {
     /// ``description``, so that `localizedDescription` (an alert's message) says what happened.
     public var errorDescription: String? { description }
+}
+
+extension ErrorCode where Domain == GatewayClientError {
+    /// The retry limit was reached: every answer was refused with a new challenge.
+    public static var retryLimitReached: Self { Self(rawValue: "retryLimitReached") }
+    /// The challenge handler gave up (the user cancelled the login, no token could be obtained, ...).
+    public static var cancelled: Self { Self(rawValue: "cancelled") }
+    /// No handler can answer this challenge's scheme.
+    public static var unsupportedChallenge: Self { Self(rawValue: "unsupportedChallenge") }
+    /// The HTTP exchange (or the WebSocket connection) failed.
+    public static var transport: Self { Self(rawValue: "transport") }
+    /// The handshake was refused without a challenge that could be answered.
+    public static var refused: Self { Self(rawValue: "refused") }
 }
