@@ -127,6 +127,20 @@ enum SDK {
     }
 
     /// The error `body` throws, if it is a `GatehouseClientError`.
+    /// Sends a request through `transport` to a server that accepts and never answers, cancels its task after
+    /// 300 ms, and returns the error and how long the cancellation took to end the request.
+    static func cancelledSilentRequest(through transport: any HTTPTransport) async throws -> (error: GatehouseClientError?, took: Duration) {
+        let listener = try SilentListener()
+        defer { listener.close() }
+        let request = TransportRequest(method: "GET", url: URL(string: "http://127.0.0.1:\(listener.port)/never")!, timeout: .seconds(30))
+        let task = Task { await SDK.error { _ = try await transport.send(request) } }
+        try await Task.sleep(for: .milliseconds(300))
+        let start = ContinuousClock.now
+        task.cancel()
+        let error = await task.value
+        return (error, ContinuousClock.now - start)
+    }
+
     static func error(_ body: () async throws -> Void) async -> GatehouseClientError? {
         do {
             try await body()
