@@ -49,23 +49,28 @@ public enum Base64URL {
     /// Decodes base64url or standard base64 (the MobileFirst web SDK writes JWS parts with `btoa`), with or
     /// without padding (`=` only at the end); `nil` when the text is neither.
     public static func decode(_ text: some StringProtocol) -> Data? {
-        var input = Array(text.utf8)
-        while input.last == UInt8(ascii: "=") { input.removeLast() }
-        guard input.count % 4 != 1 else { return nil }
-        var output = Data()
-        output.reserveCapacity(input.count * 3 / 4)
+        var output = [UInt8]()
+        output.reserveCapacity(text.utf8.count * 3 / 4)
         var group: UInt32 = 0
         var bits = 0
-        for byte in input {
+        var length = 0
+        var padded = false
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "=") {
+                padded = true   // padding: only more of it may follow
+                continue
+            }
             let value = values[Int(byte)]
-            guard value != 0xFF else { return nil }   // another alphabet, whitespace, or `=` before the end
+            guard !padded, value != 0xFF else { return nil }   // `=` before the end, another alphabet, whitespace
             group = group << 6 | UInt32(value)
             bits += 6
+            length += 1
             if bits >= 8 {
                 bits -= 8
                 output.append(UInt8(truncatingIfNeeded: group >> UInt32(bits)))
             }
         }
-        return output
+        guard length % 4 != 1 else { return nil }
+        return Data(output)
     }
 }
