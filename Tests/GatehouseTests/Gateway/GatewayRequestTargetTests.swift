@@ -120,7 +120,8 @@ import Testing
                 let (bytes, closed) = await connection.readToEnd()
                 let shown = String(decoding: request.prefix(20) + request.suffix(40), as: UTF8.self).debugDescription
                 #expect(closed, "\(shown)")
-                #expect(ContinuousClock.now - start < .seconds(3), "\(shown)")
+                // Answered at once, not left to the 10 s header-read timeout (a bound with room for two busy cores).
+                #expect(ContinuousClock.now - start < .seconds(7), "\(shown)")
                 let answer = RawHTTPResponse(bytes)
                 #expect(answer?.status == 400, "\(shown)")
                 #expect(answer?.json?["error"] == "invalid_request", "\(shown)")
