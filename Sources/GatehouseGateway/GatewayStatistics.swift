@@ -1,3 +1,4 @@
+import GatehouseHTTP
 import Metrics
 import Prometheus
 import Synchronization
@@ -30,12 +31,7 @@ public final class GatewayStatistics: Sendable {
     private let factory: PrometheusMetricsFactory
 
     public init() {
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [
-            .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-            .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
-        ]
-        self.factory = factory
+        factory = .gatehouse(registry: registry)
     }
 
     private func count(_ name: String, _ dimensions: [(String, String)] = []) {

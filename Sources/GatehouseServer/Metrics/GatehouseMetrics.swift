@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseHTTP
 import Metrics
 import Prometheus
 
@@ -11,12 +12,7 @@ public final class GatehouseMetrics: Sendable {
 
     public init() {
         registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [
-            .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-            .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
-        ]
-        self.factory = factory
+        factory = .gatehouse(registry: registry)
     }
 
     func counter(_ name: String, _ dimensions: [(String, String)] = []) -> Metrics.Counter {
