@@ -200,6 +200,28 @@ public final class PostgresStore: GatehouseStore {
         if inserted.isEmpty { throw StoreError.duplicate }
     }
 
+    public func insertFirstSigningKey(_ key: SigningKeyRecord) async throws -> Bool {
+        let text = try encode(key)
+        let logger = self.logger
+        return try await client.withConnection { connection in
+            try await connection.query("BEGIN", logger: logger)
+            do {
+                // EXCLUSIVE blocks other writers (and this statement on other nodes) until COMMIT; readers go on.
+                try await connection.query("LOCK TABLE signing_keys IN EXCLUSIVE MODE", logger: logger)
+                let inserted = try await connection.query(
+                    """
+                    INSERT INTO signing_keys (kid, record, created_at) SELECT \(key.kid), \(text), \(key.createdAt)
+                    WHERE NOT EXISTS (SELECT 1 FROM signing_keys) RETURNING kid
+                    """, logger: logger).collect().count == 1
+                try await connection.query("COMMIT", logger: logger)
+                return inserted
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+
     public func updateSigningKey(_ key: SigningKeyRecord) async throws {
         let text = try encode(key)
         let updated = try await texts("UPDATE signing_keys SET record = \(text) WHERE kid = \(key.kid) RETURNING kid")

@@ -178,6 +178,17 @@ public final class SQLiteStore: GatehouseStore {
         if !inserted { throw StoreError.duplicate }
     }
 
+    public func insertFirstSigningKey(_ key: SigningKeyRecord) async throws -> Bool {
+        let text = try encode(key)
+        // One writer at a time (the write transaction): the check and the insert cannot interleave with another's.
+        return try await writing { db in
+            guard try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM signing_keys") == 0 else { return false }
+            try db.execute(
+                sql: "INSERT INTO signing_keys (kid, record, created_at) VALUES (?, ?, ?)", arguments: [key.kid, text, key.createdAt])
+            return true
+        }
+    }
+
     public func updateSigningKey(_ key: SigningKeyRecord) async throws {
         let text = try encode(key)
         try await writing { db in

@@ -65,6 +65,9 @@ public protocol GatehouseStore: UserDirectory {
     func signingKeys() async throws -> [SigningKeyRecord]
     /// Stores a signing key.
     func insertSigningKey(_ key: SigningKeyRecord) async throws
+    /// Stores `key` only if the store holds no signing key yet, atomically (nodes starting together on an empty
+    /// store race here: exactly one key wins, and every node signs with it). Returns whether `key` was stored.
+    func insertFirstSigningKey(_ key: SigningKeyRecord) async throws -> Bool
     /// Replaces a stored signing key's record (to retire it); throws ``StoreError/notFound`` if there is none.
     func updateSigningKey(_ key: SigningKeyRecord) async throws
 

@@ -65,6 +65,9 @@ final class MeasuredStore: GatehouseStore {
     func consumeCode(hash: String) async throws -> AuthorizationCodeRecord? { try await measure("consumeCode") { try await base.consumeCode(hash: hash) } }
     func signingKeys() async throws -> [SigningKeyRecord] { try await measure("signingKeys") { try await base.signingKeys() } }
     func insertSigningKey(_ key: SigningKeyRecord) async throws { try await measure("insertSigningKey") { try await base.insertSigningKey(key) } }
+    func insertFirstSigningKey(_ key: SigningKeyRecord) async throws -> Bool {
+        try await measure("insertFirstSigningKey") { try await base.insertFirstSigningKey(key) }
+    }
     func updateSigningKey(_ key: SigningKeyRecord) async throws { try await measure("updateSigningKey") { try await base.updateSigningKey(key) } }
     func upsertUser(_ user: UserRecord) async throws { try await measure("upsertUser") { try await base.upsertUser(user) } }
     func user(named username: String) async throws -> UserRecord? { try await measure("user") { try await base.user(named: username) } }

@@ -42,11 +42,8 @@ public struct TokenSigner: Sendable {
     public static func load(from store: any GatehouseStore, refreshInterval: Duration? = Self.refreshInterval,
                             maxKeyAge: Duration? = nil) async throws -> TokenSigner {
         if try await store.signingKeys().isEmpty {
-            do {
-                try await store.insertSigningKey(Self.newKeyRecord(after: nil))
-            } catch {
-                // Another node may have stored its key at the same time: use what is there.
-            }
+            // Nodes starting together on an empty store: one key wins, the others read it below.
+            _ = try await store.insertFirstSigningKey(Self.newKeyRecord(after: nil))
         }
         let ring = KeyRing(store: store, maxAge: maxKeyAge)
         try await ring.refresh()

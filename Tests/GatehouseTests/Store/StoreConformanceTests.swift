@@ -266,6 +266,22 @@ import Testing
         }
     }
 
+    @Test(arguments: StoreKind.allCases)
+    func onlyOneFirstSigningKeyWinsARace(kind: StoreKind) async throws {
+        try await TestStores.with(kind) { store in
+            let candidates = (0..<8).map { SigningKeyRecord(kid: "first-\($0)", algorithm: "ES256", privateKeyPEM: "pem-\($0)", createdAt: 1_000) }
+            let won = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for candidate in candidates { group.addTask { try await store.insertFirstSigningKey(candidate) } }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(won == 1)
+            let keys = try await store.signingKeys()
+            #expect(keys.count == 1 && candidates.contains(keys[0]))
+            #expect(try await store.insertFirstSigningKey(SigningKeyRecord(kid: "late", algorithm: "ES256", privateKeyPEM: "p", createdAt: 2_000)) == false)
+            #expect(try await store.signingKeys() == keys)
+        }
+    }
+
     // MARK: Users
 
     @Test(arguments: StoreKind.allCases)
