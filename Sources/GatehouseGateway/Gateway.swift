@@ -87,9 +87,27 @@ public final class Gateway: Sendable {
 
     /// Challenges a request for `service`; `query` is the target's checked query.
     func admit(_ request: Request, query: String?, to service: ProtectedService) async -> Admission {
+        await admit(headers: request.headers, query: query, to: service)
+    }
+
+    /// Challenges a request with `headers` for `service`, running its realm's login chain.
+    func admit(headers: HTTPFields, query: String?, to service: ProtectedService) async -> Admission {
         guard let realm = service.realm else { return .allow(nil) }
-        let credentials = realm.credentials(from: request, query: query)
-        let decision = await realm.decide(credentials, requiredRoles: service.requiredRoles)
+        let credentials = realm.credentials(headers: headers, query: query)
+        return admission(await realm.decide(credentials, requiredRoles: service.requiredRoles), realm: realm, credentials: credentials)
+    }
+
+    /// ``admit(headers:query:to:)`` when the realm decides without suspending (no realm, no credentials, or
+    /// credentials its modules remember: ``Realm/decideNow(_:requiredRoles:)``), else `nil`.
+    func admitNow(headers: HTTPFields, query: String?, to service: ProtectedService) -> Admission? {
+        guard let realm = service.realm else { return .allow(nil) }
+        let credentials = realm.credentials(headers: headers, query: query)
+        return realm.decideNow(credentials, requiredRoles: service.requiredRoles)
+            .map { admission($0, realm: realm, credentials: credentials) }
+    }
+
+    /// A realm's decision counted, logged and turned into an admission.
+    private func admission(_ decision: Realm.Decision, realm: Realm, credentials: Credentials) -> Admission {
         statistics.record(realm: realm.name, credentials: credentials, decision: decision)
         switch decision {
         case .allow(let subject):

@@ -24,19 +24,41 @@ public struct LoginChain: Sendable {
     /// success ends it successfully unless a required module failed before; `optional` results only add roles.
     /// A module that ignores the credentials counts for nothing; at least one module must succeed.
     public func login(_ credentials: Credentials, scheme: ChallengeScheme) async -> Outcome {
+        var run = Run()
+        for entry in entries {
+            if let outcome = run.step(await entry.module.login(credentials, scheme: scheme), flag: entry.flag) { return outcome }
+        }
+        return run.outcome
+    }
+
+    /// The chain's outcome when every module it runs answers ``LoginModule/cachedLogin(_:scheme:)`` (no suspension),
+    /// else `nil` (run ``login(_:scheme:)``). The same JAAS semantics: the results are combined by the same ``Run``.
+    public func cachedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> Outcome? {
+        var run = Run()
+        for entry in entries {
+            guard let result = entry.module.cachedLogin(credentials, scheme: scheme) else { return nil }
+            if let outcome = run.step(result, flag: entry.flag) { return outcome }
+        }
+        return run.outcome
+    }
+
+    /// The state of one run of the chain: each module's result is added by ``step(_:flag:)``.
+    private struct Run {
         var subject = Subject()
         var mandatoryFailure: String?
         var lastFailure: String?
         var anySuccess = false
-        for entry in entries {
-            switch await entry.module.login(credentials, scheme: scheme) {
+
+        /// Adds a module's result; the chain's outcome when it ends here.
+        mutating func step(_ result: LoginResult, flag: LoginModuleFlag) -> Outcome? {
+            switch result {
             case .success(let found):
                 subject.merge(found)
                 anySuccess = true
-                if entry.flag == .sufficient, mandatoryFailure == nil { return .authenticated(subject) }
+                if flag == .sufficient, mandatoryFailure == nil { return .authenticated(subject) }
             case .failure(let reason):
                 lastFailure = reason
-                switch entry.flag {
+                switch flag {
                 case .requisite: return .failed(reason)
                 case .required: if mandatoryFailure == nil { mandatoryFailure = reason }
                 case .sufficient, .optional: break
@@ -44,8 +66,13 @@ public struct LoginChain: Sendable {
             case .ignore:
                 break
             }
+            return nil
         }
-        if let mandatoryFailure { return .failed(mandatoryFailure) }
-        return anySuccess ? .authenticated(subject) : .failed(lastFailure ?? "no login module accepted the credentials")
+
+        /// The outcome once every module has run.
+        var outcome: Outcome {
+            if let mandatoryFailure { return .failed(mandatoryFailure) }
+            return anySuccess ? .authenticated(subject) : .failed(lastFailure ?? "no login module accepted the credentials")
+        }
     }
 }

@@ -13,6 +13,16 @@ public enum LoginResult: Sendable, Equatable {
 public protocol LoginModule: Sendable {
     /// Checks `credentials`; `scheme` is the realm's challenge scheme.
     func login(_ credentials: Credentials, scheme: ChallengeScheme) async -> LoginResult
+
+    /// The result of ``login(_:scheme:)`` when the module knows it without suspending (a verified password it
+    /// remembers, a decision that needs no I/O), else `nil`. The gateway admits a request on its connection's
+    /// event loop when every module of the chain answers here, and runs the chain on a task otherwise. The default
+    /// is `nil`: every login runs on a task.
+    func cachedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> LoginResult?
+}
+
+extension LoginModule {
+    public func cachedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> LoginResult? { nil }
 }
 
 /// How a module's result counts in the chain (JAAS `LoginModuleControlFlag`, as KAAZING Gateway's `login-module` element uses it).

@@ -45,10 +45,15 @@ public struct Realm: Sendable {
 
     /// The credentials a request carries for this realm, its query taken from the parsed target.
     func credentials(from request: Request, query: String?) -> Credentials {
-        let (scheme, value) = Credentials.parseAuthorization(request.headers[.authorization])
+        credentials(headers: request.headers, query: query)
+    }
+
+    /// The credentials in a request's header fields and its checked query.
+    func credentials(headers requestHeaders: HTTPFields, query: String?) -> Credentials {
+        let (scheme, value) = Credentials.parseAuthorization(requestHeaders[.authorization])
         var named: [String: String] = [:]
         for header in headers {
-            if let name = HTTPField.Name(header), let value = request.headers[name], !value.isEmpty { named[header] = value }
+            if let name = HTTPField.Name(header), let value = requestHeaders[name], !value.isEmpty { named[header] = value }
         }
         if !queryParameters.isEmpty {
             let parameters = CredentialCarriers.parameters(of: query)
@@ -57,7 +62,7 @@ public struct Realm: Sendable {
             }
         }
         if !cookies.isEmpty {
-            let pairs = CredentialCarriers.cookies(request.headers[values: .cookie])
+            let pairs = CredentialCarriers.cookies(requestHeaders[values: .cookie])
             for cookie in cookies {
                 if let value = pairs.first(where: { $0.name == cookie })?.value, !value.isEmpty { named[cookie] = value }
             }
@@ -77,6 +82,19 @@ public struct Realm: Sendable {
 
     /// Authenticates `credentials` and checks `requiredRoles` (KAAZING `HttpLoginSecurityFilter`'s decision table).
     public func decide(_ credentials: Credentials, requiredRoles: [String]) async -> Decision {
+        if let refused = refusal(of: credentials) { return refused }
+        return decision(await chain.login(credentials, scheme: scheme), requiredRoles: requiredRoles)
+    }
+
+    /// ``decide(_:requiredRoles:)`` when the login chain can answer without suspending
+    /// (``LoginChain/cachedLogin(_:scheme:)``), else `nil`.
+    public func decideNow(_ credentials: Credentials, requiredRoles: [String]) -> Decision? {
+        if let refused = refusal(of: credentials) { return refused }
+        return chain.cachedLogin(credentials, scheme: scheme).map { decision($0, requiredRoles: requiredRoles) }
+    }
+
+    /// The challenge for credentials the chain never sees: none, or only an `Authorization` of another scheme.
+    private func refusal(of credentials: Credentials) -> Decision? {
         if credentials.isEmpty { return .challenge(reason: "no credentials") }
         // An `Authorization` header with another scheme and no other credentials: challenge again (PR #898).
         if credentials.named.isEmpty, let given = credentials.scheme,
@@ -84,7 +102,12 @@ public struct Realm: Sendable {
            !(scheme == .applicationToken && given.caseInsensitiveCompare("Bearer") == .orderedSame) {
             return .challenge(reason: "scheme \(given) instead of \(scheme.baseScheme)")
         }
-        switch await chain.login(credentials, scheme: scheme) {
+        return nil
+    }
+
+    /// The decision for the chain's outcome: expiry, then the required roles.
+    private func decision(_ outcome: LoginChain.Outcome, requiredRoles: [String]) -> Decision {
+        switch outcome {
         case .failed(let reason):
             return .challenge(reason: reason)
         case .authenticated(let subject):

@@ -2,6 +2,7 @@ import GatehouseProtocol
 import Foundation
 import GatehouseChecks
 import HummingbirdBcrypt
+import Synchronization
 
 /// A user of a ``UsersLoginModule``: a bcrypt hash of the password and the roles granted.
 public struct GatewayUser: Sendable, Codable, Equatable {
@@ -52,9 +53,28 @@ public struct UsersLoginModule: LoginModule {
         }
         let user = users[username]
         let valid = (try? await passwords.verify(password, hash: user?.passwordHash, account: account, now: now)) ?? false
-        guard valid, let user else { return .failure("wrong user name or password") }
+        guard valid, let user else {
+            UnsettledAccounts.shared.failed(account, in: passwords.lockouts)
+            return .failure("wrong user name or password")
+        }
+        UnsettledAccounts.shared.settled(account, in: passwords.lockouts)
         let subject = Subject(name: user.username, roles: Set(user.roles))
         verified?.remember(username: username, password: password, subject: subject)
+        return .success(subject)
+    }
+
+    /// A remembered pair, answered on the event loop: only with the gateway's in-memory lockouts, and only for an
+    /// account that has had no failed password since its last verified one (``UnsettledAccounts``) — such an
+    /// account cannot be locked, so the lockout check of ``login(_:scheme:)`` would say the same. Anything else
+    /// (a wrong or unknown pair, another lockout store) runs ``login(_:scheme:)``.
+    public func cachedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> LoginResult? {
+        guard let (username, password) = credentials.basic else {
+            return credentials.isEmpty ? .failure("no credentials") : .ignore
+        }
+        guard let verified, passwords.lockouts is InMemoryAccountLockouts,
+              !UnsettledAccounts.shared.isUnsettled("user:\(username)", in: passwords.lockouts),
+              let subject = verified.subject(username: username, password: password)
+        else { return nil }
         return .success(subject)
     }
 }
@@ -63,5 +83,36 @@ extension GatewayUser {
     /// A user whose password is hashed here (bcrypt, `cost` rounds).
     public static func hashing(username: String, password: String, roles: [String] = [], cost: UInt8 = 10) -> GatewayUser {
         GatewayUser(username: username, passwordHash: Bcrypt.hash(password, cost: cost), roles: roles)
+    }
+}
+
+/// The accounts that have had a failed password since their last verified one, per lockout store: the accounts
+/// that may be locked. ``UsersLoginModule/cachedLogin(_:scheme:)`` answers only for the others. Past `capacity`
+/// accounts it stops answering for anyone (every login then checks the lockout store).
+final class UnsettledAccounts: Sendable {
+    static let shared = UnsettledAccounts()
+    private let capacity = 100_000
+    private let state = Mutex<(accounts: Set<String>, overflowed: Bool)>(([], false))
+
+    private func key(_ account: String, _ store: any AccountLockouts) -> String {
+        "\(ObjectIdentifier(store as AnyObject).hashValue):\(account)"
+    }
+
+    func failed(_ account: String, in store: any AccountLockouts) {
+        let key = key(account, store)
+        state.withLock { state in
+            if state.accounts.count >= capacity { state.overflowed = true }
+            state.accounts.insert(key)
+        }
+    }
+
+    func settled(_ account: String, in store: any AccountLockouts) {
+        let key = key(account, store)
+        _ = state.withLock { $0.accounts.remove(key) }
+    }
+
+    func isUnsettled(_ account: String, in store: any AccountLockouts) -> Bool {
+        let key = key(account, store)
+        return state.withLock { $0.overflowed || $0.accounts.contains(key) }
     }
 }
