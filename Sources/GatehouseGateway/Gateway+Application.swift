@@ -46,7 +46,7 @@ extension Gateway {
         let server = HTTPServerBuilder { responder in
             GatewayChildChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-                headerReadTimeout: headTimeout, sslContext: sslContext, statistics: self.statistics)
+                headerReadTimeout: headTimeout, sslContext: sslContext, statistics: self.statistics, gateway: self)
         }
         return Application(
             responder: GatewayResponder(gateway: self),

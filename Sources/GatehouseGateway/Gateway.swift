@@ -37,6 +37,8 @@ public final class Gateway: Sendable {
     /// Trust for `https`/`wss` upstreams: the system's roots, or a configured CA file's. Never verification off.
     let upstreamTLS: TLSConfiguration?
     let proxy: HTTPProxy
+    /// Keep-alive connections to the upstreams, one pool per event loop (``GatewayHTTPHandler``).
+    let upstreamPools: UpstreamPools
     /// Answers decided while checking a refused upgrade, written in place of the upgrader's `400`.
     let refusedUpgrades = RefusedUpgradeAnswers()
     /// Upgrades accepted, waiting for their WebSocket handler.
@@ -67,6 +69,7 @@ public final class Gateway: Sendable {
         self.tls = tls
         self.upstreamTLS = upstreamTLS?.configuration
         proxy = HTTPProxy(timeout: .seconds(120), upstreamTLS: upstreamTLS)
+        upstreamPools = UpstreamPools(tls: upstreamTLS?.configuration)
         self.logger = logger
     }
 

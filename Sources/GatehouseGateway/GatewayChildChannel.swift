@@ -3,12 +3,15 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 
 /// The gateway's connections: Hummingbird's HTTP/1.1 + WebSocket upgrade channel, with two guards for the first
 /// request, where Hummingbird has none: a ``RequestHeadTimeoutHandler`` in front (slowloris) and a
 /// ``MalformedFirstRequestHandler`` behind the upgrader (a first request that is not HTTP/1.1 would otherwise
 /// leave the connection open and silent forever); and every connection is closed once Hummingbird is done with it.
+/// With a `gateway`, its plain HTTP is served by a ``GatewayHTTPHandler`` in front of the upgrader, on the event loop;
+/// Hummingbird gets the connections whose first request asks for an upgrade.
 struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     typealias Value = Inner.Value
 
@@ -18,6 +21,9 @@ struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     var sslContext: NIOSSLContext? = nil
     /// Counts connections, open and accepted.
     var statistics: GatewayStatistics? = nil
+    /// The gateway whose plain HTTP a ``GatewayHTTPHandler`` serves on the event loop, right behind NIO's HTTP codec;
+    /// `nil`: Hummingbird serves every request.
+    var gateway: Gateway? = nil
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         if let statistics {
@@ -38,9 +44,14 @@ struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
             return channel.eventLoop.makeFailedFuture(error)
         }
         let loopBound = NIOLoopBound(progress, eventLoop: channel.eventLoop)
+        let gateway = self.gateway
         return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            try channel.pipeline.syncOperations.addHandler(
-                MalformedFirstRequestHandler(progress: loopBound.value, logger: logger), position: .last)
+            let operations = channel.pipeline.syncOperations
+            if let gateway {
+                let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+                try operations.addHandler(GatewayHTTPHandler(gateway: gateway, progress: loopBound.value), position: .after(decoder))
+            }
+            try operations.addHandler(MalformedFirstRequestHandler(progress: loopBound.value, logger: logger), position: .last)
             return value
         }
     }

@@ -72,6 +72,10 @@ struct UpstreamBase: Sendable, Equatable {
     let path: String
     /// Whether the base path ends with `/`: kept when a request names the service's prefix exactly.
     let trailingSlash: Bool
+    /// The host to connect to (an IPv6 address without its brackets).
+    let host: String
+    /// The port to connect to (the scheme's default when the authority names none).
+    let port: Int
 
     init(_ upstream: URL, service: String) throws {
         let text = upstream.absoluteString
@@ -101,15 +105,21 @@ struct UpstreamBase: Sendable, Equatable {
         self.authority = String(rest[..<authorityEnd])
         self.path = normalised.segments.isEmpty ? "" : "/" + normalised.segments.joined(separator: "/")
         self.trailingSlash = normalised.trailingSlash
+        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        self.port = components.port ?? (scheme == "https" ? 443 : 80)
+    }
+
+    /// The request target sent upstream: `/base/path?query`.
+    func target(path remainder: String, query: String?) -> String {
+        var path = self.path + (remainder.isEmpty && trailingSlash ? "/" : remainder)
+        if path.isEmpty { path = "/" }
+        if let query, !query.isEmpty { path += "?" + query }
+        return path
     }
 
     /// `scheme://authority/base/path?query`; `ws`/`wss` for a WebSocket.
     func url(path remainder: String, query: String?, webSocket: Bool) -> String {
         let scheme = webSocket ? (self.scheme == "https" ? "wss" : "ws") : self.scheme
-        var path = self.path + (remainder.isEmpty && trailingSlash ? "/" : remainder)
-        if path.isEmpty { path = "/" }
-        var url = scheme + "://" + authority + path
-        if let query, !query.isEmpty { url += "?" + query }
-        return url
+        return scheme + "://" + authority + target(path: remainder, query: query)
     }
 }

@@ -157,12 +157,12 @@ import Testing
                           "Content-Length: \(body.count)"], body: Array(body.utf8))
             #expect(large.status == 200)
             #expect(try RecordingUpstream.seen(large.body).header("X-B")?.count == 15_000)
-            // On a connection already used, Hummingbird refuses it (400) and closes.
+            // On a connection already used, the gateway refuses it the same way (431) and closes.
             let connection = try RawHTTPConnection(port: fixture.port)
             await connection.send("GET /open/first HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(await connection.readResponse()?.status == 200)
             await connection.send("HEAD /open/x HTTP/1.1\r\nHost: x\r\nX-Long: \(String(repeating: "y", count: 66_000))\r\nContent-Length: 4\r\n\r\nbody")
-            #expect(await connection.readResponse()?.status == 400)
+            #expect(await connection.readResponse()?.status == 431)
             #expect(try await RawHTTPConnection.exchange(port: fixture.port, target: "/open/alive").status == 200)
         }
     }

@@ -1,0 +1,143 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// One event loop's keep-alive connections to the gateway's upstreams. Its connections live on that loop, as do
+/// the client connections that borrow them, so a request and its answer are relayed between two sockets of one
+/// thread, without a lock or a task hop. Not thread-safe: used on its loop only.
+final class UpstreamConnectionPool {
+    /// Idle connections kept per upstream.
+    static let maxIdle = 512
+    /// How long a connection may sit idle before it is closed.
+    static let idleLifetime: TimeAmount = .seconds(60)
+    static let connectTimeout: TimeAmount = .seconds(10)
+    /// How long an upstream may stay silent while an answer is awaited or streamed.
+    static let readTimeout: TimeAmount = .seconds(120)
+
+    let eventLoop: any EventLoop
+    private let tls: UpstreamTLS
+    private var idle: [UpstreamKey: [UpstreamConnection]] = [:]
+
+    init(eventLoop: any EventLoop, tls: UpstreamTLS) {
+        self.eventLoop = eventLoop
+        self.tls = tls
+    }
+
+    /// An idle connection to `key`, or a new one (`fresh`: always a new one). `done` runs on the loop.
+    func acquire(_ key: UpstreamKey, fresh: Bool = false, _ done: @escaping (Result<UpstreamConnection, any Error>) -> Void) {
+        if !fresh {
+            while let connection = idle[key]?.popLast() {
+                connection.idleClose?.cancel()
+                connection.idleClose = nil
+                if connection.channel.isActive {
+                    done(.success(connection))
+                    return
+                }
+            }
+        }
+        let sslContext: NIOSSLContext?
+        do {
+            sslContext = key.tls ? try tls.context() : nil
+        } catch {
+            done(.failure(error))
+            return
+        }
+        let host = key.host
+        let readTimeout = Self.readTimeout
+        ClientBootstrap(group: eventLoop)
+            .connectTimeout(Self.connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let operations = channel.pipeline.syncOperations
+                    if let sslContext {
+                        // SNI with a host name only (RFC 6066 §3), never an address; the name is verified either way.
+                        let isAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
+                        try operations.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: isAddress ? nil : host))
+                    }
+                    try operations.addHTTPClientHandlers()
+                    try operations.addHandler(IdleStateHandler(readTimeout: readTimeout))
+                    try operations.addHandler(UpstreamResponseHandler())
+                }
+            }
+            .connect(host: key.host, port: key.port)
+            .assumeIsolated()
+            .whenComplete { result in
+                done(result.flatMap { channel in
+                    Result {
+                        let handler = try channel.pipeline.syncOperations.handler(type: UpstreamResponseHandler.self)
+                        return UpstreamConnection(channel: channel, key: key, handler: handler)
+                    }
+                })
+            }
+    }
+
+    /// Takes back a connection whose last exchange ended cleanly (both messages complete, keep-alive both ways).
+    func release(_ connection: UpstreamConnection) {
+        connection.handler.exchange = nil
+        connection.handler.resumeReads()
+        guard connection.channel.isActive, (idle[connection.key]?.count ?? 0) < Self.maxIdle else {
+            connection.close()
+            return
+        }
+        idle[connection.key, default: []].append(connection)
+        connection.handler.onClose = { [weak self, weak connection] in
+            guard let self, let connection else { return }
+            self.forget(connection)
+        }
+        connection.idleClose = eventLoop.assumeIsolated().scheduleTask(in: Self.idleLifetime) { [weak self, weak connection] in
+            guard let self, let connection else { return }
+            self.forget(connection)
+            connection.close()
+        }
+    }
+
+    private func forget(_ connection: UpstreamConnection) {
+        idle[connection.key]?.removeAll { $0 === connection }
+    }
+}
+
+/// The trust for `https` upstreams, made once per gateway on first use: the configured CA file's, or the system's
+/// roots. Verification is never off.
+final class UpstreamTLS: Sendable {
+    private let configuration: TLSConfiguration?
+    private let made = Mutex<NIOSSLContext?>(nil)
+
+    init(configuration: TLSConfiguration?) {
+        self.configuration = configuration
+    }
+
+    func context() throws -> NIOSSLContext {
+        try made.withLock { made in
+            if let made { return made }
+            let context = try NIOSSLContext(configuration: configuration ?? .makeClientConfiguration())
+            made = context
+            return context
+        }
+    }
+}
+
+/// The gateway's upstream pools, one per event loop.
+final class UpstreamPools: Sendable {
+    private let tls: UpstreamTLS
+    private let pools = Mutex<[ObjectIdentifier: NIOLoopBound<UpstreamConnectionPool>]>([:])
+
+    init(tls: TLSConfiguration?) {
+        self.tls = UpstreamTLS(configuration: tls)
+    }
+
+    /// The pool of `eventLoop`; call on that loop.
+    func pool(for eventLoop: any EventLoop) -> UpstreamConnectionPool {
+        let id = ObjectIdentifier(eventLoop)
+        if let bound = pools.withLock({ $0[id] }) { return bound.value }
+        let made = NIOLoopBound(UpstreamConnectionPool(eventLoop: eventLoop, tls: tls), eventLoop: eventLoop)
+        let bound = pools.withLock { pools in
+            if let existing = pools[id] { return existing }
+            pools[id] = made
+            return made
+        }
+        return bound.value
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import HTTPTypes
+import NIOHTTP1
+
+/// The head of a request as the gateway sends it upstream, and of an upstream's answer as it goes back to the
+/// client, for the event-loop relay (``GatewayHTTPHandler``); the same rules as ``HTTPProxy``.
+enum UpstreamRequestHead {
+    /// The client's header fields as `HTTPFields`, for the realm's credentials and ``ForwardingHeaders`` (fields
+    /// whose name is not a valid token are left out: NIO's parser lets none through).
+    static func fields(_ headers: HTTPHeaders) -> HTTPFields {
+        var fields = HTTPFields()
+        fields.reserveCapacity(headers.count)
+        for (name, value) in headers {
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+        }
+        return fields
+    }
+
+    /// The lower-cased tokens of `Connection` fields: the fields they name are about this connection only.
+    static func connectionTokens(_ headers: HTTPHeaders) -> Set<String> {
+        var tokens = Set<String>()
+        for value in headers["connection"] {
+            for token in value.split(separator: ",") {
+                tokens.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
+            }
+        }
+        return tokens
+    }
+
+    /// The upstream request for `client`: its method, `target` (the upstream's base path, the routed remainder and
+    /// the query without the realm's credential parameters), `Host` set to the upstream's authority. Never
+    /// forwarded: hop-by-hop fields, `Authorization`, the realm's credential headers and cookies, a client's
+    /// `X-Gateway-User`, a client's forwarding fields (replaced by `forwarding`). The body's framing is kept:
+    /// `Content-Length` as sent, a chunked body chunked again by NIO's encoder.
+    static func make(from client: HTTPRequestHead, target: String, authority: String, realm: Realm?, forwarding: ForwardingHeaders,
+                     user: String?) -> HTTPRequestHead {
+        let tokens = connectionTokens(client.headers)
+        let credentialHeaders = realm.map { Set($0.headers.map { $0.lowercased() }) } ?? []
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(client.headers.count + 6)
+        headers.add(name: "Host", value: authority)
+        var cookies: [String] = []
+        var chunked = false
+        var hasLength = false
+        for (name, value) in client.headers {
+            let lower = name.lowercased()
+            switch lower {
+            case "cookie":
+                cookies.append(value)
+                continue
+            case "transfer-encoding":
+                chunked = true
+                continue
+            case "content-length":
+                hasLength = true
+            default:
+                break
+            }
+            if HTTPProxy.hopByHop.contains(lower) || tokens.contains(lower) || lower == "authorization" || lower == "x-gateway-user"
+                || credentialHeaders.contains(lower) || ForwardingHeaders.isForwardingField(lower) { continue }
+            headers.add(name: name, value: value)
+        }
+        if !cookies.isEmpty, let cookie = CredentialCarriers.cookieField(cookies, removing: Set(realm?.cookies ?? [])) {
+            headers.add(name: "Cookie", value: cookie)
+        }
+        for (name, value) in forwarding.fields { headers.add(name: name, value: value) }
+        if let user { headers.add(name: HTTPProxy.userHeader, value: user) }
+        if chunked, !hasLength {
+            headers.add(name: "Transfer-Encoding", value: "chunked")
+        } else if !hasLength, client.method != .GET, client.method != .HEAD {
+            // No body: say so, rather than let NIO's encoder frame an empty chunked one.
+            headers.add(name: "Content-Length", value: "0")
+        }
+        return HTTPRequestHead(version: .http1_1, method: client.method, uri: target, headers: headers)
+    }
+
+    /// The upstream's answer head for the client: hop-by-hop fields and those its `Connection` names dropped,
+    /// `WWW-Authenticate` set to `challenge` (Negotiate's mutual authentication), `Connection: close` when the
+    /// client connection ends after it.
+    static func response(_ upstream: HTTPResponseHead, version: HTTPVersion, challenge: String?, close: Bool) -> HTTPResponseHead {
+        let tokens = connectionTokens(upstream.headers)
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(upstream.headers.count + 1)
+        for (name, value) in upstream.headers {
+            let lower = name.lowercased()
+            if HTTPProxy.hopByHop.contains(lower) || tokens.contains(lower) { continue }
+            if challenge != nil, lower == "www-authenticate" { continue }
+            headers.add(name: name, value: value)
+        }
+        if let challenge { headers.add(name: "WWW-Authenticate", value: challenge) }
+        if close {
+            headers.add(name: "Connection", value: "close")
+        } else if version == .http1_0 {
+            headers.add(name: "Connection", value: "keep-alive")
+        }
+        return HTTPResponseHead(version: version, status: upstream.status, headers: headers)
+    }
+}
