@@ -9,6 +9,8 @@ import NIOHTTP1
 /// registers from loopback).
 public let benchmarkPolicyYAML = """
     registrationThrottle: { perAddress: 0 }
+    confidentialClients:
+      - { id: \(benchmarkServiceID), secretHash: "$2b$10$.HFjpHDFzssOxoDyoSvypeJl1RolpDp6b8lk8CVysNwDkxuo3Eyta", allowedScope: "authorization.introspect" }
     securityChecks:
       PinCodeAttempts:
         class: PinCodeAttempts
@@ -18,6 +20,10 @@ public let benchmarkPolicyYAML = """
         platform: ios
         scopeElementMapping: { accessRestricted: PinCodeAttempts }
     """
+
+/// The confidential client of the benchmark policy (client credentials, introspection) and its secret.
+public let benchmarkServiceID = "bench-service"
+public let benchmarkServiceSecret = "bench-secret"
 
 /// The steps of one complete MobileFirst flow, in order.
 public enum FlowStep: Int, CaseIterable, Sendable {
@@ -54,6 +60,8 @@ public struct FlowTiming: Sendable {
     public var signing: Duration = .zero
     /// The access token the flow ended with.
     public var accessToken = ""
+    /// The client the flow registered.
+    public var clientID = ""
 }
 
 /// A minimal MobileFirst client from the wire protocol: register, answer the PIN challenge, get a token.
@@ -156,6 +164,7 @@ public struct FlowClient: Sendable {
             throw FlowError(step: .token, detail: "status \(token.status) (expected 200 with a token): \(token.text)")
         }
         timing.accessToken = issued.access_token
+        timing.clientID = clientID
         timing.steps[FlowStep.token.rawValue] = clock.now - start
         return timing
     }

@@ -5,13 +5,15 @@ struct Options: Sendable {
     var workers = 8
     var seconds = 10.0
     var maxFlows = 100_000
-    /// Benchmark the protected resource against the unprotected one (with `wrk`) instead of flows.
-    var resources = false
+    /// Single operations with `wrk` (requests/s and server CPU per request, ÷ the unprotected endpoint) instead of flows.
+    var operations = false
+    /// Only this operation of the table (its row number, 1 = the baseline), for profiling.
+    var only: Int?
     var connections = 32
 
     static let usage = """
         usage: FlowBenchmark [--workers N] [--seconds S] [--max-flows M]
-               FlowBenchmark --resources [--seconds S] [--connections C]
+               FlowBenchmark --operations [--seconds S] [--connections C] [--only K]
 
         Runs complete MobileFirst flows (register, preauthorize 401, preauthorize 200, authorize 302, token 200)
         against an in-process Gatehouse server on 127.0.0.1 and prints flows per second.
@@ -19,8 +21,11 @@ struct Options: Sendable {
           --workers N     concurrent flows (1...512, default 8)
           --seconds S     how long to run (0 < S <= 3600, default 10)
           --max-flows M   stop after M flow attempts at most (1...10000000, default 100000)
-          --resources     instead: requests/s of the protected balance endpoint with a valid token divided by
-                          requests/s of the unprotected endpoint (wrk, S seconds per run, C connections)
+          --operations    instead: single operations with wrk (S seconds per run, C connections, two rounds):
+                          the unprotected endpoint (the baseline), the protected balance with a valid token, a
+                          pre-authorization round of an already-successful client, a client_credentials token,
+                          introspection of a valid token; requests/s and server CPU µs per request, each ÷ baseline
+          --only K        with --operations: only the K-th operation, once (for a profiler)
           --connections C wrk's connections (1...1000, default 32)
         """
 
@@ -49,8 +54,11 @@ struct Options: Sendable {
             case "--max-flows":
                 guard let m = Int(value(argument)), (1...10_000_000).contains(m) else { fail("--max-flows must be 1...10000000") }
                 options.maxFlows = m
-            case "--resources":
-                options.resources = true
+            case "--operations":
+                options.operations = true
+            case "--only":
+                guard let k = Int(value(argument)), (1...5).contains(k) else { fail("--only must be 1...5") }
+                options.only = k
             case "--connections":
                 guard let c = Int(value(argument)), (1...1000).contains(c) else { fail("--connections must be 1...1000") }
                 options.connections = c

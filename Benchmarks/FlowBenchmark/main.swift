@@ -104,9 +104,12 @@ func runBenchmark() async throws -> Int32 {
                 print("warm-up flow failed: \(error)")
                 return 1
             }
-            if options.resources {
-                return try ResourceLoad(baseURL: baseURL, token: warmUp.accessToken, seconds: options.seconds,
-                                        connections: options.connections).report()
+            if options.operations {
+                // Clients that completed a flow: their rounds are those of an already-successful client.
+                var clientIDs = [warmUp.clientID]
+                for index in 1..<8 { clientIDs.append(try await client.run(key: keys[index % keys.count]).clientID) }
+                return try OperationLoad(baseURL: baseURL, token: warmUp.accessToken, clientIDs: clientIDs, seconds: options.seconds,
+                                         connections: options.connections, only: options.only).report()
             }
 
             print("Running \(options.workers) workers for \(fixed(options.seconds)) s (at most \(options.maxFlows) flows)…")
