@@ -21,24 +21,24 @@ public struct Credentials: Sendable, Equatable {
 
     /// The opaque secret for `baseScheme`: the `Authorization` value when its scheme matches, else the first named value.
     public func secret(baseScheme: String) -> String? {
-        if let scheme, scheme.caseInsensitiveCompare(baseScheme) == .orderedSame, let value, !value.isEmpty { return value }
+        if let scheme, HeaderText.equalsIgnoringCase(scheme, baseScheme), let value, !value.isEmpty { return value }
         return named.sorted { $0.key < $1.key }.first?.value
     }
 
     /// The user name and password of a `Basic` answer.
     public var basic: (username: String, password: String)? {
         guard let encoded = secret(baseScheme: "Basic") else { return nil }
-        let stripped = encoded.lowercased().hasPrefix("basic ") ? String(encoded.dropFirst(6)) : encoded
-        guard let data = Data(base64Encoded: stripped.trimmingCharacters(in: .whitespaces)),
+        let stripped = HeaderText.hasPrefixIgnoringCase(encoded, "basic ") ? encoded.dropFirst(6) : encoded[...]
+        guard let data = Data(base64Encoded: String(HeaderText.trimmed(stripped))),
               let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return nil }
         return (String(text[..<colon]), String(text[text.index(after: colon)...]))
     }
 
     /// Parses an `Authorization` value: the text up to the first whitespace is the scheme.
     public static func parseAuthorization(_ header: String?) -> (scheme: String?, value: String?) {
-        guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return (nil, nil) }
-        guard let space = header.firstIndex(where: { $0 == " " || $0 == "\t" }) else { return (header, nil) }
-        let value = header[space...].trimmingCharacters(in: .whitespaces)
-        return (String(header[..<space]), value.isEmpty ? nil : value)
+        guard let header = header.map({ HeaderText.trimmed($0) }), !header.isEmpty else { return (nil, nil) }
+        guard let space = header.firstIndex(where: { $0 == " " || $0 == "\t" }) else { return (String(header), nil) }
+        let value = HeaderText.trimmed(header[space...])
+        return (String(header[..<space]), value.isEmpty ? nil : String(value))
     }
 }

@@ -34,8 +34,23 @@ public final class GatewayStatistics: Sendable {
         factory = .gatehouse(registry: registry)
     }
 
+    private struct CounterKey: Hashable {
+        var name: String
+        var dimensions: [String]
+    }
+
+    /// Counters made once per name and dimensions (see ``RequestMetrics``).
+    private let counterCache = Mutex<[CounterKey: Metrics.Counter]>([:])
+
     private func count(_ name: String, _ dimensions: [(String, String)] = []) {
-        Metrics.Counter(label: name, dimensions: dimensions, factory: factory).increment()
+        let key = CounterKey(name: name, dimensions: dimensions.flatMap { [$0.0, $0.1] })
+        let counter = counterCache.withLock { cached in
+            if let found = cached[key] { return found }
+            let made = Metrics.Counter(label: name, dimensions: dimensions, factory: factory)
+            cached[key] = made
+            return made
+        }
+        counter.increment()
     }
 
     private func meter(_ name: String) -> Meter { Meter(label: name, factory: factory) }
@@ -51,11 +66,34 @@ public final class GatewayStatistics: Sendable {
 
     func connectionClosed() { meter("gatehouse_gateway_connections_open").decrement() }
 
+    /// The request counter and latency timer of one service and status, made once: looking a metric up in the
+    /// registry by its label costs more than the rest of a relayed request's bookkeeping.
+    private struct RequestMetrics: Sendable {
+        let counter: Metrics.Counter
+        let timer: Metrics.Timer
+    }
+
+    private struct RequestKey: Hashable {
+        var service: String
+        var status: Int
+    }
+
+    private let requestMetrics = Mutex<[RequestKey: RequestMetrics]>([:])
+
     /// An HTTP request answered (upgrades aside): by service name (`none` when no service matched) and status.
     func request(service: String, status: Int, duration: Duration) {
-        count("gatehouse_gateway_requests_total", [("service", service), ("status", String(status))])
-        Metrics.Timer(label: "gatehouse_gateway_request_duration_seconds", dimensions: [("service", service)], factory: factory)
-            .recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        let key = RequestKey(service: service, status: status)
+        let metrics = requestMetrics.withLock { cached in
+            if let found = cached[key] { return found }
+            let made = RequestMetrics(
+                counter: Metrics.Counter(label: "gatehouse_gateway_requests_total", dimensions: [("service", service), ("status", String(status))],
+                                         factory: factory),
+                timer: Metrics.Timer(label: "gatehouse_gateway_request_duration_seconds", dimensions: [("service", service)], factory: factory))
+            cached[key] = made
+            return made
+        }
+        metrics.counter.increment()
+        metrics.timer.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     /// A WebSocket upgraded and relayed; `webSocketClosed` when it ends.

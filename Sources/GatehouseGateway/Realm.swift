@@ -98,8 +98,8 @@ public struct Realm: Sendable {
         if credentials.isEmpty { return .challenge(reason: "no credentials") }
         // An `Authorization` header with another scheme and no other credentials: challenge again (PR #898).
         if credentials.named.isEmpty, let given = credentials.scheme,
-           given.caseInsensitiveCompare(scheme.baseScheme) != .orderedSame,
-           !(scheme == .applicationToken && given.caseInsensitiveCompare("Bearer") == .orderedSame) {
+           !HeaderText.equalsIgnoringCase(given, scheme.baseScheme),
+           !(scheme == .applicationToken && HeaderText.equalsIgnoringCase(given, "Bearer")) {
             return .challenge(reason: "scheme \(given) instead of \(scheme.baseScheme)")
         }
         return nil

@@ -1,4 +1,3 @@
-import Foundation
 import HTTPTypes
 import NIOHTTP1
 
@@ -21,7 +20,7 @@ enum UpstreamRequestHead {
         var tokens = Set<String>()
         for value in headers["connection"] {
             for token in value.split(separator: ",") {
-                tokens.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
+                tokens.insert(HeaderText.lowercased(String(HeaderText.trimmed(token))))
             }
         }
         return tokens
@@ -43,7 +42,7 @@ enum UpstreamRequestHead {
         var chunked = false
         var hasLength = false
         for (name, value) in client.headers {
-            let lower = name.lowercased()
+            let lower = HeaderText.lowercased(name)
             switch lower {
             case "cookie":
                 cookies.append(value)
@@ -82,7 +81,7 @@ enum UpstreamRequestHead {
         var headers = HTTPHeaders()
         headers.reserveCapacity(upstream.headers.count + 1)
         for (name, value) in upstream.headers {
-            let lower = name.lowercased()
+            let lower = HeaderText.lowercased(name)
             if HTTPProxy.hopByHop.contains(lower) || tokens.contains(lower) { continue }
             if challenge != nil, lower == "www-authenticate" { continue }
             headers.add(name: name, value: value)

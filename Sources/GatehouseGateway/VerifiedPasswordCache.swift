@@ -21,7 +21,9 @@ final class VerifiedPasswordCache: Sendable {
     }
 
     private func fingerprint(_ username: String, _ password: String) -> Data {
-        var message = Data(username.utf8)
+        var message: [UInt8] = []
+        message.reserveCapacity(username.utf8.count + password.utf8.count + 1)
+        message.append(contentsOf: username.utf8)
         message.append(0)
         message.append(contentsOf: password.utf8)
         return Data(HMAC<SHA256>.authenticationCode(for: message, using: key))
