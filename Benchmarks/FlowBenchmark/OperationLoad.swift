@@ -3,8 +3,8 @@ import Foundation
 
 /// Single operations under load with `wrk` against the in-process server: requests/s and the server's CPU per
 /// request (this process's own kernel counters: while wrk runs, the benchmark itself is idle, so what it spends is
-/// the server's), each as a ratio to the unprotected endpoint measured in the same run. Each operation runs
-/// `rounds` times, alternating with the others, so that drift in the machine's load affects all alike.
+/// the server's), each as a ratio to the unprotected endpoint measured in the same run. Each operation is warmed up for a
+/// second, then runs `rounds` times, alternating with the others, so that drift in the machine's load affects all alike.
 struct OperationLoad {
     let baseURL: String
     /// A token of a completed flow, and the clients that completed one (already successful for `accessRestricted`).
@@ -73,6 +73,10 @@ struct OperationLoad {
         var figures = [Figures](repeating: Figures(), count: operations.count)
         for round in 1...rounds {
             for (index, operation) in operations.enumerated() where only == nil || only == index + 1 {
+                if round == 1 {   // warm-up, not counted: caches filled (a secret's bcrypt, a token's signature check)
+                    _ = try Wrk.run(url: baseURL + operation.path, connections: connections, seconds: 1,
+                                    authorization: operation.authorization, load: operation.load)
+                }
                 let cpuBefore = ProcessCPU.seconds(of: pid)
                 let result = try Wrk.run(url: baseURL + operation.path, connections: connections, seconds: seconds,
                                          authorization: operation.authorization, load: operation.load)

@@ -10,10 +10,18 @@ public enum ClientSecretBasic {
     }
 
     /// The id and secret of an `Authorization: Basic ...` value, or `nil`.
+    /// Read over bytes: every confidential client's request (client credentials, introspection) starts here.
     public static func parse(_ authorization: String?) -> (clientID: String, secret: String)? {
-        guard let authorization, authorization.prefix(6).lowercased() == "basic ",
-            let decoded = Data(base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-            let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
+        guard let authorization else { return nil }
+        let bytes = authorization.utf8
+        guard bytes.count > 6, bytes.prefix(5).elementsEqual("basic".utf8, by: { $0 | 0x20 == $1 }),
+              bytes.dropFirst(5).first == UInt8(ascii: " ")
+        else { return nil }
+        var credentials = bytes.dropFirst(6)
+        while credentials.first == UInt8(ascii: " ") || credentials.first == UInt8(ascii: "\t") { credentials = credentials.dropFirst() }
+        while credentials.last == UInt8(ascii: " ") || credentials.last == UInt8(ascii: "\t") { credentials = credentials.dropLast() }
+        guard let decoded = Base64URL.decode(Substring(credentials)), let text = String(validating: decoded, as: UTF8.self),
+              let colon = text.firstIndex(of: ":")
         else { return nil }
         return (decode(text[..<colon]), decode(text[text.index(after: colon)...]))
     }
@@ -25,6 +33,7 @@ public enum ClientSecretBasic {
     }
 
     static func decode(_ value: Substring) -> String {
+        if !value.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) { return String(value) }
         let spaced = value.replacingOccurrences(of: "+", with: " ")
         return spaced.removingPercentEncoding ?? spaced
     }

@@ -6,7 +6,7 @@ import GatehouseStore
 extension SQLiteStore {
     public func accountFailures(_ account: String) async throws -> AccountFailureRecord? {
         let found = try await reading { db -> (String, Int64)? in
-            try Row.fetchOne(db, sql: "SELECT record, version FROM account_failures WHERE account = ?", arguments: [account])
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT record, version FROM account_failures WHERE account = ?"), arguments: [account])
                 .map { ($0["record"], $0["version"]) }
         }
         guard let (text, version) = found else { return nil }

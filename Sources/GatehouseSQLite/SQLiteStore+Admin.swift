@@ -43,7 +43,7 @@ extension SQLiteStore {
         let texts = try events.map { ($0.time, try encode($0)) }
         try await writing { db in
             for (time, text) in texts {
-                try db.execute(sql: "INSERT INTO audit_events (time, record) VALUES (?, ?)", arguments: [time, text])
+                try db.cachedStatement(sql: "INSERT INTO audit_events (time, record) VALUES (?, ?)").execute(arguments: [time, text])
             }
         }
     }

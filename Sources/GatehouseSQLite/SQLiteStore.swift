@@ -73,9 +73,8 @@ public final class SQLiteStore: GatehouseStore {
         let text = try encode(registration)
         try await writing { db in
             do {
-                try db.execute(
-                    sql: "INSERT INTO registrations (client_id, record, application_id, device_id) VALUES (?, ?, ?, ?)",
-                    arguments: [registration.clientID, text, registration.data.application.id, registration.data.device.id])
+                try db.cachedStatement(sql: "INSERT INTO registrations (client_id, record, application_id, device_id) VALUES (?, ?, ?, ?)")
+                    .execute(arguments: [registration.clientID, text, registration.data.application.id, registration.data.device.id])
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 throw StoreError.duplicate
             }
@@ -94,7 +93,7 @@ public final class SQLiteStore: GatehouseStore {
 
     public func registration(clientID: String) async throws -> ClientRegistrationRecord? {
         let text = try await reading { db in
-            try String.fetchOne(db, sql: "SELECT record FROM registrations WHERE client_id = ?", arguments: [clientID])
+            try String.fetchOne(db.cachedStatement(sql: "SELECT record FROM registrations WHERE client_id = ?"), arguments: [clientID])
         }
         return try text.map { try decode(ClientRegistrationRecord.self, $0) }
     }
@@ -104,7 +103,7 @@ public final class SQLiteStore: GatehouseStore {
     public func clientState(clientID: String) async throws -> [String: VersionedState] {
         try await reading { db in
             var result: [String: VersionedState] = [:]
-            let rows = try Row.fetchCursor(db, sql: "SELECT name, data, version FROM client_states WHERE client_id = ?", arguments: [clientID])
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT name, data, version FROM client_states WHERE client_id = ?"), arguments: [clientID])
             while let row = try rows.next() {
                 let data: Data = row["data"]
                 result[row["name"]] = VersionedState(data: [UInt8](data), version: row["version"])
@@ -120,13 +119,12 @@ public final class SQLiteStore: GatehouseStore {
             try db.inTransaction(.immediate) {
                 for write in writes {
                     if write.expectedVersion == 0 {
-                        try db.execute(
-                            sql: "INSERT OR IGNORE INTO client_states (client_id, name, data, version) VALUES (?, ?, ?, 1)",
-                            arguments: [clientID, write.name, Data(write.data)])
+                        try db.cachedStatement(sql: "INSERT OR IGNORE INTO client_states (client_id, name, data, version) VALUES (?, ?, ?, 1)")
+                            .execute(arguments: [clientID, write.name, Data(write.data)])
                     } else {
-                        try db.execute(
-                            sql: "UPDATE client_states SET data = ?, version = version + 1 WHERE client_id = ? AND name = ? AND version = ?",
-                            arguments: [Data(write.data), clientID, write.name, write.expectedVersion])
+                        try db.cachedStatement(
+                            sql: "UPDATE client_states SET data = ?, version = version + 1 WHERE client_id = ? AND name = ? AND version = ?")
+                            .execute(arguments: [Data(write.data), clientID, write.name, write.expectedVersion])
                     }
                     if db.changesCount != 1 { return .rollback }
                 }
@@ -142,10 +140,9 @@ public final class SQLiteStore: GatehouseStore {
     public func insertCode(_ code: AuthorizationCodeRecord) async throws {
         let text = try encode(code)
         let inserted = try await writing { db in
-            try db.execute(sql: "DELETE FROM authorization_codes WHERE expires_at < ?", arguments: [code.expiresAt - 3_600_000])
-            try db.execute(
-                sql: "INSERT OR IGNORE INTO authorization_codes (code_hash, record, expires_at) VALUES (?, ?, ?)",
-                arguments: [code.codeHash, text, code.expiresAt])
+            try db.cachedStatement(sql: "DELETE FROM authorization_codes WHERE expires_at < ?").execute(arguments: [code.expiresAt - 3_600_000])
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO authorization_codes (code_hash, record, expires_at) VALUES (?, ?, ?)")
+                .execute(arguments: [code.codeHash, text, code.expiresAt])
             return db.changesCount > 0
         }
         if !inserted { throw StoreError.duplicate }
@@ -153,7 +150,7 @@ public final class SQLiteStore: GatehouseStore {
 
     public func consumeCode(hash: String) async throws -> AuthorizationCodeRecord? {
         let text = try await writing { db in
-            try String.fetchOne(db, sql: "DELETE FROM authorization_codes WHERE code_hash = ? RETURNING record", arguments: [hash])
+            try String.fetchOne(db.cachedStatement(sql: "DELETE FROM authorization_codes WHERE code_hash = ? RETURNING record"), arguments: [hash])
         }
         return try text.map { try decode(AuthorizationCodeRecord.self, $0) }
     }
@@ -210,7 +207,7 @@ public final class SQLiteStore: GatehouseStore {
 
     public func user(named username: String) async throws -> UserRecord? {
         let text = try await reading { db in
-            try String.fetchOne(db, sql: "SELECT record FROM users WHERE username = ?", arguments: [username])
+            try String.fetchOne(db.cachedStatement(sql: "SELECT record FROM users WHERE username = ?"), arguments: [username])
         }
         return try text.map { try decode(UserRecord.self, $0) }
     }

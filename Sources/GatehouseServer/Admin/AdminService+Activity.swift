@@ -25,6 +25,7 @@ extension AdminService {
         let until = since + bucketCount * width
         var buckets = [JSONObject](repeating: [:], count: Int(bucketCount))
         var totals: JSONObject = [:]
+        await service.audit.flushed()
         for entry in try await store.auditActivity(since: since, until: until, bucketMillis: width)
         where (0..<bucketCount).contains(entry.bucket) {
             buckets[Int(entry.bucket)][entry.event] = .int(entry.count)

@@ -213,6 +213,7 @@ public struct AdminService: Sendable {
             guard let value = Int64(text), value >= 0 else { throw GatehouseError.invalidRequest("after must be an event id (a whole number).") }
             after = value
         }
+        await service.audit.flushed()   // this node's events of requests already answered
         let events = try await store.auditEvents(after: after, limit: limit + 1)
         let page = events.prefix(limit)
         var result: JSONObject = ["events": .array(page.map(Self.json))]

@@ -9,6 +9,12 @@ import Synchronization
 /// or a code. A failed write is logged and does not fail the request. Events older than the retention are
 /// deleted by the node that writes, at most once an hour. Optionally each event is also written as one JSON line
 /// through swift-log, for a log pipeline.
+///
+/// Events are stored by group commit: a request whose events find no write under way stores them (and whatever
+/// other requests queue meanwhile) itself; a request whose events find a write under way leaves them to that
+/// writer and goes on. Under load, many requests' events share one transaction instead of one each; an event is
+/// in the store a moment after its request's answer at the latest. ``flushed()`` waits for what is queued (the
+/// admin API reads the log after it).
 public final class AuditLog: Sendable {
     let store: any GatehouseStore
     /// This node's name, in every event it records.
@@ -20,6 +26,16 @@ public final class AuditLog: Sendable {
     private let lines: Logger?
     private let lastPrune = Mutex<Int64>(0)
     static let pruneSpacing: Int64 = 3_600_000
+
+    /// Events waiting for the writer, whether a writer is at work, and who waits for it to be done.
+    private struct Queue: ~Copyable {
+        var events: [AuditEvent] = []
+        var writing = false
+        var flushWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let queue = Mutex(Queue())
+    /// Batches one writer stores before it hands the rest to a task of its own (its request has waited enough).
+    static let batchesPerWriter = 4
 
     init(store: any GatehouseStore, node: String, retentionDays: Int, logger: Logger, lines: Logger? = nil) {
         self.store = store
@@ -44,8 +60,38 @@ public final class AuditLog: Sendable {
                 lines.info("\(String(decoding: JSONBody.buffer(JSON.object(fields)).readableBytesView, as: UTF8.self))")
             }
         }
+        let writer = queue.withLock { queue in
+            queue.events += stamped
+            guard !queue.writing else { return false }
+            queue.writing = true
+            return true
+        }
+        if writer { await drain() }
+    }
+
+    /// Stores queued events batch by batch until none are left; hands on to a task after ``batchesPerWriter``.
+    private func drain() async {
+        for _ in 0..<Self.batchesPerWriter {
+            let batch = queue.withLock { queue in
+                defer { queue.events = [] }
+                return queue.events
+            }
+            if batch.isEmpty { break }
+            await store(batch)
+        }
+        let (more, waiters) = queue.withLock { queue -> (Bool, [CheckedContinuation<Void, Never>]) in
+            if !queue.events.isEmpty { return (true, []) }
+            queue.writing = false
+            defer { queue.flushWaiters = [] }
+            return (false, queue.flushWaiters)
+        }
+        for waiter in waiters { waiter.resume() }
+        if more { Task { await self.drain() } }
+    }
+
+    private func store(_ batch: [AuditEvent]) async {
         do {
-            try await store.appendAudit(stamped)
+            try await store.appendAudit(batch)
             let now = EpochTime.nowMillis()
             let due = lastPrune.withLock { last in
                 guard now - last >= Self.pruneSpacing else { return false }
@@ -54,7 +100,19 @@ public final class AuditLog: Sendable {
             }
             if due { try await store.deleteAudit(before: now - retention) }
         } catch {
-            logger.error("Audit events could not be stored (\(type(of: error))): \(stamped.map(\.event))")
+            logger.error("Audit events could not be stored (\(type(of: error))): \(batch.map(\.event))")
+        }
+    }
+
+    /// Returns when every event recorded before the call is in the store (or failed to be stored, and was logged).
+    func flushed() async {
+        await withCheckedContinuation { continuation in
+            let done = queue.withLock { queue in
+                guard queue.writing else { return true }
+                queue.flushWaiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
         }
     }
 

@@ -52,9 +52,10 @@ public struct AuthorizationService: Sendable {
 
     // MARK: Helpers
 
+    /// `count` random bytes, base64url: BoringSSL's generator in one call (`UInt8.random` per byte was one
+    /// `getrandom` system call per byte).
     static func randomToken(bytes count: Int = 32) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Base64URL.encode((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        SymmetricKey(size: SymmetricKeySize(bitCount: count * 8)).withUnsafeBytes { Base64URL.encode($0) }
     }
 
     static func hash(_ secret: String) -> String {

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GatehouseProtocol
 import GatehouseStore
@@ -9,12 +10,28 @@ import Synchronization
 /// than ``maxAge`` that is no longer current, is removed: no token it signed verifies any more and it leaves the
 /// JWKS.
 final class KeyRing: Sendable {
+    /// The current key, ready to sign: the key itself and its JWS header, encoded once.
+    struct Signer: Sendable {
+        let kid: String
+        let key: P256.Signing.PrivateKey
+        /// `base64url({"alg":"ES256","kid":..,"typ":"JWT"})`.
+        let encodedHeader: String
+
+        init(kid: String, pem: String) throws {
+            self.kid = kid
+            key = try P256.Signing.PrivateKey(pemRepresentation: pem)
+            let header: JSON = ["alg": "ES256", "kid": .string(kid), "typ": "JWT"]
+            encodedHeader = Base64URL.encode(JSONBody.buffer(header).readableBytesView)
+        }
+    }
+
     struct Snapshot: Sendable {
         var records: [SigningKeyRecord] = []
         var known: Set<String> = []
         /// Keys that once verified here and no longer do.
         var retired: Set<String> = []
         var currentKID = ""
+        var signers: [String: Signer] = [:]
         var jwks: JSON = ["keys": []]
         var published: [String: JSON] = [:]
         var lastRefresh: ContinuousClock.Instant?
@@ -44,6 +61,9 @@ final class KeyRing: Sendable {
 
     var snapshot: Snapshot { state.withLock { $0 } }
 
+    /// The key new tokens are signed with (without copying the whole snapshot).
+    var currentSigner: Signer? { state.withLock { $0.signers[$0.currentKID] } }
+
     /// Whether `kid` is a key this node has seen (usable or retired): unknown ones make it read the store.
     func knows(_ kid: String) -> Bool { state.withLock { $0.known.contains(kid) || $0.retired.contains(kid) } }
 
@@ -63,7 +83,7 @@ final class KeyRing: Sendable {
             return false
         }
         let (known, retired) = state.withLock { ($0.known, $0.retired) }
-        var added: [(SigningKeyRecord, JSON?)] = []
+        var added: [(SigningKeyRecord, JSON?, Signer)] = []
         var newlyRetired: [String] = []
         for record in records {
             if isRetired(record) {
@@ -79,20 +99,22 @@ final class KeyRing: Sendable {
                     "kty": "EC", "crv": "P-256", "x": .string(x), "y": .string(y), "kid": .string(record.kid), "alg": "ES256", "use": "sig",
                 ]
             }
-            added.append((record, published))
+            added.append((record, published, try Signer(kid: record.kid, pem: record.privateKeyPEM)))
         }
         for kid in newlyRetired { _ = await keys.remove(kid: JWKIdentifier(string: kid)) }
         state.withLock { state in
-            for (record, published) in added where !state.known.contains(record.kid) && !state.retired.contains(record.kid) {
+            for (record, published, signer) in added where !state.known.contains(record.kid) && !state.retired.contains(record.kid) {
                 state.known.insert(record.kid)
                 state.records.append(record)
                 state.published[record.kid] = published
+                state.signers[record.kid] = signer
             }
             for kid in newlyRetired {
                 state.retired.insert(kid)
                 state.known.remove(kid)
                 state.records.removeAll { $0.kid == kid }
                 state.published[kid] = nil
+                state.signers[kid] = nil
             }
             state.records.sort { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }
             state.currentKID = state.records.last?.kid ?? ""
