@@ -150,6 +150,7 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),

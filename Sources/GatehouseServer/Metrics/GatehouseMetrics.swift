@@ -8,22 +8,22 @@ import Prometheus
 public final class GatehouseMetrics: Sendable {
     /// The registry `/metrics` shows.
     public let registry: PrometheusCollectorRegistry
-    let factory: PrometheusMetricsFactory
+    /// Counters and timers, made once per label set.
+    let handles: MetricHandles
 
     public init() {
         registry = PrometheusCollectorRegistry()
-        factory = .gatehouse(registry: registry)
+        handles = MetricHandles(factory: .gatehouse(registry: registry))
     }
 
-    func counter(_ name: String, _ dimensions: [(String, String)] = []) -> Metrics.Counter {
-        Metrics.Counter(label: name, dimensions: dimensions, factory: factory)
-    }
+    func counter(_ name: String, _ dimensions: [(String, String)] = []) -> Metrics.Counter { handles.counter(name, dimensions) }
+
+    func timer(_ name: String, _ dimensions: [(String, String)] = []) -> Metrics.Timer { handles.timer(name, dimensions) }
 
     /// A request answered: by route template (not the path, which would name clients), method and status.
     func request(route: String, method: String, status: Int, duration: Duration) {
         counter("gatehouse_http_requests_total", [("route", route), ("method", method), ("status", String(status))]).increment()
-        Metrics.Timer(label: "gatehouse_http_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory)
-            .recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        timer("gatehouse_http_request_duration_seconds", [("route", route), ("method", method)]).record(duration)
     }
 
     /// What one check's part of a pre-authorization round came to.

@@ -1,7 +1,7 @@
 import GatehouseChecks
+import GatehouseHTTP
 import GatehouseStore
 import Metrics
-import Synchronization
 
 /// A store that times every operation of the store it wraps and counts its errors and conflicts, into the server's
 /// metrics: `gatehouse_store_operation_duration_seconds{operation}`, `gatehouse_store_errors_total{operation}`
@@ -12,7 +12,6 @@ import Synchronization
 final class MeasuredStore: GatehouseStore {
     let base: any GatehouseStore
     private let metrics: GatehouseMetrics
-    private let timers = Mutex<[String: Metrics.Timer]>([:])
 
     init(_ base: any GatehouseStore, metrics: GatehouseMetrics) {
         self.base = base
@@ -20,20 +19,13 @@ final class MeasuredStore: GatehouseStore {
     }
 
     private func timer(_ operation: String) -> Metrics.Timer {
-        timers.withLock { timers in
-            if let timer = timers[operation] { return timer }
-            let timer = Metrics.Timer(label: "gatehouse_store_operation_duration_seconds", dimensions: [("operation", operation)],
-                                      factory: metrics.factory)
-            timers[operation] = timer
-            return timer
-        }
+        metrics.timer("gatehouse_store_operation_duration_seconds", [("operation", operation)])
     }
 
     private func measure<T>(_ operation: String, _ body: () async throws -> T) async throws -> T {
         let start = ContinuousClock.now
         defer {
-            let elapsed = ContinuousClock.now - start
-            timer(operation).recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+            timer(operation).record(ContinuousClock.now - start)
         }
         do {
             return try await body()
