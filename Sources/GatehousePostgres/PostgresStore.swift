@@ -19,6 +19,7 @@ import PostgresNIO
 ///
 /// Start it with ``connect(url:logger:)`` (which runs the pool) and stop it with ``shutdown()``.
 public final class PostgresStore: GatehouseStore {
+    private let decodedRegistrations = DecodedRegistrations()
     /// The connection pool.
     public let client: PostgresClient
     /// Where the store connects, without the password.
@@ -113,7 +114,24 @@ public final class PostgresStore: GatehouseStore {
 
     public func registration(clientID: String) async throws -> ClientRegistrationRecord? {
         try await texts("SELECT record FROM registrations WHERE client_id = \(clientID)").first
-            .map { try decode(ClientRegistrationRecord.self, $0) }
+            .map { try decodedRegistrations.record($0, clientID: clientID) }
+    }
+
+    public func registrationAndState(clientID: String) async throws -> (registration: ClientRegistrationRecord, state: [String: VersionedState])? {
+        // One statement, one round trip: the registration's row once per state row (or once, with no state).
+        let rows = try await client.query(
+            """
+            SELECT r.record, s.name, s.data, s.version FROM registrations r
+            LEFT JOIN client_states s ON s.client_id = r.client_id WHERE r.client_id = \(clientID)
+            """, logger: logger)
+        var text: String?
+        var state: [String: VersionedState] = [:]
+        for try await (record, name, data, version) in rows.decode((String, String?, ByteBuffer?, Int64?).self) {
+            text = record
+            if let name, let data, let version { state[name] = VersionedState(data: Array(data.readableBytesView), version: version) }
+        }
+        guard let text else { return nil }
+        return (try decodedRegistrations.record(text, clientID: clientID), state)
     }
 
     // MARK: Client state

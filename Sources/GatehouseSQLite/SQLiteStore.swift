@@ -11,6 +11,7 @@ import GatehouseStore
 /// first, so a stale round changes nothing.
 public final class SQLiteStore: GatehouseStore {
     let pool: DatabasePool
+    private let decodedRegistrations = DecodedRegistrations()
 
     /// What a commit survives.
     public enum Durability: String, Sendable, CaseIterable {
@@ -92,24 +93,37 @@ public final class SQLiteStore: GatehouseStore {
     }
 
     public func registration(clientID: String) async throws -> ClientRegistrationRecord? {
-        let text = try await reading { db in
-            try String.fetchOne(db.cachedStatement(sql: "SELECT record FROM registrations WHERE client_id = ?"), arguments: [clientID])
+        let text = try await reading { db in try Self.registrationText(db, clientID) }
+        return try text.map { try decodedRegistrations.record($0, clientID: clientID) }
+    }
+
+    private static func registrationText(_ db: Database, _ clientID: String) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT record FROM registrations WHERE client_id = ?"), arguments: [clientID])
+    }
+
+    private static func states(_ db: Database, _ clientID: String) throws -> [String: VersionedState] {
+        var result: [String: VersionedState] = [:]
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT name, data, version FROM client_states WHERE client_id = ?"), arguments: [clientID])
+        while let row = try rows.next() {
+            let data: Data = row["data"]
+            result[row["name"]] = VersionedState(data: [UInt8](data), version: row["version"])
         }
-        return try text.map { try decode(ClientRegistrationRecord.self, $0) }
+        return result
+    }
+
+    public func registrationAndState(clientID: String) async throws -> (registration: ClientRegistrationRecord, state: [String: VersionedState])? {
+        let read = try await reading { db -> (String, [String: VersionedState])? in
+            guard let text = try Self.registrationText(db, clientID) else { return nil }
+            return (text, try Self.states(db, clientID))
+        }
+        guard let (text, state) = read else { return nil }
+        return (try decodedRegistrations.record(text, clientID: clientID), state)
     }
 
     // MARK: Client state
 
     public func clientState(clientID: String) async throws -> [String: VersionedState] {
-        try await reading { db in
-            var result: [String: VersionedState] = [:]
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT name, data, version FROM client_states WHERE client_id = ?"), arguments: [clientID])
-            while let row = try rows.next() {
-                let data: Data = row["data"]
-                result[row["name"]] = VersionedState(data: [UInt8](data), version: row["version"])
-            }
-            return result
-        }
+        try await reading { db in try Self.states(db, clientID) }
     }
 
     public func commit(clientID: String, writes: [StateWrite]) async throws -> Bool {

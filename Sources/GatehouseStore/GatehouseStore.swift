@@ -52,6 +52,9 @@ public protocol GatehouseStore: UserDirectory {
 
     /// Every stored piece of the client's state, by name.
     func clientState(clientID: String) async throws -> [String: VersionedState]
+    /// The registration of `clientID` and every piece of its state, read together (one read, one round trip):
+    /// what every pre-authorization round starts with. `nil` when the client is not registered.
+    func registrationAndState(clientID: String) async throws -> (registration: ClientRegistrationRecord, state: [String: VersionedState])?
     /// Applies all `writes` atomically if every expected version still holds; returns `false` (and writes
     /// nothing) on a conflict.
     func commit(clientID: String, writes: [StateWrite]) async throws -> Bool

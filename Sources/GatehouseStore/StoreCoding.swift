@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The JSON text both stores keep records as: one configuration for SQLite and PostgreSQL, so that a record
 /// written by one reads back in the other.
@@ -22,5 +23,33 @@ public final class StoreCoding: @unchecked Sendable {
     /// A record read back from its JSON text.
     public func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
         try decoder.decode(type, from: Data(text.utf8))
+    }
+}
+
+/// Registrations decoded from their stored text, by client id: a round reads its client's registration every
+/// time, and decoding the JSON cost more than reading it. A hit needs the stored text to be the very text that
+/// was decoded (compared whole), so a registration changed by any node is decoded again; nothing is ever served
+/// without reading the store.
+public final class DecodedRegistrations: Sendable {
+    private struct Entry {
+        let text: String
+        let record: ClientRegistrationRecord
+    }
+
+    private let entries = Mutex<[String: Entry]>([:])
+    /// Entries kept at most; when full, the cache starts again empty (simple, and bounded).
+    let capacity: Int
+
+    public init(capacity: Int = 16_384) { self.capacity = capacity }
+
+    /// The registration stored as `text`, decoded once per distinct text.
+    public func record(_ text: String, clientID: String) throws -> ClientRegistrationRecord {
+        if let entry = entries.withLock({ $0[clientID] }), entry.text == text { return entry.record }
+        let record = try StoreCoding.shared.decode(ClientRegistrationRecord.self, text)
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[clientID] = Entry(text: text, record: record)
+        }
+        return record
     }
 }

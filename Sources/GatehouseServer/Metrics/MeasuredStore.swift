@@ -52,6 +52,9 @@ final class MeasuredStore: GatehouseStore {
     func setActiveUser(clientID: String, userID: String?) async throws { try await measure("setActiveUser") { try await base.setActiveUser(clientID: clientID, userID: userID) } }
     func deleteRegistration(clientID: String) async throws -> Bool { try await measure("deleteRegistration") { try await base.deleteRegistration(clientID: clientID) } }
     func clientState(clientID: String) async throws -> [String: VersionedState] { try await measure("clientState") { try await base.clientState(clientID: clientID) } }
+    func registrationAndState(clientID: String) async throws -> (registration: ClientRegistrationRecord, state: [String: VersionedState])? {
+        try await measure("registrationAndState") { try await base.registrationAndState(clientID: clientID) }
+    }
     func commit(clientID: String, writes: [StateWrite]) async throws -> Bool { try await measureSwap("commit") { try await base.commit(clientID: clientID, writes: writes) } }
     func insertCode(_ code: AuthorizationCodeRecord) async throws { try await measure("insertCode") { try await base.insertCode(code) } }
     func consumeCode(hash: String) async throws -> AuthorizationCodeRecord? { try await measure("consumeCode") { try await base.consumeCode(hash: hash) } }

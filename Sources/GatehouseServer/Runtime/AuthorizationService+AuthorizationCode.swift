@@ -14,15 +14,15 @@ extension AuthorizationService {
             throw GatehouseError(.badRequest, "unsupported_response_type", "response_type must be code", style: .oauth)
         }
         guard let clientID = query["client_id"], !clientID.isEmpty else { throw GatehouseError.invalidRequest("client_id is required") }
-        let (record, application) = try await registeredClient(clientID)
-        guard let redirectURI = query["redirect_uri"],
-            RedirectURI.isValid(redirectURI, clientID: clientID, platform: record.data.application.clientPlatform, host: host)
-        else {
-            throw GatehouseError(.badRequest, "INVALID_REDIRECT_URI", "redirect_uri is missing or not allowed for this client.")
-        }
         let scope = Scope(query["scope"])
-        let checks = try checks(of: application, for: scope)
-        let grant = try await withClient(record) { snapshot -> (expiresAt: Int64, checks: [String], user: String?)? in
+        let redirectURI = query["redirect_uri"]
+        let grant = try await withRegisteredClient(clientID) { record, application, snapshot -> (expiresAt: Int64, checks: [String], user: String?)? in
+            guard let redirectURI,
+                RedirectURI.isValid(redirectURI, clientID: clientID, platform: record.data.application.clientPlatform, host: host)
+            else {
+                throw GatehouseError(.badRequest, "INVALID_REDIRECT_URI", "redirect_uri is missing or not allowed for this client.")
+            }
+            let checks = try checks(of: application, for: scope)
             var introspection = IntrospectionResponse()
             for (check, elements) in checks {
                 try await snapshot.introspect(check, scope: elements, response: &introspection)
@@ -35,6 +35,7 @@ extension AuthorizationService {
             }
             return (expiresAt, checks.map(\.check.name), snapshot.context.activeUser?.id)
         }
+        guard let redirectURI else { throw GatehouseError.invalidRequest("redirect_uri is required") }   // checked above
         guard let grant else {
             throw GatehouseError(
                 .forbidden, "ACCESS_DENIED",

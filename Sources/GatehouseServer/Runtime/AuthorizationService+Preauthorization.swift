@@ -9,8 +9,6 @@ import Logging
 extension AuthorizationService {
     /// One pre-authorization round: runs every check the scope maps to with the client's answers.
     public func preauthorize(_ request: PreauthorizeRequest, checkRequest: CheckRequest) async throws -> PreauthorizeOutcome {
-        let (record, application) = try await registeredClient(request.client_id)
-        let checks = try checks(of: application, for: Scope(request.scope))
         var answers: [String: JSONObject?] = [:]
         for (name, answer) in request.challengeResponse ?? [:] {
             switch answer {
@@ -19,7 +17,8 @@ extension AuthorizationService {
             default: throw GatehouseError.invalidRequest("challengeResponse.\(name.prefix(64)) must be a JSON object")
             }
         }
-        let (response, outcomes, counted) = try await withClient(record) { snapshot in
+        let (response, outcomes, counted) = try await withRegisteredClient(request.client_id) { record, application, snapshot in
+            let checks = try checks(of: application, for: Scope(request.scope))
             var response = AuthorizationResponse()
             var outcomes: [AuditEvent] = []
             var counted: [(check: String, type: AuthorizationResponse.ResponseType?, answered: Bool)] = []
@@ -69,25 +68,51 @@ extension AuthorizationService {
     /// Runs `body` on the client's state under the client's lock, and stores its changes atomically; a round that
     /// lost a race against another node is run again on fresh state.
     func withClient<T: Sendable>(_ record: ClientRegistrationRecord, _ body: (inout ClientSnapshot) async throws -> T) async throws -> T {
-        try await locks.withLock(record.clientID) {
-            for _ in 0..<maxRoundRetries {
-                let stored = try await store.clientState(clientID: record.clientID)
-                var snapshot = ClientSnapshot(registration: record, stored: stored, now: EpochTime.nowMillis(), logger: logger)
-                let userBefore = snapshot.context.activeUser?.id
-                let result = try await body(&snapshot)
-                if try await store.commit(clientID: record.clientID, writes: snapshot.writes()) {
-                    if snapshot.context.activeUser?.id != userBefore {
-                        try await store.setActiveUser(clientID: record.clientID, userID: snapshot.context.activeUser?.id)
-                    }
-                    if !snapshot.lostGrants.isEmpty {
-                        try await validator.revocations.add(snapshot.lostGrants.map {
-                            RevocationRecord(subject: .grant(clientID: record.clientID, check: $0), revokedAt: snapshot.context.now)
-                        })
-                    }
-                    return result
-                }
+        try await locks.withLock(record.clientID) { try await rounds(of: record, state: nil, body) }
+    }
+
+    /// ``withClient(_:_:)`` for a client known by its id: under the client's lock, its registration and state are
+    /// read together (one store read instead of two); unknown → 400 `INVALID_CLIENT_ID`.
+    func withRegisteredClient<T: Sendable>(
+        _ clientID: String, _ body: (ClientRegistrationRecord, ApplicationPolicy, inout ClientSnapshot) async throws -> T
+    ) async throws -> T {
+        try await locks.withLock(clientID) {
+            guard let (record, state) = try await store.registrationAndState(clientID: clientID) else {
+                throw GatehouseError.invalidClientID(clientID)
             }
-            throw GatehouseError.conflict()
+            let application = try application(for: record.data)
+            return try await rounds(of: record, state: state) { snapshot in try await body(record, application, &snapshot) }
         }
+    }
+
+    /// The rounds of ``withClient(_:_:)``, the lock held: the first on `state` if given, the others on state read anew.
+    private func rounds<T: Sendable>(
+        of record: ClientRegistrationRecord, state: [String: VersionedState]?, _ body: (inout ClientSnapshot) async throws -> T
+    ) async throws -> T {
+        var prefetched = state
+        for _ in 0..<maxRoundRetries {
+            let stored: [String: VersionedState]
+            if let state = prefetched {
+                stored = state
+                prefetched = nil
+            } else {
+                stored = try await store.clientState(clientID: record.clientID)
+            }
+            var snapshot = ClientSnapshot(registration: record, stored: stored, now: EpochTime.nowMillis(), logger: logger)
+            let userBefore = snapshot.context.activeUser?.id
+            let result = try await body(&snapshot)
+            if try await store.commit(clientID: record.clientID, writes: snapshot.writes()) {
+                if snapshot.context.activeUser?.id != userBefore {
+                    try await store.setActiveUser(clientID: record.clientID, userID: snapshot.context.activeUser?.id)
+                }
+                if !snapshot.lostGrants.isEmpty {
+                    try await validator.revocations.add(snapshot.lostGrants.map {
+                        RevocationRecord(subject: .grant(clientID: record.clientID, check: $0), revokedAt: snapshot.context.now)
+                    })
+                }
+                return result
+            }
+        }
+        throw GatehouseError.conflict()
     }
 }

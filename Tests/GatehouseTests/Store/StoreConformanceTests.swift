@@ -100,6 +100,36 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func aRegistrationAndItsStateAreReadTogether(kind: StoreKind) async throws {
+        try await TestStores.with(kind) { store in
+            #expect(try await store.registrationAndState(clientID: "c1") == nil)
+            let record = Self.registration("c1")
+            try await store.createRegistration(record)
+            var read = try #require(try await store.registrationAndState(clientID: "c1"))
+            #expect(read.registration == record && read.state.isEmpty)
+
+            #expect(try await store.commit(clientID: "c1", writes: [
+                StateWrite(name: "@client", expectedVersion: 0, data: Self.bytes("{}")),
+                StateWrite(name: "PinCodeAttempts", expectedVersion: 0, data: Self.bytes(#"{"attempts":1}"#)),
+            ]))
+            try await store.createRegistration(Self.registration("c2"))
+            #expect(try await store.commit(clientID: "c2", writes: [StateWrite(name: "other", expectedVersion: 0, data: Self.bytes("{}"))]))
+            read = try #require(try await store.registrationAndState(clientID: "c1"))
+            #expect(read.registration == record)
+            #expect(read.state == (try await store.clientState(clientID: "c1")), "the same state as read alone, nothing of c2")
+            #expect(read.state.count == 2)
+
+            // A registration changed (by this node or any other) reads back changed: decoded records are reused
+            // only for the very text stored.
+            var updated = Self.registration("c1", device: "device-2")
+            updated.updatedAt = 2_000
+            try await store.updateRegistration(updated)
+            #expect(try await store.registrationAndState(clientID: "c1")?.registration == updated)
+            #expect(try await store.registration(clientID: "c1") == updated)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func aBatchWithOneStaleWriteWritesNothing(kind: StoreKind) async throws {
         try await TestStores.with(kind) { store in
             #expect(try await store.commit(clientID: "c1", writes: [
