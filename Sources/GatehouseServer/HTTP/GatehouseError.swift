@@ -66,9 +66,7 @@ extension GatehouseError {
 /// Encoding of JSON answers.
 enum JSONBody {
     static func buffer(_ value: some Encodable) -> ByteBuffer {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        let data = (try? SharedJSONCoders.sortedEncoder.encode(value)) ?? Data("{}".utf8)
         return ByteBuffer(bytes: data)
     }
 

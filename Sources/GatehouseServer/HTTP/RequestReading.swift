@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseProtocol
 import Hummingbird
 import NIOCore
 
@@ -12,7 +13,7 @@ enum RequestReading {
         try requireContentType("application/json", request)
         let buffer = try await collect(&request)
         do {
-            return try JSONDecoder().decode(type, from: Data(buffer: buffer))
+            return try SharedJSONCoders.decoder.decode(type, from: Data(buffer: buffer))
         } catch let error as DecodingError {
             throw GatehouseError.invalidRequest("The body is not valid: \(describe(error))")
         }

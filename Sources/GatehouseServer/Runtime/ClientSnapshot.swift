@@ -35,7 +35,7 @@ struct ClientSnapshot {
     init(registration: ClientRegistrationRecord, stored: [String: VersionedState], now: Int64, logger: Logger) {
         self.stored = stored
         self.logger = logger
-        let decoded = stored[Self.contextName].flatMap { try? JSONDecoder().decode(StoredContext.self, from: Data($0.data)) }
+        let decoded = stored[Self.contextName].flatMap { try? SharedJSONCoders.decoder.decode(StoredContext.self, from: Data($0.data)) }
         lastActivity = decoded?.lastActivity
         context = ClientContext(
             clientID: registration.clientID, application: registration.data.application, device: registration.data.device,
@@ -52,7 +52,7 @@ struct ClientSnapshot {
         }
         guard let bytes = changed[check.name] ?? stored[check.name]?.data else { return check.makeState() }
         do {
-            return try JSONDecoder().decode(C.State.self, from: Data(bytes))
+            return try SharedJSONCoders.decoder.decode(C.State.self, from: Data(bytes))
         } catch {
             logger.warning("Stored state of check \(check.name) for client \(context.clientID) is unreadable; starting anew")
             return check.makeState()
