@@ -3,6 +3,11 @@ import Foundation
 
 /// nginx (Debian's `nginx-light`) as a plain reverse proxy with upstream keep-alive in front of the same echo
 /// upstream: the peer the gateway is compared with, HTTP and WebSocket (`Upgrade` passed on).
+///
+/// A WebSocket upgrade goes upstream on a new connection (`echo_ws`, no keep-alive pool), as the gateway's do:
+/// sent on a pooled connection that already carried HTTP requests, Hummingbird's upstream answers an upgrade
+/// with `307` (an upgrade must be a connection's first request there), which is why HummingbirdWSClient's
+/// upgrades through nginx used to fail while curl's, on a fresh pool, succeeded.
 struct NginxProxy {
     let process: Process
     let port: Int
@@ -40,11 +45,13 @@ struct NginxProxy {
                 client_body_temp_path \(directory.path)/body;
                 proxy_temp_path \(directory.path)/proxy;
                 map $http_upgrade $connection_upgrade { default upgrade; '' ''; }
+                map $http_upgrade $echo_upstream { default echo_ws; '' echo; }
                 upstream echo { server 127.0.0.1:\(upstreamPort); keepalive 512; }
+                upstream echo_ws { server 127.0.0.1:\(upstreamPort); }
                 server {
                     listen 127.0.0.1:\(port);
                     location / {
-                        proxy_pass http://echo;
+                        proxy_pass http://$echo_upstream;
                         proxy_http_version 1.1;
                         proxy_set_header Upgrade $http_upgrade;
                         proxy_set_header Connection $connection_upgrade;

@@ -203,39 +203,47 @@ public final class Gateway: Sendable {
             refusedUpgrades.record(answer, for: context.channel)
             return .dontUpgrade
         case .allow(let subject):
-            let realm = service.realm
-            let sessionEnd = realm?.sessionTimeout.map { ContinuousClock.now.advanced(by: $0) }
-            let deadline = Self.connectionDeadline(subject: subject, realm: realm, sessionEnd: sessionEnd)
-            var revalidation: WebSocketRelay.Revalidation?
-            if let realm, realm.revalidate {
-                let roles = service.requiredRoles
-                revalidation = WebSocketRelay.Revalidation(challenge: realm.challenge, grace: realm.revalidationGrace, check: { [statistics] authorization in
-                    let (scheme, value) = Credentials.parseAuthorization(authorization)
-                    let credentials = Credentials(scheme: scheme, value: value)
-                    let decision = await realm.decide(credentials, requiredRoles: roles)
-                    statistics.record(realm: realm.name, credentials: credentials, decision: decision)
-                    guard case .allow(let subject) = decision else { return nil }
-                    return subject
-                }, deadline: { subject in Self.connectionDeadline(subject: subject, realm: realm, sessionEnd: sessionEnd) },
-                user: subject?.name)
-            }
-            var headers = HTTPFields()
-            for (name, value) in forwarding(request, context: context).fields {
-                if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
-            }
-            if let name = subject?.name, let field = HTTPField.Name(HTTPProxy.userHeader) { headers[field] = name }
-            let realmName = service.realm?.name ?? ""
-            let relay = WebSocketRelay(
-                upstreamURL: service.upstreamURL(remainder: rest, query: Self.forwardedQuery(target, service: service), webSocket: true),
-                extraHeaders: headers, maxMessageSize: maxMessageSize, upstreamTLS: upstreamTLS, deadline: deadline, revalidation: revalidation,
-                onExpiry: { [statistics] in statistics.recordExpiry(realm: realmName) },
-                onUpstreamError: { [statistics] in statistics.upstreamError(service: service.name, protocol: "websocket") },
-                serviceName: service.name, logger: logger)
+            let relay = webSocketRelay(service: service, remainder: rest, target: target, subject: subject,
+                                       forwarding: forwarding(request, context: context))
             acceptedUpgrades.withLock { $0[context.connection] = relay }
             var upgradeHeaders = HTTPFields()
             if let challenge = subject?.successChallenge { upgradeHeaders[.wwwAuthenticate] = challenge }
             return .upgrade(upgradeHeaders)
         }
+    }
+
+    /// The relay of an accepted WebSocket upgrade for `service`: the upstream URL, the fields it gets (forwarding,
+    /// `X-Gateway-User`), the connection's deadline and, when the realm revalidates, how an in-band answer is checked.
+    func webSocketRelay(service: ProtectedService, remainder rest: ProtectedService.Remainder, target: RequestTarget, subject: Subject?,
+                        forwarding: ForwardingHeaders) -> WebSocketRelay {
+        let realm = service.realm
+        let sessionEnd = realm?.sessionTimeout.map { ContinuousClock.now.advanced(by: $0) }
+        let deadline = Self.connectionDeadline(subject: subject, realm: realm, sessionEnd: sessionEnd)
+        var revalidation: WebSocketRelay.Revalidation?
+        if let realm, realm.revalidate {
+            let roles = service.requiredRoles
+            revalidation = WebSocketRelay.Revalidation(challenge: realm.challenge, grace: realm.revalidationGrace, check: { [statistics] authorization in
+                let (scheme, value) = Credentials.parseAuthorization(authorization)
+                let credentials = Credentials(scheme: scheme, value: value)
+                let decision = await realm.decide(credentials, requiredRoles: roles)
+                statistics.record(realm: realm.name, credentials: credentials, decision: decision)
+                guard case .allow(let subject) = decision else { return nil }
+                return subject
+            }, deadline: { subject in Self.connectionDeadline(subject: subject, realm: realm, sessionEnd: sessionEnd) },
+            user: subject?.name)
+        }
+        var headers = HTTPFields()
+        for (name, value) in forwarding.fields {
+            if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
+        }
+        if let name = subject?.name, let field = HTTPField.Name(HTTPProxy.userHeader) { headers[field] = name }
+        let realmName = service.realm?.name ?? ""
+        return WebSocketRelay(
+            upstreamURL: service.upstreamURL(remainder: rest, query: Self.forwardedQuery(target, service: service), webSocket: true),
+            extraHeaders: headers, maxMessageSize: maxMessageSize, upstreamTLS: upstreamTLS, deadline: deadline, revalidation: revalidation,
+            onExpiry: { [statistics] in statistics.recordExpiry(realm: realmName) },
+            onUpstreamError: { [statistics] in statistics.upstreamError(service: service.name, protocol: "websocket") },
+            serviceName: service.name, logger: logger)
     }
 
     /// When a WebSocket of `subject` must authenticate again: the earliest of its credentials' expiry, the realm's

@@ -58,8 +58,16 @@ struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
 
     func handle(value: Value, logger: Logger) async {
         await inner.handle(value: value, logger: ClientCausedErrorLogHandler.demoting(logger))
+        // A connection the gateway's own handlers serve (plain HTTP, a WebSocket bridged on the event loop) lives on
+        // without Hummingbird's task.
+        let channel = value.channel
+        let pipeline = channel.pipeline
+        let owned = pipeline.handler(type: GatewayHTTPHandler.self).map { _ in true }
+            .flatMapError { _ in pipeline.handler(type: WebSocketSideHandler.self).map { _ in true } }
+            .recover { _ in false }
+        if (try? await owned.get()) == true { return }
         // Nothing serves the connection any more. Hummingbird leaves it open when the upgrader failed (a refused
         // upgrade that carries a body): closing it here lets the first-request guard answer and frees it.
-        value.channel.close(promise: nil)
+        channel.close(promise: nil)
     }
 }

@@ -1,9 +1,12 @@
+import Crypto
 import Foundation
 import GatehouseHTTP
+import HummingbirdWebSocket
 import HTTPTypes
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOWebSocket
 
 /// The gateway's plain HTTP, on the connection's event loop: each request is routed, admitted and relayed to its
 /// upstream over a keep-alive connection of the loop's ``UpstreamConnectionPool``, its parts written to the
@@ -67,6 +70,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         var upstreamReusable = false
         var successChallenge: String?
         var status = 0
+        /// Whether the exchange counts in the request metrics (WebSocket upgrades do not).
+        var counted = true
 
         init(head: HTTPRequestHead, keepAlive: Bool) {
             self.head = head
@@ -305,7 +310,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         self.exchange = exchange
         if let upgrade = head.headers.first(name: "upgrade") {
             if requests == 1 {
-                handOver(head)
+                if !acceptWebSocket(exchange) { handOver(head) }
                 return
             }
             if upgrade.lowercased() == "websocket" {
@@ -372,6 +377,111 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 handler.admitted(exchange, admission)
             }
         }
+    }
+
+    /// A first request that is a well-formed WebSocket upgrade for a WebSocket service: admitted here and, when
+    /// allowed, relayed on the event loop by a ``WebSocketBridge``; refused with the realm's `401`/`403` and closed.
+    /// Anything else asking for an upgrade (`false`) goes to Hummingbird's upgrader, which refuses it as before.
+    private func acceptWebSocket(_ exchange: Exchange) -> Bool {
+        let head = exchange.head
+        guard head.method == .GET, !exchange.hasBody,
+              head.headers["upgrade"].count == 1, HeaderText.equalsIgnoringCase(head.headers["upgrade"][0], "websocket"),
+              UpstreamRequestHead.connectionTokens(head.headers).contains("upgrade"),
+              head.headers["sec-websocket-version"] == ["13"], let key = head.headers.first(name: "sec-websocket-key"), !key.isEmpty,
+              let target = try? RequestTarget(parsing: head.uri), let (service, remainder) = gateway.route(target), service.webSocket
+        else { return false }
+        exchange.service = service.name
+        exchange.counted = false  // an upgrade is not an HTTP request of the metrics, accepted or not
+        exchange.keepAlive = false
+        exchange.route = (service, remainder, target)
+        exchange.fields = UpstreamRequestHead.fields(head.headers)
+        if let admission = gateway.admitNow(headers: exchange.fields, query: target.query, to: service) {
+            webSocketAdmitted(exchange, admission, key: key)
+            return true
+        }
+        exchange.phase = .deciding
+        guard let context else { return true }
+        let eventLoop = context.eventLoop
+        let bound = NIOLoopBound((self, exchange), eventLoop: eventLoop)
+        let gateway = self.gateway
+        let fields = exchange.fields
+        Task {
+            let admission = await gateway.admit(headers: fields, query: target.query, to: service)
+            eventLoop.execute {
+                let (handler, exchange) = bound.value
+                handler.webSocketAdmitted(exchange, admission, key: key)
+            }
+        }
+        return true
+    }
+
+    private func webSocketAdmitted(_ exchange: Exchange, _ admission: Gateway.Admission, key: String) {
+        guard self.exchange === exchange, !closing, let context, let route = exchange.route else { return }
+        switch admission {
+        case .answer(let refusal):
+            answer(exchange, refusal)
+        case .allow(let subject):
+            let forwarding = ForwardingHeaders(
+                headers: exchange.fields, host: exchange.head.headers.first(name: "host"), peer: context.channel.remoteAddress?.ipAddress,
+                trusted: gateway.trustedProxies, proto: gateway.tls == nil ? "http" : "https")
+            let relay = gateway.webSocketRelay(service: route.service, remainder: route.remainder, target: route.target, subject: subject,
+                                               forwarding: forwarding)
+            let base = route.service.base
+            let upstream = WebSocketBridge.Upstream(
+                key: UpstreamKey(host: base.host, port: base.port, tls: base.scheme == "https"),
+                target: base.target(path: route.remainder.path, query: Gateway.forwardedQuery(route.target, service: route.service)),
+                authority: base.authority)
+            var headers = HTTPHeaders()
+            headers.add(name: "Upgrade", value: "websocket")
+            headers.add(name: "Connection", value: "upgrade")
+            headers.add(name: "Sec-WebSocket-Accept", value: Self.webSocketAccept(key))
+            if let challenge = subject?.successChallenge { headers.add(name: "WWW-Authenticate", value: challenge) }
+            progress.answered = true
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .switchingProtocols, headers: headers))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            self.exchange = nil
+            removed = true
+            idleTimer?.cancel()
+            idleTimer = nil
+            let bridge = WebSocketBridge(relay: relay, upstream: upstream, statistics: gateway.statistics, openWebSockets: gateway.openWebSockets,
+                                         tls: gateway.upstreamPools, eventLoop: context.eventLoop)
+            // Out of the HTTP decoder's callback before its handler is removed.
+            context.eventLoop.assumeIsolated().execute { [self] in
+                switchToWebSocket(context, bridge: bridge)
+            }
+        }
+    }
+
+    /// The connection's pipeline after a `101`: NIO's WebSocket frame codec and the bridge's client side in place of
+    /// the HTTP codec, this handler, Hummingbird's upgrader (its connection task ends) and the first-request guard.
+    private func switchToWebSocket(_ context: ChannelHandlerContext, bridge: WebSocketBridge) {
+        let operations = context.pipeline.syncOperations
+        do {
+            // Socket side first: the encoder must see what the bridge writes.
+            try operations.addHandlers([WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: gateway.maxMessageSize)),
+                                        WebSocketSideHandler(side: .client, bridge: bridge)], position: .after(self))
+            if let upgrader = try? operations.handler(type: NIOTypedHTTPServerUpgradeHandler<HTTP1WebSocketUpgradeChannel.UpgradeResult>.self) {
+                operations.removeHandler(upgrader, promise: nil)
+            }
+            if let guardHandler = try? operations.handler(type: MalformedFirstRequestHandler.self) { operations.removeHandler(guardHandler, promise: nil) }
+            operations.removeHandler(try operations.handler(type: HTTPResponseEncoder.self), promise: nil)
+            operations.removeHandler(try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self), promise: nil)
+            let channel = context.channel
+            operations.removeHandler(context: context, promise: nil)
+            if readHeld {
+                // From the tail, through the bridge's client side, which holds it until the upstream is up.
+                readHeld = false
+                channel.read()
+            }
+        } catch {
+            gateway.logger.debug("could not switch a connection to WebSocket", metadata: ["error": .string("\(error)")])
+            context.close(promise: nil)
+        }
+    }
+
+    /// `Sec-WebSocket-Accept` for a client's key (RFC 6455 §4.2.2).
+    static func webSocketAccept(_ key: String) -> String {
+        Data(Insecure.SHA1.hash(data: Data((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))).base64EncodedString()
     }
 
     /// Hands a first request asking for an upgrade, and the rest of the connection, to Hummingbird.
@@ -585,7 +695,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     /// Counts the exchange and gives its upstream connection back (or closes it).
     private func finish(_ exchange: Exchange) {
-        gateway.statistics.request(service: exchange.service, status: exchange.status, duration: ContinuousClock.now - exchange.start)
+        if exchange.counted {
+            gateway.statistics.request(service: exchange.service, status: exchange.status, duration: ContinuousClock.now - exchange.start)
+        }
         if let upstream = exchange.upstream {
             exchange.upstream = nil
             if exchange.upstreamReusable, exchange.requestEnded, exchange.responseEnded {

@@ -6,26 +6,33 @@ import Synchronization
 /// The WebSockets the gateway relays now, so that a graceful shutdown can close each with 1001 "going away"
 /// (RFC 6455 §7.4.1) — telling clients to reconnect elsewhere — before the server stops.
 final class OpenWebSockets: Sendable {
-    private let open = Mutex<(next: Int, writers: [Int: WebSocketOutboundWriter])>((0, [:]))
+    /// Closes one WebSocket with a code and a reason.
+    typealias Closer = @Sendable (WebSocketErrorCode, String) async -> Void
+    private let open = Mutex<(next: Int, closers: [Int: Closer])>((0, [:]))
 
     /// Remembers a client's writer until ``remove(_:)``; returns its key.
     func add(_ writer: WebSocketOutboundWriter) -> Int {
+        add { code, reason in try? await writer.close(code, reason: reason) }
+    }
+
+    /// Remembers how to close a WebSocket until ``remove(_:)``; returns its key.
+    func add(_ closer: @escaping Closer) -> Int {
         open.withLock { state in
             state.next += 1
-            state.writers[state.next] = writer
+            state.closers[state.next] = closer
             return state.next
         }
     }
 
-    func remove(_ key: Int) { _ = open.withLock { $0.writers.removeValue(forKey: key) } }
+    func remove(_ key: Int) { _ = open.withLock { $0.closers.removeValue(forKey: key) } }
 
-    var count: Int { open.withLock { $0.writers.count } }
+    var count: Int { open.withLock { $0.closers.count } }
 
     /// Closes every open WebSocket with `code` (their relays then close the upstream side).
     func closeAll(_ code: WebSocketErrorCode, reason: String) async {
-        let writers = open.withLock { Array($0.writers.values) }
+        let closers = open.withLock { Array($0.closers.values) }
         await withTaskGroup(of: Void.self) { group in
-            for writer in writers { group.addTask { try? await writer.close(code, reason: reason) } }
+            for closer in closers { group.addTask { await closer(code, reason) } }
         }
     }
 }

@@ -128,6 +128,9 @@ final class UpstreamPools: Sendable {
         self.tls = UpstreamTLS(configuration: tls)
     }
 
+    /// The trust for `https`/`wss` upstreams (made on first use).
+    func tlsContext() throws -> NIOSSLContext { try tls.context() }
+
     /// The pool of `eventLoop`; call on that loop.
     func pool(for eventLoop: any EventLoop) -> UpstreamConnectionPool {
         let id = ObjectIdentifier(eventLoop)

@@ -1,0 +1,535 @@
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOWebSocket
+
+/// An accepted WebSocket relayed to its upstream on the client connection's event loop: frames go from one socket
+/// to the other as NIO decodes them, with no task, no async sequence and no message assembly, so that an idle
+/// WebSocket costs two channels and this object.
+///
+/// It keeps ``WebSocketRelay``'s rules: text messages with the gateway's reserved prefix are dropped both ways
+/// (warned once per direction); a client's in-band answer is checked by the realm (on a task) when the realm
+/// revalidates, never forwarded; at the deadline the client is challenged in band, or both sides are closed (1008
+/// to the client, 1001 upstream); messages are bounded by `maxMessageSize` (1009); an upstream that cannot be
+/// reached closes the client with 1011. Frames are relayed as they are (fragments, pings, pongs and the close
+/// handshake end to end), re-masked towards the upstream. Backpressure: a side's reads stop while the other
+/// side's socket is full.
+final class WebSocketBridge {
+    enum Side {
+        case client, upstream
+
+        var other: Side { self == .client ? .upstream : .client }
+    }
+
+    /// Where the upstream is and what its upgrade request says.
+    struct Upstream {
+        var key: UpstreamKey
+        /// The request target (the upstream's path and query).
+        var target: String
+        /// The `Host` value.
+        var authority: String
+    }
+
+    /// One direction's progress through the current data message.
+    private struct MessageFilter {
+        enum Mode { case idle, pass, drop, held, answer }
+        var mode = Mode.idle
+        /// Frames of a text message kept until its first bytes show whether it is the gateway's.
+        var held: [WebSocketFrame] = []
+        /// The message's unmasked bytes seen so far (while held, or an answer being read).
+        var bytes = ByteBuffer()
+        var size = 0
+        var dropped = 0
+    }
+
+    private let relay: WebSocketRelay
+    private let upstreamTarget: Upstream
+    private let statistics: GatewayStatistics
+    private let openWebSockets: OpenWebSockets
+    private let tls: UpstreamPools
+    private let eventLoop: any EventLoop
+    private var handlers: [Side: WebSocketSideHandler] = [:]
+    private var open: Set<Side> = []
+    private var closeSent: Set<Side> = []
+    private var flushPending: Set<Side> = []
+    private var filters: [Side: MessageFilter] = [.client: MessageFilter(), .upstream: MessageFilter()]
+    /// Client frames received before the upstream's upgrade completed.
+    private var waiting: [WebSocketFrame] = []
+    private var upstreamChannel: (any Channel)?
+    private var connecting = false
+    /// The upstream's upgrade is complete.
+    private var ready = false
+    private var finished = false
+    private var started = false
+    private var deadline: WebSocketRelay.Deadline?
+    private var challenged = false
+    private var timer: Scheduled<Void>?
+    private var drainKey: Int?
+    private static let reserved = Array(GatewayRevalidation.reservedPrefix.utf8)
+    private static let answer = Array(GatewayRevalidation.answerPrefix.utf8)
+
+    init(relay: WebSocketRelay, upstream: Upstream, statistics: GatewayStatistics, openWebSockets: OpenWebSockets, tls: UpstreamPools,
+         eventLoop: any EventLoop) {
+        self.relay = relay
+        self.upstreamTarget = upstream
+        self.statistics = statistics
+        self.openWebSockets = openWebSockets
+        self.tls = tls
+        self.eventLoop = eventLoop
+        self.deadline = relay.deadline
+    }
+
+    private var logger: Logger { relay.logger }
+
+    // MARK: Life cycle
+
+    /// A side's handler is in its pipeline.
+    func attached(_ handler: WebSocketSideHandler, side: Side) {
+        handlers[side] = handler
+        open.insert(side)
+        if side == .client {
+            start()
+        } else if finished || !open.contains(.client) {
+            handler.close()
+        }
+    }
+
+    /// The upstream's upgrade is complete (its HTTP handlers gone): the client's frames flow.
+    private func upstreamReady() {
+        connecting = false
+        guard !finished, open.contains(.client), handlers[.upstream] != nil else {
+            handlers[.upstream]?.close()
+            return
+        }
+        ready = true
+        let frames = waiting
+        waiting = []
+        for frame in frames { received(frame, from: .client) }
+        readComplete(.client)
+        handlers[.client]?.resumeReads()
+    }
+
+    private func start() {
+        guard !started else { return }
+        started = true
+        statistics.webSocketOpened(service: relay.serviceName)
+        let bound = NIOLoopBound(self, eventLoop: eventLoop)
+        let eventLoop = eventLoop
+        drainKey = openWebSockets.add { code, reason in
+            eventLoop.execute { bound.value.shutDown(code, reason: reason) }
+        }
+        schedule()
+        connectUpstream(bound)
+    }
+
+    private func connectUpstream(_ bound: NIOLoopBound<WebSocketBridge>) {
+        connecting = true
+        handlers[.client]?.pauseReads()
+        let sslContext: NIOSSLContext?
+        do {
+            sslContext = upstreamTarget.key.tls ? try tls.tlsContext() : nil
+        } catch {
+            upstreamUnavailable(error)
+            return
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: upstreamTarget.authority)
+        for field in relay.extraHeaders { headers.add(name: field.name.rawName, value: field.value) }
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: upstreamTarget.target, headers: headers)
+        let host = upstreamTarget.key.host
+        let maxFrameSize = relay.maxMessageSize
+        ClientBootstrap(group: eventLoop)
+            .connectTimeout(UpstreamConnectionPool.connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let sslContext {
+                        let isAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: isAddress ? nil : host))
+                    }
+                    let upgrader = NIOTypedWebSocketClientUpgrader<Bool>(
+                        maxFrameSize: maxFrameSize, enableAutomaticErrorHandling: false,
+                        upgradePipelineHandler: { channel, _ in
+                            channel.eventLoop.makeCompletedFuture {
+                                try channel.pipeline.syncOperations.addHandler(WebSocketSideHandler(side: .upstream, bridge: bound.value))
+                                return true
+                            }
+                        })
+                    let configuration = NIOTypedHTTPClientUpgradeConfiguration<Bool>(
+                        upgradeRequestHead: head, upgraders: [upgrader],
+                        notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(false) })
+                    var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
+                    pipeline.leftOverBytesStrategy = .forwardBytes
+                    let upgraded = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
+                    upgraded.assumeIsolated().whenComplete { result in
+                        switch result {
+                        case .success(true):
+                            // After the upgrade handler has left the pipeline.
+                            channel.eventLoop.assumeIsolated().execute { bound.value.upstreamReady() }
+                        case .success(false): bound.value.upstreamUnavailable(nil)
+                        case .failure(let error): bound.value.upstreamUnavailable(error)
+                        }
+                        if case .success(true) = result {} else { channel.close(promise: nil) }
+                    }
+                }
+            }
+            .connect(host: host, port: upstreamTarget.key.port)
+            .assumeIsolated()
+            .whenComplete { result in
+                switch result {
+                case .success(let channel):
+                    bound.value.upstreamChannel = channel
+                    if bound.value.finished { channel.close(promise: nil) }
+                case .failure(let error):
+                    bound.value.upstreamUnavailable(error)
+                }
+            }
+    }
+
+    private func upstreamUnavailable(_ error: (any Error)?) {
+        guard connecting, !finished else { return }
+        connecting = false
+        relay.onUpstreamError()
+        logger.warning("WebSocket upstream failed", metadata: ["upstream": .string(relay.upstreamForLogs), "error": .string("\(error.map { "\($0)" } ?? "upgrade refused")")])
+        sendClose(to: .client, code: .unexpectedServerError, reason: "upstream unavailable")
+        finishIfDone()
+    }
+
+    /// A side's connection closed.
+    func closed(_ side: Side) {
+        open.remove(side)
+        handlers[side] = nil
+        if open.contains(side.other) {
+            sendClose(to: side.other, code: .normalClosure, reason: "")
+        } else if side == .client, connecting {
+            upstreamChannel?.close(promise: nil)
+        }
+        finishIfDone()
+    }
+
+    private func finishIfDone() {
+        guard !finished, open.isEmpty, !connecting || !open.contains(.client) else { return }
+        finished = true
+        timer?.cancel()
+        timer = nil
+        if let drainKey { openWebSockets.remove(drainKey) }
+        drainKey = nil
+        if started { statistics.webSocketClosed() }
+        if connecting { upstreamChannel?.close(promise: nil) }
+    }
+
+    /// Graceful shutdown: the client is told to go away (1001), the upstream that the relay ends.
+    func shutDown(_ code: WebSocketErrorCode, reason: String) {
+        guard !finished else { return }
+        sendClose(to: .client, code: code, reason: reason)
+        sendClose(to: .upstream, code: .normalClosure, reason: "")
+    }
+
+    // MARK: Frames
+
+    func received(_ frame: WebSocketFrame, from side: Side) {
+        guard !finished else { return }
+        if side == .client, !ready {
+            waiting.append(frame)
+            return
+        }
+        switch frame.opcode {
+        case .connectionClose:
+            closeReceived(frame, from: side)
+        case .ping, .pong:
+            forward(frame, from: side)
+        case .text, .binary, .continuation:
+            data(frame, from: side)
+        default:
+            // Reserved opcodes: a protocol error.
+            sendClose(to: side, code: .protocolError, reason: "")
+        }
+    }
+
+    func readComplete(_ side: Side) {
+        let target = side.other
+        if flushPending.remove(target) != nil { handlers[target]?.flush() }
+    }
+
+    func writabilityChanged(_ side: Side) {
+        guard let handler = handlers[side] else { return }
+        if handler.isWritable { handlers[side.other]?.resumeReads() }
+    }
+
+    private func closeReceived(_ frame: WebSocketFrame, from side: Side) {
+        let other = side.other
+        if closeSent.contains(side) {
+            // The answer to a close this side was sent: its handshake is complete. When the other side started
+            // it, the answer goes back there.
+            if open.contains(other), !closeSent.contains(other), let handler = handlers[other] {
+                closeSent.insert(other)
+                if other == .client {
+                    handler.writeAndClose(relayed(frame, to: other))
+                } else {
+                    handler.write(relayed(frame, to: other))
+                    handler.flush()
+                    scheduleForcedClose(other)
+                }
+            }
+            handlers[side]?.close()
+            return
+        }
+        if open.contains(other), !closeSent.contains(other), let handler = handlers[other] {
+            // This side starts the handshake: the other answers it through the bridge.
+            closeSent.insert(other)
+            handler.write(relayed(frame, to: other))
+            handler.flush()
+            scheduleForcedClose(other)
+            scheduleForcedClose(side)
+        } else {
+            // Nobody to relay it to: the bridge answers.
+            var code = frame.unmaskedData
+            let echoed = code.readWebSocketErrorCode() ?? .normalClosure
+            closeSent.insert(side)
+            var data = ByteBuffer()
+            data.write(webSocketErrorCode: echoed)
+            handlers[side]?.writeAndClose(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: side == .upstream ? .random() : nil, data: data))
+        }
+    }
+
+    private func data(_ frame: WebSocketFrame, from side: Side) {
+        var filter = filters[side]!
+        defer { filters[side] = filter }
+        if frame.opcode != .continuation {
+            filter.size = 0
+            filter.mode = frame.opcode == .text ? .held : .pass
+            filter.held = []
+            filter.bytes.clear()
+        }
+        filter.size += frame.length
+        if filter.size > relay.maxMessageSize {
+            sendClose(to: side, code: .messageTooLarge, reason: "")
+            sendClose(to: side.other, code: .normalClosure, reason: "")
+            return
+        }
+        switch filter.mode {
+        case .idle, .pass:
+            forward(frame, from: side)
+        case .drop:
+            break
+        case .answer:
+            var bytes = frame.unmaskedData
+            filter.bytes.writeBuffer(&bytes)
+            if frame.fin { revalidate(String(buffer: filter.bytes)) }
+        case .held:
+            var bytes = frame.unmaskedData
+            filter.bytes.writeBuffer(&bytes)
+            filter.held.append(frame)
+            let isAnswerSide = side == .client && relay.revalidation != nil
+            let needed = isAnswerSide ? Self.answer.count : Self.reserved.count
+            guard filter.bytes.readableBytes >= needed || frame.fin else { break }
+            let view = filter.bytes.readableBytesView
+            if isAnswerSide, view.starts(with: Self.answer) {
+                filter.mode = .answer
+                filter.held = []
+                if frame.fin { revalidate(String(buffer: filter.bytes)) }
+            } else if view.starts(with: Self.reserved) {
+                filter.mode = .drop
+                filter.held = []
+                filter.dropped += 1
+                logger.log(level: filter.dropped == 1 ? .warning : .debug,
+                           side == .client ? "dropped a client frame with the gateway's reserved prefix" : "dropped an upstream frame with the gateway's reserved prefix",
+                           metadata: ["upstream": .string(relay.upstreamForLogs), "dropped": .stringConvertible(filter.dropped)])
+            } else {
+                filter.mode = .pass
+                for held in filter.held { forward(held, from: side) }
+                filter.held = []
+            }
+            filter.bytes.clear()
+        }
+        if frame.fin, filter.mode != .held { filter.mode = .idle }
+    }
+
+    /// Writes `frame` to the other side.
+    private func forward(_ frame: WebSocketFrame, from side: Side) {
+        let target = side.other
+        guard let handler = handlers[target], !closeSent.contains(target) else { return }
+        handler.write(relayed(frame, to: target))
+        flushPending.insert(target)
+        if !handler.isWritable { handlers[side]?.pauseReads() }
+    }
+
+    /// `frame` as sent to `target`: unmasked towards the client, masked (a fresh key) towards the upstream.
+    private func relayed(_ frame: WebSocketFrame, to target: Side) -> WebSocketFrame {
+        var out = frame
+        if frame.maskKey != nil { out.data = frame.unmaskedData }
+        out.maskKey = target == .upstream ? .random() : nil
+        return out
+    }
+
+    private func sendClose(to side: Side, code: WebSocketErrorCode, reason: String) {
+        guard let handler = handlers[side], !closeSent.contains(side) else {
+            if side == .client, handlers[.client] == nil { finishIfDone() }
+            return
+        }
+        closeSent.insert(side)
+        var data = ByteBuffer()
+        data.write(webSocketErrorCode: code)
+        data.writeString(reason)
+        handler.write(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: side == .upstream ? .random() : nil, data: data))
+        handler.flush()
+        scheduleForcedClose(side)
+    }
+
+    /// Closes a side that has not answered its close within a few seconds.
+    private func scheduleForcedClose(_ side: Side) {
+        eventLoop.assumeIsolated().scheduleTask(in: .seconds(5)) { [weak self] in
+            guard let self, self.open.contains(side) else { return }
+            self.handlers[side]?.close()
+        }
+    }
+
+    // MARK: Deadline and revalidation
+
+    private func schedule() {
+        timer?.cancel()
+        timer = nil
+        guard let deadline, !finished else { return }
+        let delay = deadline.instant - ContinuousClock.now
+        let nanoseconds = max(0, delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
+        timer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { [weak self] in
+            self?.deadlineReached()
+        }
+    }
+
+    private func deadlineReached() {
+        timer = nil
+        guard let current = deadline, !finished else { return }
+        if current.instant > ContinuousClock.now {
+            schedule()
+            return
+        }
+        if let revalidation = relay.revalidation, !challenged {
+            challenged = true
+            deadline = .init(instant: ContinuousClock.now.advanced(by: revalidation.grace), reason: "revalidation not answered")
+            logger.debug("revalidating a WebSocket in band", metadata: ["reason": .string(current.reason)])
+            if let client = handlers[.client], !closeSent.contains(.client) {
+                client.write(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: GatewayRevalidation.challengePrefix + revalidation.challenge)))
+                client.flush()
+            }
+            schedule()
+            return
+        }
+        relay.onExpiry()
+        logger.info("closing an expired WebSocket", metadata: ["reason": .string(current.reason)])
+        sendClose(to: .client, code: WebSocketRelay.expiredCloseCode, reason: current.reason)
+        sendClose(to: .upstream, code: .goingAway, reason: "client credentials expired")
+    }
+
+    private func revalidate(_ text: String) {
+        guard let revalidation = relay.revalidation else { return }
+        let authorization = String(text.dropFirst(GatewayRevalidation.answerPrefix.count))
+        let bound = NIOLoopBound(self, eventLoop: eventLoop)
+        let eventLoop = eventLoop
+        Task {
+            let outcome = await revalidation.outcome(of: authorization)
+            eventLoop.execute { bound.value.revalidated(outcome) }
+        }
+    }
+
+    private func revalidated(_ outcome: WebSocketRelay.Revalidation.Outcome) {
+        guard !finished, let revalidation = relay.revalidation else { return }
+        switch outcome {
+        case .accepted(let subject):
+            deadline = revalidation.deadline(subject)
+            challenged = false
+            schedule()
+        case .refused:
+            relay.onExpiry()
+            logger.info("closing a WebSocket whose revalidation failed")
+            sendClose(to: .client, code: WebSocketRelay.expiredCloseCode, reason: "revalidation failed")
+            sendClose(to: .upstream, code: .normalClosure, reason: "")
+        case .differentUser:
+            relay.onExpiry()
+            logger.warning("closing a WebSocket revalidated as another user")
+            sendClose(to: .client, code: WebSocketRelay.expiredCloseCode, reason: "revalidation changed the user")
+            sendClose(to: .upstream, code: .normalClosure, reason: "")
+        }
+    }
+}
+
+/// One side of a ``WebSocketBridge``: the last handler of the client's or the upstream's pipeline, behind NIO's
+/// WebSocket frame codec. Holds its socket's reads while the bridge asks (backpressure).
+final class WebSocketSideHandler: ChannelDuplexHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    let side: WebSocketBridge.Side
+    private let bridge: WebSocketBridge
+    private var context: ChannelHandlerContext?
+    private var readsPaused = false
+    private var readHeld = false
+
+    init(side: WebSocketBridge.Side, bridge: WebSocketBridge) {
+        self.side = side
+        self.bridge = bridge
+    }
+
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        bridge.attached(self, side: side)
+    }
+
+    func write(_ frame: WebSocketFrame) {
+        context?.write(wrapOutboundOut(frame), promise: nil)
+    }
+
+    func flush() { context?.flush() }
+
+    func close() { context?.close(promise: nil) }
+
+    /// Writes `frame`, then closes the connection.
+    func writeAndClose(_ frame: WebSocketFrame) {
+        guard let context else { return }
+        context.writeAndFlush(wrapOutboundOut(frame)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+    }
+
+    func pauseReads() { readsPaused = true }
+
+    func resumeReads() {
+        readsPaused = false
+        if readHeld, let context {
+            readHeld = false
+            context.read()
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if readsPaused {
+            readHeld = true
+        } else {
+            context.read()
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        bridge.received(unwrapInboundIn(data), from: side)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        bridge.readComplete(side)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        bridge.writabilityChanged(side)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        bridge.closed(side)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A malformed or oversized frame, a TLS failure: this side ends (the bridge closes the other).
+        context.close(promise: nil)
+    }
+}
