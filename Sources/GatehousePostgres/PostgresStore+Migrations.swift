@@ -86,6 +86,33 @@ extension PostgresStore {
         ("v4", [
             "CREATE TABLE policies (version BIGINT PRIMARY KEY, record TEXT NOT NULL)",
         ]),
+        // A round's writes in one statement, so one round trip: every write applies or none (the function raises
+        // `GH409` at the first stale version, and PostgreSQL undoes the whole statement).
+        ("v5", [
+            """
+            CREATE FUNCTION gatehouse_commit(p_client TEXT, p_names TEXT[], p_data BYTEA[], p_expected BIGINT[]) RETURNS INTEGER
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                changed INTEGER;
+            BEGIN
+                FOR i IN 1 .. coalesce(array_length(p_names, 1), 0) LOOP
+                    IF p_expected[i] = 0 THEN
+                        INSERT INTO client_states (client_id, name, data, version) VALUES (p_client, p_names[i], p_data[i], 1)
+                        ON CONFLICT DO NOTHING;
+                    ELSE
+                        UPDATE client_states SET data = p_data[i], version = version + 1
+                        WHERE client_id = p_client AND name = p_names[i] AND version = p_expected[i];
+                    END IF;
+                    GET DIAGNOSTICS changed = ROW_COUNT;
+                    IF changed <> 1 THEN
+                        RAISE EXCEPTION 'stale client state' USING ERRCODE = 'GH409';
+                    END IF;
+                END LOOP;
+                RETURN coalesce(array_length(p_names, 1), 0);
+            END
+            $$
+            """,
+        ]),
     ]
 
     /// The advisory lock key that serializes migrations of one database ("gatehouse" in ASCII, truncated).

@@ -147,44 +147,22 @@ public final class PostgresStore: GatehouseStore {
 
     public func commit(clientID: String, writes: [StateWrite]) async throws -> Bool {
         guard !writes.isEmpty else { return true }
-        let logger = self.logger
+        let names = writes.map(\.name)
+        let data = writes.map { ByteBuffer(bytes: $0.data) }
+        let expected = writes.map(\.expectedVersion)
         do {
-            return try await client.withConnection { connection in
-                try await connection.query("BEGIN", logger: logger)
-                do {
-                    for write in writes {
-                        let data = ByteBuffer(bytes: write.data)
-                        let rows: PostgresRowSequence
-                        if write.expectedVersion == 0 {
-                            rows = try await connection.query(
-                                """
-                                INSERT INTO client_states (client_id, name, data, version) VALUES (\(clientID), \(write.name), \(data), 1)
-                                ON CONFLICT DO NOTHING RETURNING version
-                                """, logger: logger)
-                        } else {
-                            rows = try await connection.query(
-                                """
-                                UPDATE client_states SET data = \(data), version = version + 1
-                                WHERE client_id = \(clientID) AND name = \(write.name) AND version = \(write.expectedVersion)
-                                RETURNING version
-                                """, logger: logger)
-                        }
-                        if try await rows.collect().count != 1 {
-                            try await connection.query("ROLLBACK", logger: logger)
-                            return false
-                        }
-                    }
-                    try await connection.query("COMMIT", logger: logger)
-                    return true
-                } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
-                    throw error
-                }
-            }
-        } catch where Self.isConflict(error) {
-            logger.debug("Commit of client \(clientID) lost to a concurrent transaction: \(String(reflecting: error))")
+            // One statement (schema v5's function): all the writes or none, in one round trip.
+            _ = try await client.query("SELECT gatehouse_commit(\(clientID), \(names), \(data), \(expected))", logger: logger).collect()
+            return true
+        } catch where Self.isConflict(error) || Self.isStale(error) {
+            logger.debug("Commit of client \(clientID) lost to a concurrent one: \(String(reflecting: error))")
             return false
         }
+    }
+
+    /// The error `gatehouse_commit` raises when a write's expected version no longer holds.
+    static func isStale(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.serverInfo?[.sqlState] == "GH409"
     }
 
     // MARK: Codes
