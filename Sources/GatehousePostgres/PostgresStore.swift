@@ -99,6 +99,7 @@ public final class PostgresStore: GatehouseStore {
             ON CONFLICT DO NOTHING RETURNING client_id
             """)
         if inserted.isEmpty { throw StoreError.duplicate }
+        decodedRegistrations.remember(registration, as: text)
     }
 
     public func updateRegistration(_ registration: ClientRegistrationRecord) async throws {

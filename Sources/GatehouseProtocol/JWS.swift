@@ -63,9 +63,10 @@ public struct JWS: Codable, Sendable {
 
     /// Parses the compact form.
     public init(compact: String) throws(JWSError) {
-        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
+        // Split over UTF-8 bytes: `String.split` compares Characters (grapheme breaking), measurably slow here.
+        let parts = compact.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw .malformed }
-        self.init(header: String(parts[0]), payload: String(parts[1]), signature: String(parts[2]))
+        self.init(header: String(Substring(parts[0])), payload: String(Substring(parts[1])), signature: String(Substring(parts[2])))
     }
 
     /// The compact form `header.payload.signature`.

@@ -80,6 +80,7 @@ public final class SQLiteStore: GatehouseStore {
                 throw StoreError.duplicate
             }
         }
+        decodedRegistrations.remember(registration, as: text)
     }
 
     public func updateRegistration(_ registration: ClientRegistrationRecord) async throws {

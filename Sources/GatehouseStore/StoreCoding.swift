@@ -42,14 +42,19 @@ public final class DecodedRegistrations: Sendable {
 
     public init(capacity: Int = 16_384) { self.capacity = capacity }
 
+    /// Remembers that `text` is `record` (just encoded from it, on creation): its first read decodes nothing.
+    public func remember(_ record: ClientRegistrationRecord, as text: String) {
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[record.clientID] = Entry(text: text, record: record)
+        }
+    }
+
     /// The registration stored as `text`, decoded once per distinct text.
     public func record(_ text: String, clientID: String) throws -> ClientRegistrationRecord {
         if let entry = entries.withLock({ $0[clientID] }), entry.text == text { return entry.record }
         let record = try StoreCoding.shared.decode(ClientRegistrationRecord.self, text)
-        entries.withLock { entries in
-            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[clientID] = Entry(text: text, record: record)
-        }
+        remember(record, as: text)
         return record
     }
 }

@@ -34,10 +34,11 @@ enum RequestReading {
     /// Parses `a=1&b=x%20y` (with `+` as space); the first value of a repeated name wins.
     static func parseForm(_ text: String) -> [String: String] {
         var result: [String: String] = [:]
-        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = decodeComponent(parts[0])
-            let value = parts.count > 1 ? decodeComponent(parts[1]) : ""
+        // Split over UTF-8 bytes (`String.split` compares Characters, measurably slow for a token request's form).
+        for pair in text.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            let name = decodeComponent(Substring(parts[0]))
+            let value = parts.count > 1 ? decodeComponent(Substring(parts[1])) : ""
             if result[name] == nil { result[name] = value }
         }
         return result
