@@ -44,13 +44,12 @@ extension AuthorizationService {
             checks: Dictionary(uniqueKeysWithValues: claims.checks.map { ($0, JSON.object([:])) }))
         if let app = claims.app {
             answer.application = ["id": .string(app.id), "clientPlatform": .string(app.clientPlatform), "version": JSON(app.version)]
-            if let record = try await store.registration(clientID: claims.client_id) {
+            if let (record, stored) = try await store.registrationAndState(clientID: claims.client_id) {
                 let device = record.data.device
                 answer.device = [
                     "id": .string(device.id), "hardware": JSON(device.hardware), "platform": JSON(device.platform),
                     "deviceDisplayName": JSON(device.deviceDisplayName), "status": "ACTIVE",
                 ]
-                let stored = try await store.clientState(clientID: claims.client_id)
                 let snapshot = ClientSnapshot(registration: record, stored: stored, now: EpochTime.nowMillis(), logger: logger)
                 if let user = snapshot.context.activeUser, user.id == claims.user { answer.user = user.json }
             }
