@@ -525,7 +525,12 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         let base = route.service.base
         pool.acquire(UpstreamKey(host: base.host, port: base.port, tls: base.scheme == "https"), fresh: fresh) { [self] result in
             guard self.exchange === exchange, !closing, exchange.phase == .connecting else {
-                if case .success(let connection) = result { pool.release(connection) }
+                // The exchange ended meanwhile. A connection that never carried a request is not kept: an upstream
+                // waits for a first request on it before its graceful shutdown can close it (Hummingbird's
+                // WebSocket upgrade channel does), and would wait out the pool's idle lifetime.
+                if case .success(let connection) = result {
+                    if connection.exchanges == 0 { connection.close() } else { pool.release(connection) }
+                }
                 return
             }
             switch result {

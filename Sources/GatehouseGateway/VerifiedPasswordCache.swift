@@ -12,11 +12,14 @@ import Synchronization
 /// when full, expired entries are dropped, and then all of them.
 final class VerifiedPasswordCache: Sendable {
     private let key = SymmetricKey(size: .bits256)
+    /// The HMAC with its key already absorbed, copied for each fingerprint.
+    private let keyed: HMAC<SHA256>
     private let lifetime: Duration
     private let entries: Mutex<ExpiringEntries<Data, Subject, ContinuousClock.Instant>>
 
     init(lifetime: Duration, capacity: Int = 10_000) {
         self.lifetime = lifetime
+        keyed = HMAC<SHA256>(key: key)
         entries = Mutex(ExpiringEntries(capacity: capacity, overflow: .forgetAll))
     }
 
@@ -26,7 +29,9 @@ final class VerifiedPasswordCache: Sendable {
         message.append(contentsOf: username.utf8)
         message.append(0)
         message.append(contentsOf: password.utf8)
-        return Data(HMAC<SHA256>.authenticationCode(for: message, using: key))
+        var hmac = keyed
+        hmac.update(data: message)
+        return Data(hmac.finalize())
     }
 
     /// The subject of a pair verified less than `lifetime` ago.
