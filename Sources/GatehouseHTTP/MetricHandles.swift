@@ -27,23 +27,20 @@ public final class MetricHandles: Sendable {
 
     /// The counter of `label` with `dimensions`.
     public func counter(_ label: String, _ dimensions: [(String, String)] = []) -> Metrics.Counter {
-        let key = Key(label, dimensions)
-        return counters.withLock { counters in
-            if let counter = counters[key] { return counter }
-            let counter = Metrics.Counter(label: label, dimensions: dimensions, factory: factory)
-            counters[key] = counter
-            return counter
-        }
+        Self.handle(in: counters, Key(label, dimensions)) { Metrics.Counter(label: label, dimensions: dimensions, factory: factory) }
     }
 
     /// The timer (a histogram of seconds) of `label` with `dimensions`.
     public func timer(_ label: String, _ dimensions: [(String, String)] = []) -> Metrics.Timer {
-        let key = Key(label, dimensions)
-        return timers.withLock { timers in
-            if let timer = timers[key] { return timer }
-            let timer = Metrics.Timer(label: label, dimensions: dimensions, factory: factory)
-            timers[key] = timer
-            return timer
+        Self.handle(in: timers, Key(label, dimensions)) { Metrics.Timer(label: label, dimensions: dimensions, factory: factory) }
+    }
+
+    private static func handle<Handle>(in cache: borrowing Mutex<[Key: Handle]>, _ key: Key, make: () -> Handle) -> Handle {
+        cache.withLock { cache in
+            if let handle = cache[key] { return handle }
+            let handle = make()
+            cache[key] = handle
+            return handle
         }
     }
 }
