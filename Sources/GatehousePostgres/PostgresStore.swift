@@ -119,15 +119,11 @@ public final class PostgresStore: GatehouseStore {
     }
 
     public func registrationAndState(clientID: String) async throws -> (registration: ClientRegistrationRecord, state: [String: VersionedState])? {
-        // One statement, one round trip: the registration's row once per state row (or once, with no state).
-        let rows = try await client.query(
-            """
-            SELECT r.record, s.name, s.data, s.version FROM registrations r
-            LEFT JOIN client_states s ON s.client_id = r.client_id WHERE r.client_id = \(clientID)
-            """, logger: logger)
+        // One prepared statement, one round trip.
+        let rows = try await client.execute(PreparedStatements.RegistrationAndState(clientID: clientID), logger: logger)
         var text: String?
         var state: [String: VersionedState] = [:]
-        for try await (record, name, data, version) in rows.decode((String, String?, ByteBuffer?, Int64?).self) {
+        for try await (record, name, data, version) in rows {
             text = record
             if let name, let data, let version { state[name] = VersionedState(data: Array(data.readableBytesView), version: version) }
         }
@@ -148,12 +144,9 @@ public final class PostgresStore: GatehouseStore {
 
     public func commit(clientID: String, writes: [StateWrite]) async throws -> Bool {
         guard !writes.isEmpty else { return true }
-        let names = writes.map(\.name)
-        let data = writes.map { ByteBuffer(bytes: $0.data) }
-        let expected = writes.map(\.expectedVersion)
         do {
-            // One statement (schema v5's function): all the writes or none, in one round trip.
-            _ = try await client.query("SELECT gatehouse_commit(\(clientID), \(names), \(data), \(expected))", logger: logger).collect()
+            // One prepared statement (schema v5's function): all the writes or none, in one round trip.
+            for try await _ in try await client.execute(PreparedStatements.Commit(clientID: clientID, writes: writes), logger: logger) {}
             return true
         } catch where Self.isConflict(error) || Self.isStale(error) {
             logger.debug("Commit of client \(clientID) lost to a concurrent one: \(String(reflecting: error))")
