@@ -99,6 +99,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private var starting = false
     private var upstreamFlushPending = false
     private var idleTimer: Scheduled<Void>?
+    /// The last read from the client, or the end of the last answer.
     private var lastRead = NIODeadline.now()
 
     init(gateway: Gateway, progress: FirstRequestProgress) {
@@ -358,7 +359,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             return
         }
         exchange.route = (service, remainder, target)
-        exchange.fields = UpstreamRequestHead.fields(head.headers)
+        exchange.fields = UpstreamRequestHead.admissionFields(head.headers, realm: service.realm)
         if let admission = gateway.admitNow(headers: exchange.fields, query: target.query, to: service) {
             admitted(exchange, admission)
             return
@@ -663,6 +664,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// The answer's last part is written.
     private func responseDone(_ exchange: Exchange, written: EventLoopFuture<Void>) {
         exchange.responseEnded = true
+        // The idle time between requests counts from the end of the answer.
+        lastRead = .now()
         if !exchange.requestEnded {
             // The client is still sending: its upstream connection cannot be reused; the rest is read and dropped.
             exchange.phase = .answered

@@ -15,6 +15,21 @@ enum UpstreamRequestHead {
         return fields
     }
 
+    /// Only the fields admission and ``ForwardingHeaders`` read — `Authorization`, `Cookie`, `Host`, the realm's
+    /// credential headers and the forwarding family — as `HTTPFields`: the rest of a request's fields are copied
+    /// once, into the upstream head, not twice.
+    static func admissionFields(_ headers: HTTPHeaders, realm: Realm?) -> HTTPFields {
+        let credentialHeaders = realm?.headers ?? []
+        var fields = HTTPFields()
+        for (name, value) in headers {
+            let lower = HeaderText.lowercased(name)
+            guard lower == "authorization" || lower == "cookie" || lower == "host" || ForwardingHeaders.isForwardingField(lower)
+                || credentialHeaders.contains(where: { HeaderText.equalsIgnoringCase($0, lower) }) else { continue }
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+        }
+        return fields
+    }
+
     /// The lower-cased tokens of `Connection` fields: the fields they name are about this connection only.
     static func connectionTokens(_ headers: HTTPHeaders) -> Set<String> {
         var tokens = Set<String>()
