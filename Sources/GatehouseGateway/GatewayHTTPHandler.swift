@@ -242,10 +242,12 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     // MARK: Exchanges
 
     /// Whether the client's socket must not be read now: an exchange waits for admission or an upstream, its
-    /// upstream socket is full, or its request is complete (the next one waits its turn).
+    /// upstream socket is full, or a pipelined request already waits its turn. A complete request whose answer is
+    /// awaited does not stop the reads by itself: stopping and resuming them would cost two `epoll_ctl` calls per
+    /// request, and a client rarely pipelines (what it sends meanwhile is queued, and then the reads stop).
     private var holdReads: Bool {
         guard !removed, !closing, let exchange else { return false }
-        if exchange.requestEnded { return true }
+        if exchange.requestEnded { return !queue.isEmpty }
         switch exchange.phase {
         case .deciding, .connecting: return true
         case .relaying: return !(exchange.upstream?.isWritable ?? true)
