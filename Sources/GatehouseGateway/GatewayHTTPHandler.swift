@@ -366,7 +366,15 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             admitted(exchange, admission)
             return
         }
-        // The login chain suspends (bcrypt, introspection, Kerberos): on a task, back on the loop with its answer.
+        admitOnTask(exchange, target: target, service: service) { handler, exchange, admission in handler.admitted(exchange, admission) }
+    }
+
+    /// Runs the realm's login chain on a task (it suspends: bcrypt, introspection, Kerberos) and hands its answer to
+    /// `then` back on the event loop.
+    private func admitOnTask(
+        _ exchange: Exchange, target: RequestTarget, service: ProtectedService,
+        then: @escaping @Sendable (GatewayHTTPHandler, Exchange, Gateway.Admission) -> Void
+    ) {
         exchange.phase = .deciding
         guard let context else { return }
         let eventLoop = context.eventLoop
@@ -377,7 +385,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             let admission = await gateway.admit(headers: fields, query: target.query, to: service)
             eventLoop.execute {
                 let (handler, exchange) = bound.value
-                handler.admitted(exchange, admission)
+                then(handler, exchange, admission)
             }
         }
     }
@@ -402,18 +410,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             webSocketAdmitted(exchange, admission, key: key)
             return true
         }
-        exchange.phase = .deciding
-        guard let context else { return true }
-        let eventLoop = context.eventLoop
-        let bound = NIOLoopBound((self, exchange), eventLoop: eventLoop)
-        let gateway = self.gateway
-        let fields = exchange.fields
-        Task {
-            let admission = await gateway.admit(headers: fields, query: target.query, to: service)
-            eventLoop.execute {
-                let (handler, exchange) = bound.value
-                handler.webSocketAdmitted(exchange, admission, key: key)
-            }
+        admitOnTask(exchange, target: target, service: service) { handler, exchange, admission in
+            handler.webSocketAdmitted(exchange, admission, key: key)
         }
         return true
     }

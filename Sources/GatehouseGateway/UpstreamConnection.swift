@@ -68,8 +68,7 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     /// Called once when the connection closes (the pool forgets it).
     var onClose: (() -> Void)?
     private var context: ChannelHandlerContext?
-    private var readsPaused = false
-    private var readHeld = false
+    private var reads = ReadGate()
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
@@ -83,23 +82,11 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     func flush() { context?.flush() }
 
     /// Stops reading the upstream's socket until ``resumeReads()``.
-    func pauseReads() { readsPaused = true }
+    func pauseReads() { reads.pause() }
 
-    func resumeReads() {
-        readsPaused = false
-        if readHeld, let context {
-            readHeld = false
-            context.read()
-        }
-    }
+    func resumeReads() { reads.resume(context) }
 
-    func read(context: ChannelHandlerContext) {
-        if readsPaused {
-            readHeld = true
-        } else {
-            context.read()
-        }
-    }
+    func read(context: ChannelHandlerContext) { reads.read(context) }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard let exchange else {

@@ -52,11 +52,7 @@ final class UpstreamConnectionPool {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let operations = channel.pipeline.syncOperations
-                    if let sslContext {
-                        // SNI with a host name only (RFC 6066 §3), never an address; the name is verified either way.
-                        let isAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
-                        try operations.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: isAddress ? nil : host))
-                    }
+                    try UpstreamTLS.add(sslContext, host: host, to: operations)
                     try operations.addHTTPClientHandlers()
                     try operations.addHandler(IdleStateHandler(readTimeout: readTimeout))
                     try operations.addHandler(UpstreamResponseHandler())
@@ -116,6 +112,16 @@ final class UpstreamTLS: Sendable {
             made = context
             return context
         }
+    }
+}
+
+extension UpstreamTLS {
+    /// Adds the TLS client handler for `host` first in a new upstream connection's pipeline when `context` is
+    /// given: SNI with a host name only (RFC 6066 §3), never an address; the name is verified either way.
+    static func add(_ context: NIOSSLContext?, host: String, to pipeline: ChannelPipeline.SynchronousOperations) throws {
+        guard let context else { return }
+        let isAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
+        try pipeline.addHandler(NIOSSLClientHandler(context: context, serverHostname: isAddress ? nil : host))
     }
 }
 

@@ -145,10 +145,7 @@ final class WebSocketBridge {
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    if let sslContext {
-                        let isAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
-                        try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: isAddress ? nil : host))
-                    }
+                    try UpstreamTLS.add(sslContext, host: host, to: channel.pipeline.syncOperations)
                     let upgrader = NIOTypedWebSocketClientUpgrader<Bool>(
                         maxFrameSize: maxFrameSize, enableAutomaticErrorHandling: false,
                         upgradePipelineHandler: { channel, _ in
@@ -465,8 +462,7 @@ final class WebSocketSideHandler: ChannelDuplexHandler {
     let side: WebSocketBridge.Side
     private let bridge: WebSocketBridge
     private var context: ChannelHandlerContext?
-    private var readsPaused = false
-    private var readHeld = false
+    private var reads = ReadGate()
 
     init(side: WebSocketBridge.Side, bridge: WebSocketBridge) {
         self.side = side
@@ -494,23 +490,11 @@ final class WebSocketSideHandler: ChannelDuplexHandler {
         context.writeAndFlush(wrapOutboundOut(frame)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 
-    func pauseReads() { readsPaused = true }
+    func pauseReads() { reads.pause() }
 
-    func resumeReads() {
-        readsPaused = false
-        if readHeld, let context {
-            readHeld = false
-            context.read()
-        }
-    }
+    func resumeReads() { reads.resume(context) }
 
-    func read(context: ChannelHandlerContext) {
-        if readsPaused {
-            readHeld = true
-        } else {
-            context.read()
-        }
-    }
+    func read(context: ChannelHandlerContext) { reads.read(context) }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         bridge.received(unwrapInboundIn(data), from: side)
