@@ -86,8 +86,9 @@ extension PostgresStore {
         ("v4", [
             "CREATE TABLE policies (version BIGINT PRIMARY KEY, record TEXT NOT NULL)",
         ]),
-        // A round's writes in one statement, so one round trip: every write applies or none (the function raises
-        // `GH409` at the first stale version, and PostgreSQL undoes the whole statement).
+        // A round's writes in one statement, so one round trip: every write applies or none. A stale version raises
+        // `GH409` inside an inner block whose savepoint undoes the writes before it; the function then returns 0
+        // (no error reaches the client: a conflict is an answer, not a failure).
         ("v5", [
             """
             CREATE FUNCTION gatehouse_commit(p_client TEXT, p_names TEXT[], p_data BYTEA[], p_expected BIGINT[]) RETURNS INTEGER
@@ -95,19 +96,23 @@ extension PostgresStore {
             DECLARE
                 changed INTEGER;
             BEGIN
-                FOR i IN 1 .. coalesce(array_length(p_names, 1), 0) LOOP
-                    IF p_expected[i] = 0 THEN
-                        INSERT INTO client_states (client_id, name, data, version) VALUES (p_client, p_names[i], p_data[i], 1)
-                        ON CONFLICT DO NOTHING;
-                    ELSE
-                        UPDATE client_states SET data = p_data[i], version = version + 1
-                        WHERE client_id = p_client AND name = p_names[i] AND version = p_expected[i];
-                    END IF;
-                    GET DIAGNOSTICS changed = ROW_COUNT;
-                    IF changed <> 1 THEN
-                        RAISE EXCEPTION 'stale client state' USING ERRCODE = 'GH409';
-                    END IF;
-                END LOOP;
+                BEGIN
+                    FOR i IN 1 .. coalesce(array_length(p_names, 1), 0) LOOP
+                        IF p_expected[i] = 0 THEN
+                            INSERT INTO client_states (client_id, name, data, version) VALUES (p_client, p_names[i], p_data[i], 1)
+                            ON CONFLICT DO NOTHING;
+                        ELSE
+                            UPDATE client_states SET data = p_data[i], version = version + 1
+                            WHERE client_id = p_client AND name = p_names[i] AND version = p_expected[i];
+                        END IF;
+                        GET DIAGNOSTICS changed = ROW_COUNT;
+                        IF changed <> 1 THEN
+                            RAISE EXCEPTION 'stale client state' USING ERRCODE = 'GH409';
+                        END IF;
+                    END LOOP;
+                EXCEPTION WHEN SQLSTATE 'GH409' THEN
+                    RETURN 0;
+                END;
                 RETURN coalesce(array_length(p_names, 1), 0);
             END
             $$

@@ -145,9 +145,13 @@ public final class PostgresStore: GatehouseStore {
     public func commit(clientID: String, writes: [StateWrite]) async throws -> Bool {
         guard !writes.isEmpty else { return true }
         do {
-            // One prepared statement (schema v5's function): all the writes or none, in one round trip.
-            for try await _ in try await client.execute(PreparedStatements.Commit(clientID: clientID, writes: writes), logger: logger) {}
-            return true
+            // One prepared statement (schema v5's function): all the writes or none, in one round trip; 0 when a
+            // version was stale (nothing written).
+            var applied = false
+            for try await count in try await client.execute(PreparedStatements.Commit(clientID: clientID, writes: writes), logger: logger) {
+                applied = count == writes.count
+            }
+            return applied
         } catch where Self.isConflict(error) || Self.isStale(error) {
             logger.debug("Commit of client \(clientID) lost to a concurrent one: \(String(reflecting: error))")
             return false
