@@ -8,6 +8,11 @@ import NIOCore
 import NIOHTTP1
 import NIOWebSocket
 
+// One file on purpose (760 lines): a channel handler is one state machine — the exchange in flight, its phase, the
+// held reads, the upstream connection — whose state is private to it; split across files it would have to be made
+// internal to the module. What is not that state lives apart: `UpstreamRequestHead` (header rules),
+// `UpstreamConnectionPool` and `UpstreamConnection` (upstream side), `WebSocketBridge` (after an upgrade).
+
 /// The gateway's plain HTTP, on the connection's event loop: each request is routed, admitted and relayed to its
 /// upstream over a keep-alive connection of the loop's ``UpstreamConnectionPool``, its parts written to the
 /// upstream socket and the answer's parts to the client's as they come — no task, no copy of a body.

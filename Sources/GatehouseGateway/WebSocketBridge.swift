@@ -5,6 +5,9 @@ import NIOPosix
 import NIOSSL
 import NIOWebSocket
 
+// One file on purpose (519 lines): the bridge and its two side handlers share the bridge's private state (both
+// channels, the deadline, the revalidation in flight); the rules it applies are `WebSocketRelay`'s.
+
 /// An accepted WebSocket relayed to its upstream on the client connection's event loop: frames go from one socket
 /// to the other as NIO decodes them, with no task, no async sequence and no message assembly, so that an idle
 /// WebSocket costs two channels and this object.
