@@ -34,7 +34,7 @@ import Testing
     }
 
     /// Time limit 3 min, a margin over the 30 s run: the fixture's stop used to take about a minute more now and then
-    /// (an upstream connection pooled without ever carrying a request held the upstream's graceful shutdown; such
+    /// (most likely an upstream connection pooled without ever carrying a request, which held the upstream's graceful shutdown; such
     /// connections are closed now, not pooled).
     @Test(.timeLimit(.minutes(3))) func generatedHostileRequestsNeverKillOrHangTheGateway() async throws {
         try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
