@@ -83,6 +83,16 @@ public protocol AccountLockouts: Sendable {
     func recordFailure(_ account: String, now: Int64) async throws
     /// A success: the account's failures are forgotten.
     func recordSuccess(_ account: String) async throws
+    /// ``isLocked(_:now:)`` for a path that verified the secret before and asks again on every request: it may
+    /// answer from a view of the locked accounts that follows other nodes' locks within a few seconds (this node's
+    /// own at once). By default the same as ``isLocked(_:now:)``.
+    func isLockedAsKnown(_ account: String, now: Int64) async throws -> Bool
+}
+
+extension AccountLockouts {
+    public func isLockedAsKnown(_ account: String, now: Int64) async throws -> Bool {
+        try await isLocked(account, now: now)
+    }
 }
 
 /// Failed logins counted in this process's memory (the gateway; tests).

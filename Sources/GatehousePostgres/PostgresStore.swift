@@ -152,15 +152,10 @@ public final class PostgresStore: GatehouseStore {
                 applied = count == writes.count
             }
             return applied
-        } catch where Self.isConflict(error) || Self.isStale(error) {
+        } catch where Self.isConflict(error) {
             logger.debug("Commit of client \(clientID) lost to a concurrent one: \(String(reflecting: error))")
             return false
         }
-    }
-
-    /// The error `gatehouse_commit` raises when a write's expected version no longer holds.
-    static func isStale(_ error: any Error) -> Bool {
-        (error as? PSQLError)?.serverInfo?[.sqlState] == "GH409"
     }
 
     // MARK: Codes

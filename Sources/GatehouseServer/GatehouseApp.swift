@@ -120,7 +120,12 @@ public enum Gatehouse {
         let metrics = GatehouseMetrics()
         let store = MeasuredStore(configuration.store, metrics: metrics)
         let nodeName = configuration.nodeName ?? ProcessInfo.processInfo.hostName
-        let compiler = PolicyCompiler(store: store, registry: configuration.registry, node: nodeName)
+        // The view of locked accounts may lag the store by a few poll intervals before the store is read instead.
+        let pollMillis = configuration.policyPollInterval.components.seconds * 1000
+            + configuration.policyPollInterval.components.attoseconds / 1_000_000_000_000_000
+        let knownLockouts = KnownLockouts(maxAge: max(3 * pollMillis, 5000))
+        try await knownLockouts.refresh(from: store, now: EpochTime.nowMillis())
+        let compiler = PolicyCompiler(store: store, registry: configuration.registry, node: nodeName, knownLockouts: knownLockouts)
         let policies = PolicyInForce(try await startingPolicy(configuration, compiler: compiler, logger: logger))
         let policy = policies.current.policy
         for warning in policy.warnings { logger.warning("\(warning)") }

@@ -7,16 +7,26 @@ public struct StoreAccountLockouts: AccountLockouts {
     public let policy: AccountLockoutPolicy
     /// The node named in the audit event of a lockout (`account.locked`).
     public let node: String?
+    /// This node's view of the locked accounts, kept up to date by this node's own failures and successes.
+    public let known: KnownLockouts?
 
-    public init(store: any GatehouseStore, policy: AccountLockoutPolicy, node: String? = nil) {
+    public init(store: any GatehouseStore, policy: AccountLockoutPolicy, node: String? = nil, known: KnownLockouts? = nil) {
         self.store = store
         self.policy = policy
         self.node = node
+        self.known = known
     }
 
     public func isLocked(_ account: String, now: Int64) async throws -> Bool {
         guard policy.threshold > 0 else { return false }
         return try await store.accountFailures(account)?.state.isLocked(at: now) ?? false
+    }
+
+    /// From ``known`` when it can tell (no store read; another node's lock shows within its refresh), else from the store.
+    public func isLockedAsKnown(_ account: String, now: Int64) async throws -> Bool {
+        guard policy.threshold > 0 else { return false }
+        if let locked = known?.isLocked(account, now: now) { return locked }
+        return try await isLocked(account, now: now)
     }
 
     public func recordFailure(_ account: String, now: Int64) async throws {
@@ -25,6 +35,7 @@ public struct StoreAccountLockouts: AccountLockouts {
             let stored = try await store.accountFailures(account)
             let next = policy.failed(stored?.state, now: now)
             if try await store.saveAccountFailures(account, state: next, expectedVersion: stored?.version ?? 0) {
+                known?.learn(account, lockedUntil: next.lockedUntil)
                 if next.isLocked(at: now), !(stored?.state.isLocked(at: now) ?? false) {
                     // The audit log names the account (never the password tried); a failed write fails no login.
                     let user = account.hasPrefix("user:") ? String(account.dropFirst(5)) : nil
@@ -41,5 +52,6 @@ public struct StoreAccountLockouts: AccountLockouts {
     public func recordSuccess(_ account: String) async throws {
         guard policy.threshold > 0, try await store.accountFailures(account) != nil else { return }
         try await store.deleteAccountFailures(account)
+        known?.forget(account)
     }
 }

@@ -169,6 +169,7 @@ public struct AdminService: Sendable {
             throw GatehouseError(.notFound, "NOT_FOUND", "Account '\(account.prefix(128))' has no failed logins.")
         }
         try await store.deleteAccountFailures(account)
+        service.policyWatcher.compiler.knownLockouts.forget(account)
         await service.audit.record("admin.account.unlock", address: address, actor: actor, detail: String(account.prefix(128)))
     }
 

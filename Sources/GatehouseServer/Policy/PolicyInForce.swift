@@ -50,6 +50,8 @@ struct PolicyCompiler: Sendable {
     let registry: SecurityCheckRegistry
     /// This node's name (for the lockout's audit of who locked an account).
     let node: String
+    /// This node's view of the locked accounts, shared by every policy it compiles (refreshed by ``PolicyWatcher``).
+    let knownLockouts: KnownLockouts
 
     /// Compiles `yaml`; throws a ``PolicyError`` naming `file` and the key at fault.
     ///
@@ -57,7 +59,8 @@ struct PolicyCompiler: Sendable {
     ///   the new policy does not change its settings.
     func compile(yaml: String, file: String, version: Int64, previous: PolicyInForce.Snapshot? = nil) throws -> PolicyInForce.Snapshot {
         let decoded = try SecurityPolicy.decode(yaml: yaml, file: file)
-        let lockouts = StoreAccountLockouts(store: store, policy: try SecurityPolicy.accountLockout(of: decoded, file: file), node: node)
+        let lockouts = StoreAccountLockouts(
+            store: store, policy: try SecurityPolicy.accountLockout(of: decoded, file: file), node: node, known: knownLockouts)
         let passwords = PasswordVerifier(lockouts: lockouts, decoyCost: SecurityPolicy.decoyCost(of: decoded))
         let policy = try SecurityPolicy.build(decoded, file: file, registry: registry,
                                               services: SecurityCheckServices(users: store, passwords: passwords))

@@ -5,7 +5,7 @@ import Logging
 import ServiceLifecycle
 
 /// Keeps a node on the newest policy of the store: applies a policy an operator sends (``apply(yaml:actor:)``),
-/// and polls the store for policies other nodes applied. A policy is compiled before it is put in force, so a
+/// and polls the store for policies other nodes applied (and for the locked accounts, ``KnownLockouts``). A policy is compiled before it is put in force, so a
 /// policy this node cannot run (a check class it lacks) leaves the one in force running and is logged.
 public struct PolicyWatcher: Service {
     let policies: PolicyInForce
@@ -75,10 +75,11 @@ public struct PolicyWatcher: Service {
                 try await Task.sleep(for: interval)
                 do {
                     try await catchUp()
+                    try await compiler.knownLockouts.refresh(from: store, now: EpochTime.nowMillis())
                 } catch is CancellationError {
                     return
                 } catch {
-                    logger.warning("Could not read the newest policy from the store (\(type(of: error))); trying again in \(interval)")
+                    logger.warning("Could not read the newest policy and the locked accounts from the store (\(type(of: error))); trying again in \(interval)")
                 }
             }
         }

@@ -101,7 +101,9 @@ extension AuthorizationService {
             var snapshot = ClientSnapshot(registration: record, stored: stored, now: EpochTime.nowMillis(), logger: logger)
             let userBefore = snapshot.context.activeUser?.id
             let result = try await body(&snapshot)
-            if try await store.commit(clientID: record.clientID, writes: snapshot.writes()) {
+            let writes = try snapshot.writes()   // none for a round that changed nothing (see ClientSnapshot.writes)
+            let committed = try await writes.isEmpty ? true : store.commit(clientID: record.clientID, writes: writes)
+            if committed {
                 if snapshot.context.activeUser?.id != userBefore {
                     try await store.setActiveUser(clientID: record.clientID, userID: snapshot.context.activeUser?.id)
                 }

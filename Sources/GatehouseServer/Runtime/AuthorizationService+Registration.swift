@@ -81,9 +81,4 @@ extension AuthorizationService {
         }
         return application
     }
-
-    func registeredClient(_ clientID: String) async throws -> (ClientRegistrationRecord, ApplicationPolicy) {
-        guard let record = try await store.registration(clientID: clientID) else { throw GatehouseError.invalidClientID(clientID) }
-        return (record, try application(for: record.data))
-    }
 }

@@ -18,9 +18,17 @@ struct ClientSnapshot {
         var lastActivity: Int64?
     }
 
+    /// How stale the stored last activity may be before a round that changes nothing writes it anew, ms. A round
+    /// that changes no check state and no client context writes nothing at all within this time (a client's
+    /// repeated rounds, the authorization request right after a success), so inactivity timeouts count from a
+    /// last activity recorded to within this time: they may end that much early, never late.
+    static let activityResolution: Int64 = 1000
+
     var context: ClientContext
     private let stored: [String: VersionedState]
-    private let lastActivity: Int64?
+    /// The client context as read, to tell whether the round changed it.
+    private let storedContext: StoredContext?
+    private var lastActivity: Int64? { storedContext?.lastActivity }
     private var changed: [String: [UInt8]] = [:]
     /// Checks that granted the client before this round and no longer do (logout, block): their tokens are revoked.
     private(set) var lostGrants: [String] = []
@@ -36,7 +44,7 @@ struct ClientSnapshot {
         self.stored = stored
         self.logger = logger
         let decoded = stored[Self.contextName].flatMap { try? SharedJSONCoders.decoder.decode(StoredContext.self, from: Data($0.data)) }
-        lastActivity = decoded?.lastActivity
+        storedContext = decoded
         context = ClientContext(
             clientID: registration.clientID, application: registration.data.application, device: registration.data.device,
             now: now, registration: decoded?.registration ?? RegistrationContext(), activeUser: decoded?.activeUser)
@@ -106,14 +114,21 @@ struct ClientSnapshot {
     }
 
     /// The writes that store this round: every changed check state and the client context (whose activity time
-    /// always changes, so that concurrent rounds of one client always conflict rather than interleave).
+    /// changes with every write, so that concurrent rounds of one client that write always conflict rather than
+    /// interleave). A round that changes nothing writes nothing while the stored last activity is younger than
+    /// ``activityResolution``: it only read, so it cannot interleave with another round's writes.
     func writes() throws -> [StateWrite] {
         var writes: [StateWrite] = []
         for (name, bytes) in changed.sorted(by: { $0.key < $1.key }) where bytes != stored[name]?.data {
             writes.append(StateWrite(name: name, expectedVersion: stored[name]?.version ?? 0, data: bytes))
         }
-        let contextBytes = try Self.encoder.encode(
-            StoredContext(registration: context.registration, activeUser: context.activeUser, lastActivity: context.now))
+        let next = StoredContext(registration: context.registration, activeUser: context.activeUser, lastActivity: context.now)
+        if writes.isEmpty, let storedContext, let last = storedContext.lastActivity, (0..<Self.activityResolution).contains(context.now - last),
+            storedContext.registration == next.registration, storedContext.activeUser == next.activeUser
+        {
+            return []
+        }
+        let contextBytes = try Self.encoder.encode(next)
         writes.append(StateWrite(name: Self.contextName, expectedVersion: stored[Self.contextName]?.version ?? 0, data: [UInt8](contextBytes)))
         return writes
     }

@@ -43,7 +43,9 @@ public struct ConfidentialClient: Sendable {
 
 /// Authenticates confidential clients by HTTP Basic. A secret is checked with bcrypt once; later requests
 /// compare SHA-256 digests in constant time, so the token and introspection endpoints stay fast. Wrong secrets
-/// count towards the client's lockout (account `client:<id>`), which refuses even the right secret while it lasts.
+/// count towards the client's lockout (account `client:<id>`), which refuses even the right secret while it lasts;
+/// a remembered secret is checked against the node's view of the locked accounts (``KnownLockouts``: no store
+/// read; another node's lock holds here within the policy poll interval, or at once after a wrong secret here).
 final class ConfidentialClients: Sendable {
     private let clients: [String: ConfidentialClient]
     private let verified = Mutex<[String: SHA256.Digest]>([:])
@@ -71,7 +73,7 @@ final class ConfidentialClients: Sendable {
                 try await passwords.lockouts.recordFailure(account, now: now)
                 return nil
             }
-            return try await passwords.lockouts.isLocked(account, now: now) ? nil : client
+            return try await passwords.lockouts.isLockedAsKnown(account, now: now) ? nil : client
         }
         guard try await passwords.verify(secret, hash: client.secretHash, account: account, now: now) else { return nil }
         verified.withLock { $0[id] = digest }

@@ -102,6 +102,30 @@ import Testing
         }
     }
 
+    /// A remembered secret is checked against the node's view of the locked accounts (no store read per request):
+    /// a lock made on another node holds here within the policy poll interval (2 s), not only when the view ages out.
+    @Test func aConfidentialClientLockedOnOneNodeIsRefusedOnTheOther() async throws {
+        try await NodeCluster.run(policy: Self.policy(threshold: 3, durationSec: 60)) { cluster in
+            let nodes = cluster.nodes
+            func token(_ node: TestServer, _ secret: String) async throws -> Int {
+                try await HTTP.postForm(node.baseURL + "/mfp/api/az/v1/token", [("grant_type", "client_credentials"), ("scope", "reports")],
+                                        headers: [("Authorization", "Basic " + Data("reporter:\(secret)".utf8).base64EncodedString())]).status
+            }
+            for node in nodes { #expect(try await token(node, "demo") == 200) }   // remembered on both
+            for attempt in 0..<3 { #expect(try await token(nodes[1], "guess\(attempt)") == 401) }
+            #expect(try await token(nodes[1], "demo") == 401, "locked where the failures were seen: at once")
+            let start = ContinuousClock.now
+            var refused = false
+            while !refused, ContinuousClock.now - start < .seconds(10) {
+                refused = try await token(nodes[0], "demo") == 401
+                if !refused { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(refused)
+            // The view (refreshed every 2 s) told, not the fallback to the store once the view is 6 s old.
+            #expect(ContinuousClock.now - start < .seconds(4.5))
+        }
+    }
+
     /// The must-show: 1,000 wrong passwords for `john` over 200 fresh registrations and two nodes on
     /// PostgreSQL → locked after the threshold, the right password refused while locked, `jane` unaffected,
     /// unlocked after the duration.
