@@ -10,10 +10,13 @@ struct Options: Sendable {
     /// Only this operation of the table (its row number, 1 = the baseline), for profiling.
     var only: Int?
     var connections = 32
+    /// Swift concurrency's jobs on NIO's event loops instead of Dispatch's pool (`gatehouse serve` keeps Dispatch's).
+    var eventLoopExecutor = false
 
     static let usage = """
         usage: FlowBenchmark [--workers N] [--seconds S] [--max-flows M]
                FlowBenchmark --operations [--seconds S] [--connections C] [--only K]
+               (either with --event-loop-executor)
 
         Runs complete MobileFirst flows (register, preauthorize 401, preauthorize 200, authorize 302, token 200)
         against an in-process Gatehouse server on 127.0.0.1 and prints flows per second.
@@ -27,6 +30,8 @@ struct Options: Sendable {
                           introspection of a valid token; requests/s and server CPU µs per request, each ÷ baseline
           --only K        with --operations: only the K-th operation, once (for a profiler)
           --connections C wrk's connections (1...1000, default 32)
+          --event-loop-executor  Swift concurrency's jobs on NIO's event loops (NIO's executor take-over) instead of
+                          Dispatch's pool, which `gatehouse serve` uses (a measured comparison)
         """
 
     /// Parses `arguments` (without the program name); exits with the usage on an error.
@@ -62,6 +67,8 @@ struct Options: Sendable {
             case "--connections":
                 guard let c = Int(value(argument)), (1...1000).contains(c) else { fail("--connections must be 1...1000") }
                 options.connections = c
+            case "--event-loop-executor":
+                options.eventLoopExecutor = true
             case "--help", "-h":
                 print(usage)
                 exit(0)

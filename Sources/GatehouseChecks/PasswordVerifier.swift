@@ -1,4 +1,5 @@
 import HummingbirdBcrypt
+import NIOPosix
 
 /// Checks a password for an account with per-account lockout, in the same time whether the account exists,
 /// is locked or neither: one bcrypt verification every time, against a decoy hash of the users' own cost when
@@ -20,7 +21,10 @@ public struct PasswordVerifier: Sendable {
     /// stored for made-up names).
     public func verify(_ password: String, hash: String?, account: String, now: Int64) async throws -> Bool {
         let locked = hash == nil ? false : try await lockouts.isLocked(account, now: now)
-        let matches = Bcrypt.verify(password, hash: hash ?? decoyHash)
+        // Milliseconds of CPU: on NIO's blocking pool, never on a thread that serves I/O (with Swift concurrency on
+        // NIO's event loops, as `gatehouse` runs it, a bcrypt inline would stall every connection of that loop).
+        let decoy = decoyHash
+        let matches = try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash ?? decoy) }
         guard hash != nil else { return false }
         if matches, !locked {
             try await lockouts.recordSuccess(account)

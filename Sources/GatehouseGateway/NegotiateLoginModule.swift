@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 
 /// Accepts `Authorization: Negotiate <base64 SPNEGO token>` (RFC 4559) with the service's keytab — the KAAZING
 /// `kerberos5` + `gss` modules in one — and maps the client's Kerberos principal to a user and roles.
@@ -35,9 +36,12 @@ public struct NegotiateLoginModule: LoginModule {
         }
         let accepted: KerberosAcceptor.Accepted
         do {
-            accepted = try acceptor.accept(token)
-        } catch {
+            // GSS-API blocks (the keytab, the replay cache): on NIO's blocking pool, never on a thread that serves I/O.
+            accepted = try await NIOThreadPool.singleton.runIfActive { [acceptor] in try acceptor.accept(token) }
+        } catch let error as GSSFailure {
             return .failure("Negotiate token refused: \(error.description)")
+        } catch {
+            return .failure("Negotiate token refused: the blocking pool is shut down")
         }
         return .success(Subject(
             name: accepted.principal, roles: Set(roles(of: accepted.principal)),

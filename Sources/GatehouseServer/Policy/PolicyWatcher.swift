@@ -2,6 +2,7 @@ import GatehouseProtocol
 import Foundation
 import GatehouseStore
 import Logging
+import NIOPosix
 import ServiceLifecycle
 
 /// Keeps a node on the newest policy of the store: applies a policy an operator sends (``apply(yaml:actor:)``),
@@ -30,7 +31,7 @@ public struct PolicyWatcher: Service {
         let version = max(try await store.latestPolicyVersion(), policies.current.version) + 1
         let snapshot: PolicyInForce.Snapshot
         do {
-            snapshot = try compiler.compile(yaml: yaml, file: "policy.yaml", version: version, previous: policies.current)
+            snapshot = try await compile(yaml: yaml, file: "policy.yaml", version: version)
         } catch let error as PolicyError {
             throw ApplyError.invalid(error)
         }
@@ -48,8 +49,7 @@ public struct PolicyWatcher: Service {
         guard try await store.latestPolicyVersion() > policies.current.version, let stored = try await store.latestPolicy() else { return }
         let snapshot: PolicyInForce.Snapshot
         do {
-            snapshot = try compiler.compile(yaml: stored.yaml, file: "stored policy version \(stored.version)",
-                                            version: stored.version, previous: policies.current)
+            snapshot = try await compile(yaml: stored.yaml, file: "stored policy version \(stored.version)", version: stored.version)
         } catch let error as PolicyError {
             logger.error("The policy version \(stored.version) applied by \(stored.actor) cannot run on this node; keeping version \(policies.current.version): \(error)")
             // Not tried again until a newer version is stored.
@@ -57,6 +57,14 @@ public struct PolicyWatcher: Service {
             return
         }
         try await putInForce(snapshot)
+    }
+
+    /// Compiles on NIO's blocking pool: a policy's decoy password hash is a bcrypt of its users' cost.
+    private func compile(yaml: String, file: String, version: Int64) async throws -> PolicyInForce.Snapshot {
+        let previous = policies.current
+        return try await NIOThreadPool.singleton.runIfActive { [compiler] in
+            try compiler.compile(yaml: yaml, file: file, version: version, previous: previous)
+        }
     }
 
     private func putInForce(_ snapshot: PolicyInForce.Snapshot) async throws {
