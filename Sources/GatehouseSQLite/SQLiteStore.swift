@@ -46,6 +46,12 @@ public final class SQLiteStore: GatehouseStore {
         try await NIOThreadPool.singleton.runIfActive { [pool] in try pool.read(body) }
     }
 
+    /// ``reading(_:)`` for a body that runs one statement: without GRDB's transaction around it (a `BEGIN` and a
+    /// `COMMIT` fewer per read; one statement sees one snapshot of the database by itself).
+    func readingOneStatement<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await NIOThreadPool.singleton.runIfActive { [pool] in try pool.unsafeRead(body) }
+    }
+
     /// Runs a write transaction on a thread of NIO's blocking pool (see ``reading(_:)``).
     func writing<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await NIOThreadPool.singleton.runIfActive { [pool] in try pool.write(body) }
@@ -94,7 +100,7 @@ public final class SQLiteStore: GatehouseStore {
     }
 
     public func registration(clientID: String) async throws -> ClientRegistrationRecord? {
-        let text = try await reading { db in try Self.registrationText(db, clientID) }
+        let text = try await readingOneStatement { db in try Self.registrationText(db, clientID) }
         return try text.map { try decodedRegistrations.record($0, clientID: clientID) }
     }
 
@@ -113,9 +119,22 @@ public final class SQLiteStore: GatehouseStore {
     }
 
     public func registrationAndState(clientID: String) async throws -> (registration: ClientRegistrationRecord, state: [String: VersionedState])? {
-        let read = try await reading { db -> (String, [String: VersionedState])? in
-            guard let text = try Self.registrationText(db, clientID) else { return nil }
-            return (text, try Self.states(db, clientID))
+        // One statement (a consistent snapshot without a transaction): the registration with each of its states.
+        let read = try await readingOneStatement { db -> (String, [String: VersionedState])? in
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT r.record, s.name, s.data, s.version FROM registrations r
+                LEFT JOIN client_states s ON s.client_id = r.client_id WHERE r.client_id = ?
+                """), arguments: [clientID])
+            var text: String?
+            var states: [String: VersionedState] = [:]
+            while let row = try rows.next() {
+                if text == nil { text = row[0] }
+                if let name: String = row[1] {
+                    let data: Data = row[2]
+                    states[name] = VersionedState(data: [UInt8](data), version: row[3])
+                }
+            }
+            return text.map { ($0, states) }
         }
         guard let (text, state) = read else { return nil }
         return (try decodedRegistrations.record(text, clientID: clientID), state)
@@ -124,7 +143,7 @@ public final class SQLiteStore: GatehouseStore {
     // MARK: Client state
 
     public func clientState(clientID: String) async throws -> [String: VersionedState] {
-        try await reading { db in try Self.states(db, clientID) }
+        try await readingOneStatement { db in try Self.states(db, clientID) }
     }
 
     public func commit(clientID: String, writes: [StateWrite]) async throws -> Bool {

@@ -52,19 +52,29 @@ struct ClientSnapshot {
 
     /// The state of `check` for this client: stored, or new when there is none, it cannot be read, or the client
     /// was inactive for longer than the check's inactivity timeout.
-    func state<C: SecurityCheck>(of check: C) -> C.State {
+    func state<C: SecurityCheck>(of check: C) -> C.State { readState(of: check).state }
+
+    /// ``state(of:)``, and whether it is what the stored (or this round's) bytes hold: a state equal to it needs no
+    /// write, and no encoding.
+    private func readState<C: SecurityCheck>(of check: C) -> (state: C.State, isStored: Bool) {
         if check.inactivityTimeoutSec > 0, let lastActivity,
             context.now - lastActivity >= Int64(check.inactivityTimeoutSec) * 1000
         {
-            return check.makeState()
+            return (check.makeState(), false)
         }
-        guard let bytes = changed[check.name] ?? stored[check.name]?.data else { return check.makeState() }
+        guard let bytes = changed[check.name] ?? stored[check.name]?.data else { return (check.makeState(), false) }
         do {
-            return try SharedJSONCoders.decoder.decode(C.State.self, from: Data(bytes))
+            return (try SharedJSONCoders.decoder.decode(C.State.self, from: Data(bytes)), true)
         } catch {
             logger.warning("Stored state of check \(check.name) for client \(context.clientID) is unreadable; starting anew")
-            return check.makeState()
+            return (check.makeState(), false)
         }
+    }
+
+    /// Records `state` as the new state of `check` unless it equals the stored one it came from.
+    private mutating func keep<C: SecurityCheck>(_ state: C.State, of check: C, read: (state: C.State, isStored: Bool)) throws {
+        if read.isStored, state == read.state { return }
+        try setState(state, of: check)
     }
 
     /// Records the new state of `check`.
@@ -76,10 +86,11 @@ struct ClientSnapshot {
     mutating func authorize<C: SecurityCheck>(
         _ check: C, scope: Set<String>, credentials: JSONObject?, request: CheckRequest, response: inout AuthorizationResponse
     ) async throws {
-        var state = state(of: check)
+        let read = readState(of: check)
+        var state = read.state
         let wasGranting = try await grants(check, state: state, scope: scope)
         try await check.authorize(scope: scope, credentials: credentials, request: request, state: &state, client: &context, response: &response)
-        try setState(state, of: check)
+        try keep(state, of: check, read: read)
         if wasGranting, try await !grants(check, state: state, scope: scope) { lostGrants.append(check.name) }
     }
 
@@ -94,9 +105,10 @@ struct ClientSnapshot {
 
     /// Runs `introspect` of a check on this client.
     mutating func introspect<C: SecurityCheck>(_ check: C, scope: Set<String>, response: inout IntrospectionResponse) async throws {
-        var state = state(of: check)
+        let read = readState(of: check)
+        var state = read.state
         try await check.introspect(scope: scope, state: &state, client: &context, response: &response)
-        try setState(state, of: check)
+        try keep(state, of: check, read: read)
     }
 
     /// Logs the client out of a check: the check's `logout`, then its state starts anew.
