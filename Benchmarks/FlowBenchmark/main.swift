@@ -116,9 +116,11 @@ func runBenchmark() async throws -> Int32 {
                 return 1
             }
             if options.operations {
-                // Clients that completed a flow: their rounds are those of an already-successful client.
+                // Clients that completed a flow: their rounds are those of an already-successful client. One client per
+                // wrk connection, so that rounds in flight are of different clients (as an app's are), not waiting in
+                // turn for one client's lock.
                 var clientIDs = [warmUp.clientID]
-                for index in 1..<8 { clientIDs.append(try await client.run(key: keys[index % keys.count]).clientID) }
+                for index in 1..<max(options.connections, 8) { clientIDs.append(try await client.run(key: keys[index % keys.count]).clientID) }
                 let load = OperationLoad(baseURL: baseURL, token: warmUp.accessToken, clientIDs: clientIDs, seconds: options.seconds,
                                          connections: options.connections, only: options.only)
                 // wrk is waited for on a thread of its own, never on a thread that may serve the server's tasks.
