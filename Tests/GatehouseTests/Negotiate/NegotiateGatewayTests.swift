@@ -76,7 +76,8 @@ struct FixedRoleModule: LoginModule {
     @Test func aTicketForAnotherServiceAReplayOrAnExpiredTicketIsRefused() async throws {
         let kdc = try TestKDC.current()
         let alice = try await kdc.kinit("alice")
-        let shortLived = try await kdc.kinit("alice", lifetime: "3s")
+        // 6 s of life: long enough to make a token from it on a loaded machine (3 s failed now and then).
+        let shortLived = try await kdc.kinit("alice", lifetime: "6s")
         let beforeExpiry = try await Self.token(shortLived, for: kdc.service)
         try await GatewayFixture.run({ Self.configuration(kdc, upstream: $0) }) { fixture async throws in
             let other = try await Self.token(alice, for: kdc.otherService)
@@ -85,9 +86,9 @@ struct FixedRoleModule: LoginModule {
             let once = try await Self.token(alice, for: kdc.service)
             #expect(try await fixture.get("/echo/x", headers: [("Authorization", once)]).status == 200)
             #expect(try await fixture.get("/echo/x", headers: [("Authorization", once)]).status == 401)
-            // A token whose ticket has expired (3 s of life, 10 s of tolerated skew in the test realm: a loaded CI
+            // A token whose ticket has expired (6 s of life, 10 s of tolerated skew in the test realm: a loaded CI
             // machine may take seconds between making a token and checking it).
-            try await Task.sleep(for: .seconds(15))
+            try await Task.sleep(for: .seconds(17))
             let expired = try await fixture.get("/echo/x", headers: [("Authorization", beforeExpiry)])
             #expect(expired.status == 401)
             #expect(expired.header("WWW-Authenticate") == "Negotiate")
