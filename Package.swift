@@ -55,6 +55,7 @@ let package = Package(
             dependencies: [
                 "GatehouseProtocol",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings

@@ -1,4 +1,5 @@
 import HummingbirdBcrypt
+import NIOCore
 import NIOPosix
 
 /// Checks a password for an account with per-account lockout, in the same time whether the account exists,
@@ -21,10 +22,8 @@ public struct PasswordVerifier: Sendable {
     /// stored for made-up names).
     public func verify(_ password: String, hash: String?, account: String, now: Int64) async throws -> Bool {
         let locked = hash == nil ? false : try await lockouts.isLocked(account, now: now)
-        // Milliseconds of CPU: on NIO's blocking pool, never on a thread that serves I/O (with Swift concurrency on
-        // NIO's event loops, as `gatehouse` runs it, a bcrypt inline would stall every connection of that loop).
         let decoy = decoyHash
-        let matches = try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash ?? decoy) }
+        let matches = try await Self.hashingThreads.runIfActive { Bcrypt.verify(password, hash: hash ?? decoy) }
         guard hash != nil else { return false }
         if matches, !locked {
             try await lockouts.recordSuccess(account)
@@ -33,6 +32,14 @@ public struct PasswordVerifier: Sendable {
         try await lockouts.recordFailure(account, now: now)
         return false
     }
+
+    /// The threads bcrypt runs on (tens to hundreds of ms of CPU each): threads of its own, so that a burst of
+    /// logins holds up neither Swift concurrency's few threads nor NIO's blocking pool, where the store's calls wait.
+    public static let hashingThreads: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: max(System.coreCount, 2))
+        pool.start()
+        return pool
+    }()
 
     /// The cost of a bcrypt hash (`$2b$12$...` → 12), if it is one.
     public static func cost(of hash: String) -> UInt8? {

@@ -1,5 +1,6 @@
 import GatehouseProtocol
 import Foundation
+import GatehouseChecks
 import GatehouseStore
 import Logging
 import NIOPosix
@@ -59,10 +60,10 @@ public struct PolicyWatcher: Service {
         try await putInForce(snapshot)
     }
 
-    /// Compiles on NIO's blocking pool: a policy's decoy password hash is a bcrypt of its users' cost.
+    /// Compiles on the password-hashing threads: a policy's decoy password hash is a bcrypt of its users' cost.
     private func compile(yaml: String, file: String, version: Int64) async throws -> PolicyInForce.Snapshot {
         let previous = policies.current
-        return try await NIOThreadPool.singleton.runIfActive { [compiler] in
+        return try await PasswordVerifier.hashingThreads.runIfActive { [compiler] in
             try compiler.compile(yaml: yaml, file: file, version: version, previous: previous)
         }
     }
