@@ -66,6 +66,7 @@ extension GatehouseError {
 /// Encoding of JSON answers.
 enum JSONBody {
     static func buffer(_ value: some Encodable) -> ByteBuffer {
+        if let value = value as? any JSONTextEncodable { return ByteBuffer(bytes: value.jsonText) }
         let data = (try? SharedJSONCoders.sortedEncoder.encode(value)) ?? Data("{}".utf8)
         return ByteBuffer(bytes: data)
     }
