@@ -78,8 +78,8 @@ import Testing
             defer { try? FileManager.default.removeItem(atPath: logs) }
             let first = try await ServeProcess.start(arguments, logDirectory: logs)
 
-            // Eight workers run complete flows; the node is killed once 30 flows are done (or after 60 s: the rest of
-            // the suite may be hogging the CPU), mid-load.
+            // Eight workers run complete flows; the node is killed once 30 flows are done and some registered client
+            // is in the middle of its flow (or after 60 s: the rest of the suite may be hogging the CPU), mid-load.
             let ledger = Ledger()
             let template = try ProtocolClient(first.server)
             let load = Task {
@@ -88,7 +88,7 @@ import Testing
                 }
             }
             let start = ContinuousClock.now
-            while ledger.flows < 30, ContinuousClock.now - start < .seconds(60), ledger.problems.isEmpty {
+            while ledger.flows < 30 || ledger.clients.count <= ledger.flows, ContinuousClock.now - start < .seconds(60), ledger.problems.isEmpty {
                 try await Task.sleep(for: .milliseconds(20))
             }
             ledger.killed.store(true, ordering: .releasing)
