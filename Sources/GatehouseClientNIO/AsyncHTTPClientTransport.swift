@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import GatehouseClient
+import GatehouseProtocol
 import NIOCore
 import NIOHTTP1
 
@@ -33,8 +34,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         outbound.method = HTTPMethod(rawValue: request.method)
         for (name, value) in request.headers { outbound.headers.add(name: name, value: value) }
         if let body = request.body { outbound.body = .bytes(ByteBuffer(bytes: body)) }
-        let (seconds, attoseconds) = request.timeout.components
-        let timeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let timeout = TimeAmount.nanoseconds(request.timeout.wholeNanoseconds)
         do {
             try Task.checkCancellation()
             let response = try await client.execute(outbound, timeout: timeout)

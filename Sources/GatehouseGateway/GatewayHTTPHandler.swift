@@ -8,7 +8,7 @@ import NIOCore
 import NIOHTTP1
 import NIOWebSocket
 
-// One file on purpose (760 lines): a channel handler is one state machine — the exchange in flight, its phase, the
+// One file on purpose: a channel handler is one state machine — the exchange in flight, its phase, the
 // held reads, the upstream connection — whose state is private to it; split across files it would have to be made
 // internal to the module. What is not that state lives apart: `UpstreamRequestHead` (header rules),
 // `UpstreamConnectionPool` and `UpstreamConnection` (upstream side), `WebSocketBridge` (after an upgrade).

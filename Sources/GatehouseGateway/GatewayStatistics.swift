@@ -1,4 +1,5 @@
 import GatehouseHTTP
+import GatehouseProtocol
 import Metrics
 import Prometheus
 import Synchronization
@@ -93,7 +94,7 @@ public final class GatewayStatistics: Sendable {
             return made
         }
         metrics.counter.increment()
-        metrics.timer.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        metrics.timer.recordNanoseconds(duration.wholeNanoseconds)
     }
 
     /// A WebSocket upgraded and relayed; `webSocketClosed` when it ends.

@@ -1,3 +1,4 @@
+import GatehouseProtocol
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -5,7 +6,7 @@ import NIOPosix
 import NIOSSL
 import NIOWebSocket
 
-// One file on purpose (519 lines): the bridge and its two side handlers share the bridge's private state (both
+// One file on purpose: the bridge and its two side handlers share the bridge's private state (both
 // channels, the deadline, the revalidation in flight); the rules it applies are `WebSocketRelay`'s.
 
 /// An accepted WebSocket relayed to its upstream on the client connection's event loop: frames go from one socket
@@ -393,7 +394,7 @@ final class WebSocketBridge {
         timer = nil
         guard let deadline, !finished else { return }
         let delay = deadline.instant - ContinuousClock.now
-        let nanoseconds = max(0, delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
+        let nanoseconds = max(0, delay.wholeNanoseconds)
         timer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { [weak self] in
             self?.deadlineReached()
         }

@@ -92,7 +92,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
             }
             var configuration = PostgresConnection.Configuration(
                 host: host, port: port, username: username, password: password, database: database, tls: tlsConfiguration)
-            configuration.options.connectTimeout = .nanoseconds(Int64(connectTimeout.components.seconds) * 1_000_000_000 + connectTimeout.components.attoseconds / 1_000_000_000)
+            configuration.options.connectTimeout = .nanoseconds(connectTimeout.wholeNanoseconds)
             return configuration
         }
     }

@@ -10,3 +10,12 @@ public enum EpochTime {
     /// `date` in epoch milliseconds (rounded down).
     public static func millis(of date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
 }
+
+extension Duration {
+    /// The duration in whole nanoseconds (rounded down), for APIs that count in them (NIO's `TimeAmount`,
+    /// swift-metrics timers).
+    public var wholeNanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
+
+    /// The duration in whole milliseconds (rounded down), as epoch times are counted here.
+    public var wholeMilliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
+}

@@ -47,7 +47,6 @@ public struct JSONText: Sendable {
     /// `"name":` then an object.
     public mutating func member(_ name: StaticString, object body: (inout JSONText) -> Void) {
         key(name)
-        needsComma = false
         object(body)
     }
 
@@ -64,6 +63,8 @@ public struct JSONText: Sendable {
         needsComma = true
     }
 
+    private static let hex = Array("0123456789abcdef".utf8)
+
     /// A string, with `"`, `\` and the control characters escaped; everything else as its UTF-8 bytes.
     private mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
@@ -75,8 +76,7 @@ public struct JSONText: Sendable {
             case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
             case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
             case 0x00..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 0xF)]])
             default: bytes.append(byte)
             }
         }

@@ -96,8 +96,7 @@ public enum Gatehouse {
             HTTPServerBuilder { responder in
                 HeadTimeoutChannel(
                     inner: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idle)),
-                    headerReadTimeout: .nanoseconds(Int64(configuration.headerReadTimeout.components.seconds) * 1_000_000_000
-                        + configuration.headerReadTimeout.components.attoseconds / 1_000_000_000),
+                    headerReadTimeout: .nanoseconds(configuration.headerReadTimeout.wholeNanoseconds),
                     answerBody: #"{"errorCode":"REQUEST_TIMEOUT","errorMsg":"The request head did not arrive in time."}"#)
             }
         }
@@ -121,9 +120,7 @@ public enum Gatehouse {
         let store = MeasuredStore(configuration.store, metrics: metrics)
         let nodeName = configuration.nodeName ?? ProcessInfo.processInfo.hostName
         // The view of locked accounts may lag the store by a few poll intervals before the store is read instead.
-        let pollMillis = configuration.policyPollInterval.components.seconds * 1000
-            + configuration.policyPollInterval.components.attoseconds / 1_000_000_000_000_000
-        let knownLockouts = KnownLockouts(maxAge: max(3 * pollMillis, 5000))
+        let knownLockouts = KnownLockouts(maxAge: max(3 * configuration.policyPollInterval.wholeMilliseconds, 5000))
         try await knownLockouts.refresh(from: store, now: EpochTime.nowMillis())
         let compiler = PolicyCompiler(store: store, registry: configuration.registry, node: nodeName, knownLockouts: knownLockouts)
         let policies = PolicyInForce(try await startingPolicy(configuration, compiler: compiler, logger: logger))

@@ -1,6 +1,8 @@
 // A web asset embedded in Swift source: the console's pages (dashboard, registrations, a client, accounts, keys,
 // the audit trail, the policy and its editor), served at `/console/console-pages.js` by ConsoleRoutes so the
 // single `gatehouse` binary serves the whole console (no file on disk, no CDN). Loaded before console.js.
+// One file on purpose: it is one served asset (one request, one ETag, one CSP-allowed script); its pages are
+// sections of one closure sharing the console's helpers, and each page is a function of its own within it.
 
 /// The console's pages: each draws itself into the page region from the admin API (`/admin/v1`), with empty
 /// states, paging by the API's `next` cursor, and the write actions only for a `gatehouse.admin` session.

@@ -1,6 +1,7 @@
 // A web asset embedded in Swift source: the console's core script (session, admin API calls, DOM helpers, the
 // router), served at `/console/console.js` by ConsoleRoutes so the single `gatehouse` binary serves the whole
 // console (no file on disk, no CDN). Loaded after console-chart.js and console-pages.js; it starts the console.
+// One file on purpose: it is one served asset; the pages and the chart are already assets of their own.
 
 /// The console's core script: signs in with the client-credentials grant, keeps the token in `sessionStorage`
 /// (signing out on a 401), calls `/admin/v1`, shows the API's `{"errorCode","errorMsg"}` on the page and routes
