@@ -5,7 +5,7 @@ import NIOHTTP1
 import Testing
 
 /// `GET /admin/v1/activity`: the audit log counted by time bucket and kind, which the console's chart draws.
-@Suite struct ActivityTests {
+@Suite(.timeLimit(.minutes(3))) struct ActivityTests {
     @Test(.timeLimit(.minutes(2))) func aKnownSequenceIsCountedByKindInItsBucket() async throws {
         try await TestServer.run(policy: Admin.policy) { server in
             let reader = try await Admin.reader(server)

@@ -4,7 +4,7 @@ import NIOHTTP1
 import Testing
 
 /// The admin API: who may call it, and what each endpoint does.
-@Suite struct AdminAPITests {
+@Suite(.timeLimit(.minutes(3))) struct AdminAPITests {
     /// Every endpoint: 401 without a token, 403 for a non-admin token, 403 for a read-only token on a write.
     @Test(.timeLimit(.minutes(2))) func everyEndpointRefusesCallersWithoutTheScope() async throws {
         try await TestServer.run(policy: Admin.policy) { server in

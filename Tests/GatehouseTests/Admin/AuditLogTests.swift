@@ -3,7 +3,7 @@ import GatehouseProtocol
 import Testing
 
 /// The audit log of a known sequence, read back through the admin API in order, with no secret or token in it.
-@Suite struct AuditLogTests {
+@Suite(.timeLimit(.minutes(3))) struct AuditLogTests {
     @Test(.timeLimit(.minutes(2))) func aKnownSequenceIsReadBackInOrderWithoutSecrets() async throws {
         try await TestServer.run(policy: Admin.policy) { server in
             let writer = try await Admin.writer(server)

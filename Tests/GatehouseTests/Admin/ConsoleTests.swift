@@ -5,7 +5,7 @@ import Testing
 
 /// The web console's files at `/console`: served by the binary itself with their types, a strict
 /// Content-Security-Policy and revalidation; nothing inline, nothing from elsewhere.
-@Suite struct ConsoleTests {
+@Suite(.timeLimit(.minutes(3))) struct ConsoleTests {
     static let assets: [(path: String, type: String)] = [
         ("/console", "text/html; charset=utf-8"), ("/console/console.css", "text/css; charset=utf-8"),
         ("/console/console.js", "text/javascript; charset=utf-8"), ("/console/console-chart.js", "text/javascript; charset=utf-8"),

@@ -6,7 +6,7 @@ import GatehouseStore
 import Testing
 
 /// `/metrics` after a known sequence of flows shows the matching counts.
-@Suite struct MetricsTests {
+@Suite(.timeLimit(.minutes(3))) struct MetricsTests {
     /// The samples of a Prometheus text exposition: `name{labels}` → value.
     static func samples(_ text: String) -> [String: Double] {
         var result: [String: Double] = [:]

@@ -3,7 +3,7 @@ import GatehouseProtocol
 import Testing
 
 /// A new policy is checked through the admin API as a start would check it: the problem by file and key.
-@Suite struct PolicyValidationTests {
+@Suite(.timeLimit(.minutes(3))) struct PolicyValidationTests {
     static func validate(_ server: TestServer, _ yaml: String, token: String?) async throws -> TestResponse {
         try await HTTP.send(.POST, server.baseURL + "/admin/v1/policy/validate",
                             headers: [("Content-Type", "application/yaml")] + (token.map { [("Authorization", "Bearer \($0)")] } ?? []),

@@ -4,7 +4,7 @@ import GatehouseProtocol
 import Testing
 
 /// The exact algorithms of reference §1.3–1.4, with explicit times.
-@Suite struct CheckAlgorithmTests {
+@Suite(.timeLimit(.minutes(3))) struct CheckAlgorithmTests {
     @Test func settingTheLiveStateAgainKeepsItsTimer() throws {
         var machine = ExternalizableState()
         let durations = ["success": 10]

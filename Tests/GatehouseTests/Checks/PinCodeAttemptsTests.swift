@@ -3,7 +3,7 @@ import GatehouseProtocol
 import Testing
 
 /// Seeds 002/003: PinCodeAttempts with three attempts and a block.
-@Suite struct PinCodeAttemptsTests {
+@Suite(.timeLimit(.minutes(3))) struct PinCodeAttemptsTests {
     @Test func attemptsCountDownThenBlockThenFreshChallenge() async throws {
         try await TestServer.run { server in
             var client = try ProtocolClient(server)

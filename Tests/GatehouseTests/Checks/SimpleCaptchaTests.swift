@@ -3,7 +3,7 @@ import GatehouseProtocol
 import Testing
 
 /// Seed 000: the SimpleCaptcha check, end to end over HTTP.
-@Suite struct SimpleCaptchaTests {
+@Suite(.timeLimit(.minutes(3))) struct SimpleCaptchaTests {
     @Test func challengeWrongAnswerRightAnswerThenToken() async throws {
         try await TestServer.run { server in
             var client = try ProtocolClient(server)

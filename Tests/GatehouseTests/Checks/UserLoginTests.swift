@@ -3,7 +3,7 @@ import GatehouseProtocol
 import Testing
 
 /// UserLogin: a user-authenticating check over stored users, with remember-me and logout.
-@Suite struct UserLoginTests {
+@Suite(.timeLimit(.minutes(3))) struct UserLoginTests {
     @Test func loginRememberMeAndLogout() async throws {
         try await TestServer.run { server in
             var client = try ProtocolClient(server)

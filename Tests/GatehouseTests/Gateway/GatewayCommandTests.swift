@@ -3,7 +3,7 @@ import Testing
 
 /// `gatehouse gateway` (its demo: an echo service behind "Demo Realm") and `gatehouse echo`, the seed's WebSocket
 /// client, run as processes and driven through standard input like a person at a terminal.
-@Suite(.enabled(if: DemoRun.isBuilt, "needs the built gatehouse executable (swift build)"))
+@Suite(.timeLimit(.minutes(3)), .enabled(if: DemoRun.isBuilt, "needs the built gatehouse executable (swift build)"))
 struct GatewayCommandTests {
     /// Starts the demo gateway on a free port and returns it with its WebSocket URL.
     static func withDemoGateway(_ body: (_ url: String, _ base: String) async throws -> Void) async throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// What the upstream (and the log) may see of a request: no realm credentials from the query, cookies or headers,
 /// and forwarding fields stated by the gateway, not claimed by the client.
-@Suite struct GatewayForwardingTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayForwardingTests {
     /// `joe:welcome` in base64, and a wrong password's.
     static let joeSecret = Data("joe:welcome".utf8).base64EncodedString()
     static let wrongSecret = Data("joe:Wrong-Secret-4711".utf8).base64EncodedString()

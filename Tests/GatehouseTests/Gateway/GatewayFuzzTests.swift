@@ -10,7 +10,7 @@ import Testing
 /// Bounded in count (2000) and time (30 s: on a loaded machine fewer go out); the seed is fixed (set
 /// `GATEHOUSE_FUZZ_SEED` to try others, `GATEHOUSE_FUZZ_COUNT` and `GATEHOUSE_FUZZ_SECONDS` for longer runs) and
 /// printed with every failure so that one can be replayed.
-@Suite struct GatewayFuzzTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayFuzzTests {
     static let count = ProcessInfo.processInfo.environment["GATEHOUSE_FUZZ_COUNT"].flatMap(Int.init) ?? 2000
     /// No new request after this long (a loaded machine sends fewer; at least ``minimumCount`` must go out).
     static let budget: Duration = .seconds(ProcessInfo.processInfo.environment["GATEHOUSE_FUZZ_SECONDS"].flatMap(Int.init) ?? 30)

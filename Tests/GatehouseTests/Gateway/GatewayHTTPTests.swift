@@ -8,7 +8,7 @@ import FoundationNetworking
 #endif
 
 /// The gateway's HTTP side: challenges, login modules, roles and the proxy, with the SDK's challenge handlers.
-@Suite struct GatewayHTTPTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayHTTPTests {
     static func services(_ upstream: String, realm: String, roles: [String] = ["AUTHORIZED"]) -> [ServiceConfiguration] {
         [ServiceConfiguration(name: "api", path: "/api", upstream: upstream + "/v1", realm: realm, requireRoles: roles),
          ServiceConfiguration(name: "open", path: "/open", upstream: upstream)]

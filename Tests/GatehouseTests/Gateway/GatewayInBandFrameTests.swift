@@ -9,7 +9,7 @@ import Testing
 /// The gateway's in-band frames (`GatewayRevalidation`) belong to the gateway: an upstream cannot send them to
 /// phish the client's credentials, a client cannot send them to the upstream, the SDK answers them only on
 /// connections it opened as revalidating, and a revalidation must keep the same user.
-@Suite struct GatewayInBandFrameTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayInBandFrameTests {
     static let bob = GatewayUser.hashing(username: "bob", password: "builder", roles: ["AUTHORIZED"], cost: 4)
 
     /// `/ws` behind a realm of joe and bob (both AUTHORIZED) that revalidates every `every` seconds; `/open` without

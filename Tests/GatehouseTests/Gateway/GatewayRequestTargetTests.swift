@@ -4,7 +4,7 @@ import Testing
 
 /// Hostile request targets: parsed once into a `RequestTarget`, refused with a JSON `400` (never a crash), and
 /// routed and forwarded as the same normalised path. Sent over raw TCP, since HTTP clients normalise paths.
-@Suite struct GatewayRequestTargetTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayRequestTargetTests {
     /// `/open` is open; `/open/admin` is behind a realm (joe may, ann may not); `/api` too, with a base path.
     static func configuration(_ upstream: String) -> GatewayConfiguration {
         GatewayConfiguration(

@@ -3,7 +3,7 @@ import GatehouseGateway
 import Testing
 
 /// Slowloris: a connection that sends half a request, dribbles its head, or sits idle is closed in bounded time.
-@Suite struct GatewayTimeoutTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayTimeoutTests {
     /// A gateway whose first request head must arrive within 1.5 s and whose keep-alive connections may idle 1.5 s
     /// (short, with room for a loaded machine).
     static func configuration(_ upstream: String, headerReadTimeout: Double = 1.5) -> GatewayConfiguration {

@@ -9,7 +9,7 @@ import FoundationNetworking
 #endif
 
 /// `Application Token` and `Bearer` realms opened by Gatehouse access tokens.
-@Suite struct GatewayTokenTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayTokenTests {
     static func tokenRealm(_ server: TestServer, scheme: ChallengeScheme = .applicationToken) -> RealmConfiguration {
         RealmConfiguration(name: "tokens", description: "Gatehouse", scheme: scheme, loginModules: [
             LoginModuleConfiguration(type: "gatehouse-token", flag: .required, jwksURL: server.baseURL + "/.well-known/jwks.json"),
@@ -74,7 +74,7 @@ import FoundationNetworking
 }
 
 /// The login chain's flags and the challenge parsing, without servers.
-@Suite struct GatewayUnitTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayUnitTests {
     struct Fixed: LoginModule {
         let result: LoginResult
         func login(_ credentials: Credentials, scheme: ChallengeScheme) async -> LoginResult { result }

@@ -10,7 +10,7 @@ import NIOWebSocket
 import Testing
 
 /// WebSockets through the gateway: the upgrade is challenged, the relay echoes, expired credentials close it.
-@Suite struct GatewayWebSocketTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayWebSocketTests {
     static func echoService(_ upstream: String, realm: String, roles: [String] = ["AUTHORIZED"]) -> ServiceConfiguration {
         ServiceConfiguration(name: "echo", path: "/echo", upstream: upstream + "/echo", realm: realm, requireRoles: roles, webSocket: true)
     }

@@ -5,7 +5,7 @@ import Testing
 
 /// JSON written by hand (the token's claims, the token answer) reads back as the `Codable` form, whatever the
 /// strings hold; the hot path's content-type check reads media types as the RFC says.
-@Suite struct JSONTextTests {
+@Suite(.timeLimit(.minutes(3))) struct JSONTextTests {
     static let awkward = ["plain", "quote \" backslash \\ slash /", "new\nline\ttab\rreturn", "\u{0}\u{1}\u{1F}\u{7F}",
                           "é 日本 🔐", "", "{\"json\":[1,2]}"]
 

@@ -5,7 +5,7 @@ import GatehouseResourceServer
 import Testing
 
 /// The resource-server middleware protecting a service that trusts Gatehouse.
-@Suite struct ResourceServerTests {
+@Suite(.timeLimit(.minutes(3))) struct ResourceServerTests {
     static func get(_ service: RunningApp, _ path: String, token: String?) async throws -> TestResponse {
         try await HTTP.send(.GET, "http://127.0.0.1:\(service.port)\(path)", headers: token.map { [("Authorization", "Bearer \($0)")] } ?? [])
     }

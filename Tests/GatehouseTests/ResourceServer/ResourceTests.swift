@@ -5,7 +5,7 @@ import JWTKit
 import Testing
 
 /// Protected resources: the answers of reference §2.5, and a token honoured only while its checks grant it.
-@Suite struct ResourceTests {
+@Suite(.timeLimit(.minutes(3))) struct ResourceTests {
     static func balance(_ server: TestServer, token: String? = nil, authorization: String? = nil) async throws -> TestResponse {
         let header = authorization ?? token.map { "Bearer \($0)" }
         return try await HTTP.send(.GET, server.baseURL + "/mfp/api/adapters/ResourceAdapter/balance", headers: header.map { [("Authorization", $0)] } ?? [])

@@ -51,7 +51,7 @@ final class TypedAnswerHandler: SecurityCheckChallengeHandler, @unchecked Sendab
             let events = client.events()
             let error = try await SDK.bounded(30) { await SDK.error { _ = try await client.obtainAccessToken(forScope: "accessRestricted") } }
             #expect(error == .challengeTimedOut(securityCheck: "PinCodeAttempts"))
-            try await SDKCallerCancellationTests.waitUntil { handler.abandoned.count == 1 }
+            try await SDKCallerCancellationTests.waitUntil("the handler hears of the abandonment") { handler.abandoned.count == 1 }
             #expect(handler.abandoned.all == [.challengeTimedOut(securityCheck: "PinCodeAttempts")])
             // The user answers after the timeout: the answer is refused and reported, not silently dropped.
             #expect(handler.submitChallengeAnswer(["pin": "1234"]) == false)

@@ -65,7 +65,7 @@ final class AnswerLaterHandler: SecurityCheckChallengeHandler, @unchecked Sendab
         _ body: @escaping @Sendable () async throws -> Void
     ) async throws -> [(error: GatehouseClientError?, seconds: Double)] {
         let tasks = (0..<count).map { _ in Task { await SDK.error(body) } }
-        try await waitUntil(ready)
+        try await waitUntil("the callers are ready to be cancelled", ready)
         var results: [(GatehouseClientError?, Double)] = []
         for (index, task) in tasks.enumerated() {
             let start = ContinuousClock.now
@@ -78,10 +78,11 @@ final class AnswerLaterHandler: SecurityCheckChallengeHandler, @unchecked Sendab
         return results
     }
 
-    static func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
+    /// Polls `condition` until it holds; fails naming `what` after 30 s.
+    static func waitUntil(_ what: String, _ condition: @Sendable () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
         while !condition() {
-            guard ContinuousClock.now < deadline else { throw TestFailure("the condition never held") }
+            guard ContinuousClock.now < deadline else { throw TestFailure("\(what): never held within 30 s") }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -99,7 +100,7 @@ final class AnswerLaterHandler: SecurityCheckChallengeHandler, @unchecked Sendab
                 #expect(error?.code == .cancelled)
                 #expect(seconds < 5, "a cancelled caller leaves at once")
             }
-            try await Self.waitUntil { transport.cancelled.count == 1 }
+            try await Self.waitUntil("the held request is cancelled") { transport.cancelled.count == 1 }
             // A later caller starts a registration afresh.
             let token = try await SDK.bounded(30) { try await client.obtainAccessToken() }
             #expect(token.scope == "RegisteredClient")
@@ -121,8 +122,8 @@ final class AnswerLaterHandler: SecurityCheckChallengeHandler, @unchecked Sendab
                 #expect(error?.code == .cancelled)
                 #expect(seconds < 5)
             }
-            try await Self.waitUntil { !handler.isChallengeOpen }
-            try await Self.waitUntil { handler.abandoned.count == 1 }
+            try await Self.waitUntil("the challenge is closed") { !handler.isChallengeOpen }
+            try await Self.waitUntil("the handler hears of the abandonment") { handler.abandoned.count == 1 }
             #expect(handler.abandoned.all.first?.code == .cancelled, "the handler hears that its challenge was abandoned")
             #expect(handler.challenges.count == 1)
             // The next request is challenged afresh, and this time answered.
@@ -141,7 +142,7 @@ final class AnswerLaterHandler: SecurityCheckChallengeHandler, @unchecked Sendab
                 _ = try await client.obtainAccessToken(forScope: "SimpleCaptcha")
             }
             #expect(results.allSatisfy { $0.error?.code == .cancelled && $0.seconds < 5 })
-            try await Self.waitUntil { transport.cancelled.count == 1 }
+            try await Self.waitUntil("the held request is cancelled") { transport.cancelled.count == 1 }
             let token = try await SDK.bounded(30) { try await client.obtainAccessToken(forScope: "SimpleCaptcha") }
             #expect(token.scope == "RegisteredClient SimpleCaptcha")
         }
@@ -157,7 +158,7 @@ final class AnswerLaterHandler: SecurityCheckChallengeHandler, @unchecked Sendab
             let handler = SilentHandler(securityCheck: "PinCodeAttempts")
             try client.registerChallengeHandler(handler)
             let flow = Task { await SDK.error { _ = try await client.obtainAccessToken(forScope: "PinCodeAttempts") } }
-            try await Self.waitUntil { handler.isChallengeOpen }
+            try await Self.waitUntil("the challenge is open") { handler.isChallengeOpen }
             let results = try await Self.cancelCallers(1, ready: { transport.held.count == 1 }) {
                 _ = try await client.login(securityCheck: "PinCodeAttempts", credentials: ["pin": "1234"])
             }
@@ -166,7 +167,7 @@ final class AnswerLaterHandler: SecurityCheckChallengeHandler, @unchecked Sendab
             #expect(transport.cancelled.count == 0, "the flow goes on for the caller that still waits")
             flow.cancel()
             #expect(await flow.value?.code == .cancelled)
-            try await Self.waitUntil { transport.cancelled.count == 1 }
+            try await Self.waitUntil("the held request is cancelled") { transport.cancelled.count == 1 }
         }
     }
 

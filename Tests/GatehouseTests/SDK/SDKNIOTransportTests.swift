@@ -18,10 +18,10 @@ import Testing
             let handler = ForgetfulHandler(securityCheck: "PinCodeAttempts")
             try client.registerChallengeHandler(handler)
             let task = Task { await SDK.error { _ = try await client.obtainAccessToken(forScope: "accessRestricted") } }
-            try await SDKCallerCancellationTests.waitUntil { handler.isChallengeOpen }
+            try await SDKCallerCancellationTests.waitUntil("the challenge is open") { handler.isChallengeOpen }
             task.cancel()
             #expect(await task.value?.code == .cancelled)
-            try await SDKCallerCancellationTests.waitUntil { handler.abandoned.count == 1 }
+            try await SDKCallerCancellationTests.waitUntil("the handler hears of the abandonment") { handler.abandoned.count == 1 }
             #expect(handler.abandoned.all.first?.code == .cancelled)
         }
     }

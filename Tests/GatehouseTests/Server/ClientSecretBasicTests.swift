@@ -3,7 +3,7 @@ import GatehouseProtocol
 import Testing
 
 /// One home for the confidential clients' HTTP Basic form (RFC 6749 §2.3.1) and the Bearer answers.
-@Suite struct ClientSecretBasicTests {
+@Suite(.timeLimit(.minutes(3))) struct ClientSecretBasicTests {
     @Test func idsAndSecretsWithSpecialCharactersSurviveTheRoundTrip() throws {
         for (id, secret) in [("balance-service", "s3cret"), ("svc", "p:a+s%s w/ö"), ("a b", "")] {
             let header = ClientSecretBasic.authorization(clientID: id, secret: secret)

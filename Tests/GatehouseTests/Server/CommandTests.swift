@@ -3,7 +3,7 @@ import GatehouseProtocol
 import Testing
 
 /// `gatehouse serve` as a person runs it: the banner, a clean stop on SIGTERM, a clear policy error.
-@Suite struct CommandTests {
+@Suite(.timeLimit(.minutes(3))) struct CommandTests {
     @Test func serveStartsTheDemoAndStopsCleanlyOnSIGTERM() async throws {
         let directory = TestServer.temporaryDirectory()
         let gatehouse = try GatehouseProcess.start(["serve", "--port", "0", "--data", directory])

@@ -3,7 +3,7 @@ import GatehouseProtocol
 import Testing
 
 /// Bad input gets a 4xx JSON answer and the server keeps serving.
-@Suite struct ErrorHandlingTests {
+@Suite(.timeLimit(.minutes(3))) struct ErrorHandlingTests {
     static func expectJSONError(_ response: TestResponse, _ status: Int, _ code: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(response.status == status, sourceLocation: sourceLocation)
         #expect(response.header("Content-Type")?.hasPrefix("application/json") == true, sourceLocation: sourceLocation)

@@ -4,7 +4,7 @@ import NIOHTTP1
 import Testing
 
 /// The served OpenAPI document stays true: real answers of every endpoint conform to it.
-@Suite struct OpenAPITests {
+@Suite(.timeLimit(.minutes(3))) struct OpenAPITests {
     @Test func realAnswersConformToTheServedDocument() async throws {
         try await TestServer.run { server in
             let served = try await HTTP.send(.GET, server.baseURL + "/openapi.json")

@@ -3,7 +3,7 @@ import GatehouseProtocol
 import Testing
 
 /// A restarted server keeps registrations, check states and keys.
-@Suite struct PersistenceTests {
+@Suite(.timeLimit(.minutes(3))) struct PersistenceTests {
     static func kid(of token: String) -> String? {
         let header = token.split(separator: ".").first.flatMap { Base64URL.decode($0) }
         return header.flatMap { try? JSONDecoder().decode(JSON.self, from: $0) }?["kid"]?.stringValue

@@ -6,7 +6,7 @@ import GatehouseServer
 import Testing
 
 /// Policy files: a wrong one names the file, the key and the problem; custom checks plug in.
-@Suite struct PolicyTests {
+@Suite(.timeLimit(.minutes(3))) struct PolicyTests {
     struct NoUsers: UserDirectory {
         func user(named username: String) async throws -> UserRecord? { nil }
     }

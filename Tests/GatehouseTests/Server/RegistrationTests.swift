@@ -3,7 +3,7 @@ import GatehouseProtocol
 import Testing
 
 /// Registration updates (PUT) and reads (GET), signed with the registered key.
-@Suite struct RegistrationTests {
+@Suite(.timeLimit(.minutes(3))) struct RegistrationTests {
     @Test func updateAndReadARegistration() async throws {
         try await TestServer.run { server in
             var client = try ProtocolClient(server)

@@ -4,7 +4,7 @@ import Testing
 
 /// A round writes to the store only what it changed: the repeated rounds of an already-successful client write
 /// nothing while the stored last activity is younger than a second; a change is always written at once.
-@Suite struct RoundWritesTests {
+@Suite(.timeLimit(.minutes(3))) struct RoundWritesTests {
     static func commits(_ server: TestServer) async throws -> Double {
         let text = String(decoding: try await HTTP.send(.GET, server.baseURL + "/metrics").body, as: UTF8.self)
         return MetricsTests.samples(text)[#"gatehouse_store_operation_duration_seconds_count{operation="commit"}"#] ?? 0

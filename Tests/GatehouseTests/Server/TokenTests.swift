@@ -3,7 +3,7 @@ import GatehouseProtocol
 import Testing
 
 /// Codes, client assertions and token lifetimes (reference §2.3, §3.3, §3.6).
-@Suite struct TokenTests {
+@Suite(.timeLimit(.minutes(3))) struct TokenTests {
     /// A client that has passed the PIN check.
     static func pinClient(_ server: TestServer, app: String = "com.sample.pincodeswift", platform: String = "ios") async throws -> ProtocolClient {
         var client = try ProtocolClient(server, app: app, platform: platform)

@@ -5,7 +5,7 @@ import GatehouseStore
 import Testing
 
 /// The store methods of the admin API and the audit log, on SQLite and PostgreSQL.
-@Suite struct AdminStoreConformanceTests {
+@Suite(.timeLimit(.minutes(3))) struct AdminStoreConformanceTests {
     static func registration(_ clientID: String, app: String, device: String) -> ClientRegistrationRecord {
         ClientRegistrationRecord(
             clientID: clientID,

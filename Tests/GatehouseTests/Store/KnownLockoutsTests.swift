@@ -5,7 +5,7 @@ import Testing
 
 /// A node's view of the locked accounts: nothing told before it is read or once it is old, the store's locks
 /// after a refresh, this node's own news at once.
-@Suite struct KnownLockoutsTests {
+@Suite(.timeLimit(.minutes(3))) struct KnownLockoutsTests {
     @Test(.timeLimit(.minutes(1)), arguments: StoreKind.allCases) func theViewFollowsTheStore(kind: StoreKind) async throws {
         try await TestStores.with(kind) { store in
             let now: Int64 = 1_000_000

@@ -4,7 +4,7 @@ import GatehouseStore
 import Testing
 
 /// What only the PostgreSQL store has: its URL, its migrations under concurrent start-up, its connection errors.
-@Suite struct PostgresStoreTests {
+@Suite(.timeLimit(.minutes(3))) struct PostgresStoreTests {
     @Test func urlsAreParsedWithDefaultsAndOptions() throws {
         let full = try PostgresLocation(url: "postgres://gate%40house:p%3Ass@db.example:6543/gate_db?sslmode=require&pool_size=25&connect_timeout=3")
         #expect(full.host == "db.example")

@@ -5,7 +5,7 @@ import GatehouseStore
 import Testing
 
 /// What every `GatehouseStore` must do, run on each store: the same tests on SQLite and PostgreSQL.
-@Suite struct StoreConformanceTests {
+@Suite(.timeLimit(.minutes(3))) struct StoreConformanceTests {
     static func registration(_ clientID: String, device: String = "device-1", at time: Int64 = 1_000) -> ClientRegistrationRecord {
         ClientRegistrationRecord(
             clientID: clientID,

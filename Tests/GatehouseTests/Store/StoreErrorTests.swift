@@ -2,7 +2,7 @@ import GatehouseStore
 import Testing
 
 /// `StoreError` is a struct with stable codes (it can grow), caught by code as an enum case would be.
-@Suite struct StoreErrorTests {
+@Suite(.timeLimit(.minutes(3))) struct StoreErrorTests {
     @Test(.timeLimit(.minutes(1))) func aStoreErrorIsCaughtByItsCode() {
         func failing(_ error: StoreError) throws { throw error }
         var caught: [String] = []
