@@ -1,6 +1,7 @@
-/// JSON written by hand for the few values every token request encodes (the token's claims, the token answer):
-/// Foundation's `JSONEncoder` cost more than the ES256 signature. The text is RFC 8259 JSON that any decoder
-/// reads back as the type's `Codable` form (a test checks it does); keys in the order written.
+/// JSON written by hand for the values the hot paths answer (the token's claims, the token answer, a round's
+/// answer, an introspection): Foundation's `JSONEncoder` cost more than the ES256 signature. The text is the same
+/// bytes as ``SharedJSONCoders/sortedEncoder`` writes (a test checks it): members in the order written (callers
+/// write them sorted), dictionaries' keys sorted, slashes unescaped.
 public struct JSONText: Sendable {
     /// The UTF-8 bytes written so far.
     public private(set) var bytes: [UInt8] = []
@@ -32,14 +33,84 @@ public struct JSONText: Sendable {
         needsComma = true
     }
 
+    /// `"name":` then `true` or `false`.
+    public mutating func member(_ name: StaticString, _ value: Bool) {
+        key(name)
+        bytes.append(contentsOf: value ? Self.trueText : Self.falseText)
+        needsComma = true
+    }
+
+    /// `"name":` then any JSON value; nothing when `value` is `nil`.
+    public mutating func member(_ name: StaticString, json value: JSON?) {
+        guard let value else { return }
+        key(name)
+        write(value)
+    }
+
+    /// `"name":` then an object of JSON values, keys sorted; nothing when `members` is `nil`.
+    public mutating func member(_ name: StaticString, members: [String: some JSONTextWritable]?) {
+        guard let members else { return }
+        key(name)
+        object(members)
+    }
+
+    /// An object of JSON values, keys sorted.
+    public mutating func object(_ members: [String: some JSONTextWritable]) {
+        separate()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+        for (name, value) in members.sorted(by: { $0.key < $1.key }) {
+            string(name)
+            bytes.append(UInt8(ascii: ":"))
+            needsComma = false
+            value.write(to: &self)
+        }
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    /// Any JSON value (a non-finite number, which JSON cannot hold, as `null`).
+    public mutating func write(_ value: JSON) {
+        switch value {
+        case .null:
+            separate()
+            bytes.append(contentsOf: Self.nullText)
+        case .bool(let flag):
+            separate()
+            bytes.append(contentsOf: flag ? Self.trueText : Self.falseText)
+        case .int(let number):
+            separate()
+            bytes.append(contentsOf: String(number).utf8)
+        case .double(let number):
+            separate()
+            if number.isFinite {
+                // As JSONEncoder writes it: the shortest text that reads back the same, without a trailing ".0".
+                var text = number.description
+                if text.hasSuffix(".0") { text.removeLast(2) }
+                bytes.append(contentsOf: text.utf8)
+            } else {
+                bytes.append(contentsOf: Self.nullText)
+            }
+        case .string(let text):
+            string(text)
+        case .array(let elements):
+            separate()
+            bytes.append(UInt8(ascii: "["))
+            needsComma = false
+            for element in elements { write(element) }
+            bytes.append(UInt8(ascii: "]"))
+            needsComma = true
+        case .object(let members):
+            object(members)
+        }
+    }
+
     /// `"name":` then an array of strings.
     public mutating func member(_ name: StaticString, _ values: [String]) {
         key(name)
         bytes.append(UInt8(ascii: "["))
-        for (index, value) in values.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            string(value)
-        }
+        needsComma = false
+        for value in values { string(value) }
         bytes.append(UInt8(ascii: "]"))
         needsComma = true
     }
@@ -64,9 +135,12 @@ public struct JSONText: Sendable {
     }
 
     private static let hex = Array("0123456789abcdef".utf8)
+    private static let trueText = Array("true".utf8), falseText = Array("false".utf8), nullText = Array("null".utf8)
 
-    /// A string, with `"`, `\` and the control characters escaped; everything else as its UTF-8 bytes.
-    private mutating func string(_ value: String) {
+    /// A string, with `"`, `\` and the control characters escaped as JSONEncoder does; everything else as its
+    /// UTF-8 bytes.
+    public mutating func string(_ value: String) {
+        separate()
         bytes.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {
@@ -75,6 +149,8 @@ public struct JSONText: Sendable {
             case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
             case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
             case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
             case 0x00..<0x20:
                 bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 0xF)]])
             default: bytes.append(byte)
@@ -82,6 +158,34 @@ public struct JSONText: Sendable {
         }
         bytes.append(UInt8(ascii: "\""))
         needsComma = true
+    }
+}
+
+/// A value ``JSONText`` writes as a member's value.
+public protocol JSONTextWritable {
+    func write(to text: inout JSONText)
+}
+
+extension String: JSONTextWritable {
+    public func write(to text: inout JSONText) { text.string(self) }
+}
+
+extension JSON: JSONTextWritable, JSONTextEncodable {
+    public func write(to text: inout JSONText) { text.write(self) }
+
+    public var jsonText: [UInt8] {
+        var text = JSONText()
+        text.write(self)
+        return text.bytes
+    }
+}
+
+/// Objects of strings or JSON values (`["clientId": id]`, a round's successes) answer without `JSONEncoder`.
+extension Dictionary: JSONTextEncodable where Key == String, Value: JSONTextWritable & Encodable {
+    public var jsonText: [UInt8] {
+        var text = JSONText()
+        text.object(self)
+        return text.bytes
     }
 }
 
@@ -125,6 +229,65 @@ extension TokenResponse: JSONTextEncodable {
             answer.member("expires_in", Int64(expires_in))
             answer.member("scope", scope)
             answer.member("token_type", token_type)
+        }
+        return text.bytes
+    }
+}
+
+extension PreauthorizeResponse: JSONTextEncodable {
+    public var jsonText: [UInt8] {
+        var text = JSONText()
+        text.object { answer in
+            answer.member("challenges", members: challenges)
+            answer.member("failures", members: failures)
+            answer.member("successes", members: successes)
+        }
+        return text.bytes
+    }
+}
+
+extension TokenIntrospection: JSONTextEncodable {
+    public var jsonText: [UInt8] {
+        var text = JSONText(capacity: 512)
+        text.object { answer in
+            // Sorted by the coded names, as `encode(to:)` writes them through the sorted encoder.
+            answer.member("active", active)
+            guard active else { return }
+            answer.member("client_id", clientID)
+            if let exp { answer.member("exp", exp) }
+            if let iat { answer.member("iat", iat) }
+            answer.member("iss", iss)
+            answer.member("jti", jti)
+            answer.member("mfp-application", json: application ?? .null)
+            answer.member("mfp-checks", members: checks ?? [:])
+            answer.member("mfp-device", json: device ?? .null)
+            answer.member("mfp-user", json: user ?? .null)
+            answer.member("scope", scope)
+            answer.member("sub", sub)
+            answer.member("token_type", tokenType)
+            answer.member("username", username)
+        }
+        return text.bytes
+    }
+}
+
+extension ErrorResponse: JSONTextEncodable {
+    public var jsonText: [UInt8] {
+        var text = JSONText(capacity: 128)
+        text.object { answer in
+            answer.member("errorCode", errorCode)
+            answer.member("errorMsg", errorMsg)
+        }
+        return text.bytes
+    }
+}
+
+extension OAuthErrorResponse: JSONTextEncodable {
+    public var jsonText: [UInt8] {
+        var text = JSONText(capacity: 128)
+        text.object { answer in
+            answer.member("error", error)
+            answer.member("error_description", errorDescription)
         }
         return text.bytes
     }

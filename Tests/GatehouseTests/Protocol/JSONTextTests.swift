@@ -6,8 +6,56 @@ import Testing
 /// JSON written by hand (the token's claims, the token answer) reads back as the `Codable` form, whatever the
 /// strings hold; the hot path's content-type check reads media types as the RFC says.
 @Suite(.timeLimit(.minutes(3))) struct JSONTextTests {
-    static let awkward = ["plain", "quote \" backslash \\ slash /", "new\nline\ttab\rreturn", "\u{0}\u{1}\u{1F}\u{7F}",
-                          "é 日本 🔐", "", "{\"json\":[1,2]}"]
+    static let awkward = ["plain", "quote \" backslash \\ slash /", "new\nline\ttab\rreturn", "\u{0}\u{1}\u{1F}\u{7F}\u{8}\u{C}",
+                          "é 日本 🔐 \u{2028}", "", "{\"json\":[1,2]}"]
+
+    /// What Foundation's sorted encoder writes for `value`: the answers' bytes before they were written by hand.
+    static func foundation(_ value: some Encodable) throws -> [UInt8] { [UInt8](try SharedJSONCoders.sortedEncoder.encode(value)) }
+
+    /// A JSON value with every kind of member, named and filled with `text`.
+    static func everything(_ text: String) -> JSON {
+        .object([
+            text: .string(text), "b": .bool(true), "B": .bool(false), "_": .null, "int": .int(Int64.min), "big": .int(Int64.max),
+            "doubles": .array([.double(1.0), .double(1.5), .double(0.1), .double(1e21), .double(1e-7), .double(-0.0), .double(1e300)]),
+            "nested": .object(["é": .array([]), "z": .object([:]), "a": .array([.string(text), .object([text: .int(-1)])])]),
+        ])
+    }
+
+    /// The answers written by hand are byte for byte what `JSONEncoder` wrote before (so clients and tests that
+    /// compare bodies see no change), whatever the strings hold.
+    @Test(.timeLimit(.minutes(1)), arguments: awkward) func answersAreTheSameBytesAsJSONEncoders(text: String) throws {
+        let value = Self.everything(text)
+        #expect(value.jsonText == (try Self.foundation(value)))
+        let strings = [text: text, "clientId": "c-\(text)"]
+        #expect(strings.jsonText == (try Self.foundation(strings)))
+        #expect([String: String]().jsonText == Array("{}".utf8))
+        for round in [PreauthorizeResponse(successes: [text: value, "clockSynchronization": ["serverTimeStamp": 1_795_581_718_000]]),
+                      PreauthorizeResponse(successes: [:], challenges: [text: value]), PreauthorizeResponse(failures: [text: .null]),
+                      PreauthorizeResponse()] {
+            #expect(round.jsonText == (try Self.foundation(round)))
+        }
+        let introspection = TokenIntrospection(
+            active: true, scope: text, clientID: text, exp: 1_795_581_718_000, iat: 1_795_581_700_000, sub: text, iss: "https://a/\(text)",
+            jti: text, tokenType: "Bearer", username: text, application: ["id": .string(text), "version": .null], device: value,
+            user: nil, checks: [text: .object([:]), "PinCodeAttempts": .object([:])])
+        #expect(introspection.jsonText == (try Self.foundation(introspection)))
+        let bare = TokenIntrospection(active: true, scope: "s", clientID: "c", exp: nil, iat: nil, sub: nil, iss: nil, jti: nil, tokenType: nil,
+                                      username: nil, application: nil, device: nil, user: nil, checks: nil)
+        #expect(bare.jsonText == (try Self.foundation(bare)))
+        #expect(TokenIntrospection.inactive.jsonText == (try Self.foundation(TokenIntrospection.inactive)))
+        let token = TokenResponse(accessToken: "eyJ.\(text).sig", expiresIn: 3599, scope: text)
+        #expect(token.jsonText == (try Self.foundation(token)))
+        for error in [ErrorResponse(errorCode: text, errorMsg: "m \(text)")] {
+            #expect(error.jsonText == (try Self.foundation(error)))
+        }
+        for error in [OAuthErrorResponse(error: text, errorDescription: text), OAuthErrorResponse(error: "invalid_request", errorDescription: nil)] {
+            #expect(error.jsonText == (try Self.foundation(error)))
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func numbersJSONCannotHoldAreNull() {
+        #expect(JSON.array([.double(.infinity), .double(.nan)]).jsonText == Array("[null,null]".utf8))
+    }
 
     @Test(.timeLimit(.minutes(1)), arguments: awkward) func claimsReadBackAsTheyWere(text: String) throws {
         let claims = AccessTokenClaims(
