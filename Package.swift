@@ -261,7 +261,7 @@ let package = Package(
         .executableTarget(
             name: "FlowBenchmark",
             dependencies: [
-                "BenchmarkSupport", "GatehouseServer", "GatehouseSQLite", "GatehouseProtocol",
+                "BenchmarkSupport", "GatehouseServer", "GatehouseSQLite", "GatehouseProtocol", "GatehouseHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

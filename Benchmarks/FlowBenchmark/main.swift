@@ -6,6 +6,7 @@
 import AsyncHTTPClient
 import BenchmarkSupport
 import Foundation
+import GatehouseHTTP
 import GatehouseProtocol
 import GatehouseServer
 import GatehouseSQLite
@@ -15,6 +16,8 @@ import NIOPosix
 import ServiceLifecycle
 
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
+// The log handler of `gatehouse serve`.
+StandardErrorLogHandler.bootstrap()
 
 // Measured with --event-loop-executor: a client_credentials token a quarter cheaper, a round and the unprotected
 // endpoint dearer, a complete flow about 8 % dearer; so `gatehouse serve` keeps Dispatch's pool.

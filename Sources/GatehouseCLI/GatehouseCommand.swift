@@ -1,10 +1,12 @@
 import ArgumentParser
 import Foundation
+import GatehouseHTTP
 
 /// The executable: options from the environment (``EnvironmentOptions``), then the command line.
 @main
 enum GatehouseMain {
     static func main() async {
+        StandardErrorLogHandler.bootstrap()
         let arguments = EnvironmentOptions.apply(to: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
         await GatehouseCommand.main(arguments)
     }

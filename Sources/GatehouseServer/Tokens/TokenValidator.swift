@@ -37,21 +37,20 @@ public final class TokenValidator: Sendable {
     /// The token of an `Authorization: Bearer <token>` value (scheme case-insensitive, blanks around the token
     /// allowed, none inside), read on its UTF-8 bytes: this runs for every protected request.
     static func bearerToken(_ authorization: String?) -> String? {
-        guard let authorization else { return nil }
-        let bytes = authorization.utf8
-        let scheme = Array("bearer".utf8)
-        var index = bytes.startIndex
-        for expected in scheme {
-            guard index < bytes.endIndex, bytes[index] | 0x20 == expected else { return nil }
-            index = bytes.index(after: index)
+        guard var authorization else { return nil }
+        return authorization.withUTF8 { bytes -> String? in
+            let scheme: [UInt8] = [0x62, 0x65, 0x61, 0x72, 0x65, 0x72]  // "bearer"
+            func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+            guard bytes.count > scheme.count, isBlank(bytes[scheme.count]) else { return nil }
+            for index in 0..<scheme.count where bytes[index] | 0x20 != scheme[index] { return nil }
+            var start = scheme.count
+            while start < bytes.count, isBlank(bytes[start]) { start += 1 }
+            var end = bytes.count
+            while end > start, isBlank(bytes[end - 1]) { end -= 1 }
+            guard start < end else { return nil }
+            for index in start..<end where isBlank(bytes[index]) { return nil }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start..<end]), as: UTF8.self)
         }
-        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        guard index < bytes.endIndex, isBlank(bytes[index]) else { return nil }
-        while index < bytes.endIndex, isBlank(bytes[index]) { index = bytes.index(after: index) }
-        var end = bytes.endIndex
-        while end > index, isBlank(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
-        guard index < end, !bytes[index..<end].contains(where: isBlank) else { return nil }
-        return String(authorization[index..<end])
     }
 
     /// The claims of a valid (well signed, unexpired, unrevoked) token.

@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Logging
+import Synchronization
+
+/// The log handler of `gatehouse serve` and `gatehouse gateway`: swift-log's `StreamLogHandler` lines on standard
+/// error, with the logger's metadata formatted when a line is written instead of every time it is set.
+///
+/// Hummingbird gives every request's logger a request id; `StreamLogHandler` formats its metadata then, for every
+/// request whether it logs or not (4 % of a protected request's CPU). Lines are the same:
+/// `<time> <level> <label>: <key=value …> [<source>] <message>`.
+public struct StandardErrorLogHandler: LogHandler {
+    public var logLevel: Logger.Level = .info
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+    private let label: String
+
+    public init(label: String, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
+        self.label = label
+        self.metadataProvider = metadataProvider
+    }
+
+    /// Makes this the handler of every logger made from now on (`LoggingSystem.bootstrap`, once per process).
+    public static func bootstrap() {
+        LoggingSystem.bootstrap { label in StandardErrorLogHandler(label: label) }
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        Self.write(line(for: event))
+    }
+
+    /// The line `event` is written as, metadata formatted now.
+    func line(for event: LogEvent) -> String {
+        var effective = metadata
+        if let provided = metadataProvider?.get(), !provided.isEmpty {
+            effective.merge(provided) { _, provided in provided }
+        }
+        if let explicit = event.metadata, !explicit.isEmpty {
+            effective.merge(explicit) { _, explicit in explicit }
+        }
+        if let error = event.error {
+            effective["error.message"] = "\(error)"
+            effective["error.type"] = "\(String(reflecting: type(of: error)))"
+        }
+        var line = Self.timestamp()
+        line += " \(event.level)"
+        if !label.isEmpty { line += " \(label)" }
+        line += ":"
+        for (key, value) in effective.sorted(by: { $0.key < $1.key }) { line += " \(key)=\(value)" }
+        line += " [\(event.source)] \(event.message)\n"
+        return line
+    }
+
+    /// Local time as `StreamLogHandler` writes it: `2026-11-25T06:19:07+0000`.
+    static func timestamp() -> String {
+        var now = time(nil)
+        var parts = tm()
+        guard localtime_r(&now, &parts) != nil else { return "<unknown>" }
+        var buffer = [CChar](repeating: 0, count: 64)
+        let length = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &parts)
+        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static let writing = Mutex(())
+
+    #if canImport(Glibc)
+    private static let systemWrite = Glibc.write
+    #else
+    private static let systemWrite = Darwin.write
+    #endif
+
+    /// One whole line at a time, so that lines of concurrent loggers do not interleave.
+    private static func write(_ line: String) {
+        var line = line
+        line.withUTF8 { bytes in
+            writing.withLock { _ in
+                var offset = 0
+                while offset < bytes.count {
+                    let written = systemWrite(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
+                    if written > 0 {
+                        offset += written
+                    } else if written < 0, errno == EINTR {
+                        continue
+                    } else {
+                        return
+                    }
+                }
+            }
+        }
+    }
+}
