@@ -11,7 +11,7 @@ struct ClientSnapshot {
     static let contextName = "@client"
 
     /// The client context as stored.
-    private struct StoredContext: Codable, Equatable {
+    private struct StoredContext: Codable, Equatable, Sendable {
         var registration = RegistrationContext()
         var activeUser: AuthenticatedUser?
         /// Epoch ms of the client's last request; inactivity timeouts count from it.
@@ -43,7 +43,7 @@ struct ClientSnapshot {
     init(registration: ClientRegistrationRecord, stored: [String: VersionedState], now: Int64, logger: Logger) {
         self.stored = stored
         self.logger = logger
-        let decoded = stored[Self.contextName].flatMap { try? SharedJSONCoders.decoder.decode(StoredContext.self, from: Data($0.data)) }
+        let decoded = stored[Self.contextName].flatMap { try? DecodedStates.shared.decode(StoredContext.self, from: $0.data) }
         storedContext = decoded
         context = ClientContext(
             clientID: registration.clientID, application: registration.data.application, device: registration.data.device,
@@ -64,7 +64,7 @@ struct ClientSnapshot {
         }
         guard let bytes = changed[check.name] ?? stored[check.name]?.data else { return (check.makeState(), false) }
         do {
-            return (try SharedJSONCoders.decoder.decode(C.State.self, from: Data(bytes)), true)
+            return (try DecodedStates.shared.decode(C.State.self, from: bytes), true)
         } catch {
             logger.warning("Stored state of check \(check.name) for client \(context.clientID) is unreadable; starting anew")
             return (check.makeState(), false)
