@@ -29,3 +29,16 @@ public struct AuthenticatedUser: Codable, Sendable, Equatable {
         ])
     }
 }
+
+extension AuthenticatedUser: JSONTextWritable {
+    /// The stored form (the `Codable` one), written without `JSONEncoder`.
+    public func write(to text: inout JSONText) {
+        text.object { user in
+            user.member("id", id)
+            user.member("displayName", displayName)
+            user.member("authenticatedAt", authenticatedAt)
+            user.member("authenticatedBy", authenticatedBy)
+            user.member("attributes", members: attributes)
+        }
+    }
+}

@@ -46,6 +46,17 @@ public struct RegistrationContext: Codable, Sendable, Equatable {
     }
 }
 
+extension RegistrationContext: JSONTextWritable {
+    /// The stored form (the `Codable` one), written without `JSONEncoder`.
+    public func write(to text: inout JSONText) {
+        text.object { context in
+            context.member("registeredUser", registeredUser)
+            context.member("publicAttributes", members: publicAttributes)
+            context.member("protectedAttributes", members: protectedAttributes)
+        }
+    }
+}
+
 /// The HTTP request a round came with, as a check may read it.
 public struct CheckRequest: Sendable {
     /// Header fields with lower-cased names.

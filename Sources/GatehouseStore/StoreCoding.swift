@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseProtocol
 import Synchronization
 
 /// The JSON text both stores keep records as: one configuration for SQLite and PostgreSQL, so that a record
@@ -15,9 +16,11 @@ public final class StoreCoding: @unchecked Sendable {
 
     private init() {}
 
-    /// `value` as JSON text.
+    /// `value` as JSON text; the records a flow writes are written by hand (``JSONTextEncodable``), the same JSON
+    /// but for key order and unescaped slashes.
     public func encode(_ value: some Encodable) throws -> String {
-        String(decoding: try encoder.encode(value), as: UTF8.self)
+        if let value = value as? any JSONTextEncodable { return String(decoding: value.jsonText, as: UTF8.self) }
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
     /// A record read back from its JSON text.

@@ -10,12 +10,22 @@ struct ClientSnapshot {
     /// The stored piece that holds the client context.
     static let contextName = "@client"
 
-    /// The client context as stored.
-    private struct StoredContext: Codable, Equatable, Sendable {
+    /// The client context as stored (written by ``JSONText``, read by `JSONDecoder`).
+    struct StoredContext: Codable, Equatable, Sendable {
         var registration = RegistrationContext()
         var activeUser: AuthenticatedUser?
         /// Epoch ms of the client's last request; inactivity timeouts count from it.
         var lastActivity: Int64?
+
+        var jsonText: [UInt8] {
+            var text = JSONText(capacity: 256)
+            text.object { context in
+                context.member("activeUser", activeUser)
+                context.member("lastActivity", lastActivity)
+                context.member("registration", registration)
+            }
+            return text.bytes
+        }
     }
 
     /// How stale the stored last activity may be before a round that changes nothing writes it anew, ms. A round
@@ -140,8 +150,7 @@ struct ClientSnapshot {
         {
             return []
         }
-        let contextBytes = try Self.encoder.encode(next)
-        writes.append(StateWrite(name: Self.contextName, expectedVersion: stored[Self.contextName]?.version ?? 0, data: [UInt8](contextBytes)))
+        writes.append(StateWrite(name: Self.contextName, expectedVersion: stored[Self.contextName]?.version ?? 0, data: next.jsonText))
         return writes
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
+import GatehouseChecks
 import GatehouseProtocol
 @testable import GatehouseServer
+import GatehouseStore
 import Testing
 
 /// JSON written by hand (the token's claims, the token answer) reads back as the `Codable` form, whatever the
@@ -50,6 +52,42 @@ import Testing
         }
         for error in [OAuthErrorResponse(error: text, errorDescription: text), OAuthErrorResponse(error: "invalid_request", errorDescription: nil)] {
             #expect(error.jsonText == (try Self.foundation(error)))
+        }
+    }
+
+    /// ``everything(_:)`` without the numbers JSON cannot tell from integers (`1.0` reads back as the integer `1`, with
+    /// any encoder).
+    static func storable(_ text: String) -> JSON {
+        guard case .object(var members) = everything(text) else { return .null }
+        members["doubles"] = .array([.double(1.5), .double(0.1), .double(1e-7), .double(-2.5e300)])
+        return .object(members)
+    }
+
+    /// The records a flow stores, written by hand, read back with the stores' decoder as they were.
+    @Test(.timeLimit(.minutes(1)), arguments: awkward) func storedRecordsReadBackAsTheyWere(text: String) throws {
+        let registration = ClientRegistrationRecord(
+            clientID: text, data: RegistrationData(device: DeviceData(id: text, hardware: text.isEmpty ? nil : text, platform: "ios", deviceDisplayName: nil),
+                                                   application: ApplicationData(id: text, clientPlatform: "web", version: nil),
+                                                   attributes: [text: Self.storable(text), "b": .null]),
+            publicKey: RSAPublicJWK(n: "AQAB/\(text)", e: "AQAB", kid: text), createdAt: Int64.min, updatedAt: Int64.max)
+        let bare = ClientRegistrationRecord(clientID: "c", data: RegistrationData(device: DeviceData(id: "d"), application: ApplicationData(id: "a", clientPlatform: "ios", version: "1")),
+                                            publicKey: RSAPublicJWK(n: "n", e: "e"), createdAt: 0, updatedAt: 1)
+        for record in [registration, bare] {
+            #expect(try StoreCoding.shared.decode(ClientRegistrationRecord.self, StoreCoding.shared.encode(record)) == record)
+        }
+        let code = AuthorizationCodeRecord(codeHash: text, clientID: text, scope: text, redirectURI: "https://a/\(text)", expiresAt: 1, tokenExpiresAt: -1,
+                                           checks: [text, "x"], userID: text.isEmpty ? nil : text)
+        #expect(try StoreCoding.shared.decode(AuthorizationCodeRecord.self, StoreCoding.shared.encode(code)) == code)
+        for event in [AuditEvent(id: 7, time: 1_795_581_718_000, event: text, clientID: text, application: text, user: text, check: text, address: "::1",
+                                 node: text, actor: text, detail: text),
+                      AuditEvent(time: 0, event: "registration")] {
+            #expect(try StoreCoding.shared.decode(AuditEvent.self, StoreCoding.shared.encode(event)) == event)
+        }
+        let user = AuthenticatedUser(id: text, displayName: text, authenticatedAt: 5, authenticatedBy: "UserLogin", attributes: [text: text, "a": "b"])
+        for context in [ClientSnapshot.StoredContext(), ClientSnapshot.StoredContext(
+            registration: RegistrationContext(registeredUser: user, publicAttributes: [text: .string(text)], protectedAttributes: ["x": Self.storable(text)]),
+            activeUser: user, lastActivity: 1_795_581_718_000)] {
+            #expect(try JSONDecoder().decode(ClientSnapshot.StoredContext.self, from: Data(context.jsonText)) == context)
         }
     }
 
