@@ -23,7 +23,7 @@ public struct PasswordVerifier: Sendable {
     public func verify(_ password: String, hash: String?, account: String, now: Int64) async throws -> Bool {
         let locked = hash == nil ? false : try await lockouts.isLocked(account, now: now)
         let decoy = decoyHash
-        let matches = try await Self.hashingThreads.runIfActive { Bcrypt.verify(password, hash: hash ?? decoy) }
+        let matches = try await Self.flights.verify(password, hash: hash ?? decoy)
         guard hash != nil else { return false }
         if matches, !locked {
             try await lockouts.recordSuccess(account)
@@ -40,6 +40,9 @@ public struct PasswordVerifier: Sendable {
         pool.start()
         return pool
     }()
+
+    /// The verifications in flight: identical ones asked at once run once (``BcryptFlights``).
+    static let flights = BcryptFlights(threads: hashingThreads)
 
     /// The cost of a bcrypt hash (`$2b$12$...` → 12), if it is one.
     public static func cost(of hash: String) -> UInt8? {

@@ -1,0 +1,47 @@
+import HummingbirdBcrypt
+import NIOPosix
+import Synchronization
+
+/// bcrypt verifications in flight, by password and hash: identical ones asked at the same time (a client's burst
+/// of requests that all carry the same `Basic` credentials before the first is verified) run once, and all wait
+/// for that one. The answer is a pure function of the pair, so sharing it changes no outcome; each caller still
+/// counts its own success or failure against the account (``PasswordVerifier``).
+///
+/// Without this, 32 connections opening at once with one user's credentials cost 32 bcrypt runs (seconds of CPU at
+/// cost 10). A waiter that joins late returns sooner than a whole run would take; that tells it only that another
+/// request is checking the very same password against the same hash, and the answer it gets, which it is about to
+/// learn anyway.
+public final class BcryptFlights: Sendable {
+    private let flights = Mutex<[String: Task<Bool, any Error>]>([:])
+    private let runs = Atomic<Int>(0)
+    private let threads: NIOThreadPool
+
+    /// - Parameter threads: where bcrypt runs (never Swift concurrency's few threads).
+    public init(threads: NIOThreadPool) {
+        self.threads = threads
+    }
+
+    /// Whether `password` matches the bcrypt `hash`.
+    public func verify(_ password: String, hash: String) async throws -> Bool {
+        let key = hash + "\u{0}" + password
+        let threads = self.threads
+        let flight = flights.withLock { flights in
+            if let running = flights[key] { return running }
+            let started = Task { () throws -> Bool in
+                runs.add(1, ordering: .relaxed)
+                return try await threads.runIfActive { Bcrypt.verify(password, hash: hash) }
+            }
+            flights[key] = started
+            return started
+        }
+        defer {
+            flights.withLock { flights in
+                if flights[key] == flight { flights[key] = nil }
+            }
+        }
+        return try await flight.value
+    }
+
+    /// How many bcrypt runs were started (for tests).
+    var runCount: Int { runs.load(ordering: .relaxed) }
+}
