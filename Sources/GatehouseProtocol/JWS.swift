@@ -125,7 +125,7 @@ public struct JWS: Codable, Sendable {
     private static func decodeJSON<T: Decodable>(_ type: T.Type, _ part: String) throws(JWSError) -> T {
         guard let data = Base64URL.decode(part) else { throw .malformed }
         do {
-            return try SharedJSONCoders.decoder.decode(type, from: data)
+            return try SharedJSONCoders.decode(type, from: data)
         } catch {
             throw .malformed
         }

@@ -13,7 +13,7 @@ enum RequestReading {
         try requireContentType("application/json", request)
         let buffer = try await collect(&request)
         do {
-            return try SharedJSONCoders.decoder.decode(type, from: Data(buffer: buffer))
+            return try buffer.withUnsafeReadableBytes { try SharedJSONCoders.decode(type, from: $0) }
         } catch let error as DecodingError {
             throw GatehouseError.invalidRequest("The body is not valid: \(describe(error))")
         }
