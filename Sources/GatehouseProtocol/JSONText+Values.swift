@@ -3,8 +3,7 @@
 /// bytes as `SharedJSONCoders.sortedEncoder` wrote).
 
 extension AccessTokenClaims: JSONTextEncodable {
-    public var jsonText: [UInt8] {
-        var text = JSONText(capacity: 384)
+    public func write(to text: inout JSONText) {
         text.object { claims in
             claims.member("iss", iss)
             claims.member("sub", sub)
@@ -24,38 +23,32 @@ extension AccessTokenClaims: JSONTextEncodable {
             claims.member("checks", checks)
             claims.member("user", user)
         }
-        return text.bytes
     }
 }
 
 extension TokenResponse: JSONTextEncodable {
-    public var jsonText: [UInt8] {
-        var text = JSONText(capacity: access_token.utf8.count + 96)
+    public func write(to text: inout JSONText) {
         text.object { answer in
             answer.member("access_token", access_token)
             answer.member("expires_in", Int64(expires_in))
             answer.member("scope", scope)
             answer.member("token_type", token_type)
         }
-        return text.bytes
     }
 }
 
 extension PreauthorizeResponse: JSONTextEncodable {
-    public var jsonText: [UInt8] {
-        var text = JSONText()
+    public func write(to text: inout JSONText) {
         text.object { answer in
             answer.member("challenges", members: challenges)
             answer.member("failures", members: failures)
             answer.member("successes", members: successes)
         }
-        return text.bytes
     }
 }
 
 extension TokenIntrospection: JSONTextEncodable {
-    public var jsonText: [UInt8] {
-        var text = JSONText(capacity: 512)
+    public func write(to text: inout JSONText) {
         text.object { answer in
             // Sorted by the coded names, as `encode(to:)` writes them through the sorted encoder.
             answer.member("active", active)
@@ -74,29 +67,24 @@ extension TokenIntrospection: JSONTextEncodable {
             answer.member("token_type", tokenType)
             answer.member("username", username)
         }
-        return text.bytes
     }
 }
 
 extension ErrorResponse: JSONTextEncodable {
-    public var jsonText: [UInt8] {
-        var text = JSONText(capacity: 128)
+    public func write(to text: inout JSONText) {
         text.object { answer in
             answer.member("errorCode", errorCode)
             answer.member("errorMsg", errorMsg)
         }
-        return text.bytes
     }
 }
 
 extension OAuthErrorResponse: JSONTextEncodable {
-    public var jsonText: [UInt8] {
-        var text = JSONText(capacity: 128)
+    public func write(to text: inout JSONText) {
         text.object { answer in
             answer.member("error", error)
             answer.member("error_description", errorDescription)
         }
-        return text.bytes
     }
 }
 

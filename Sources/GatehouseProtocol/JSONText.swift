@@ -196,28 +196,24 @@ extension String: JSONTextWritable {
     public func write(to text: inout JSONText) { text.string(self) }
 }
 
-extension JSON: JSONTextWritable, JSONTextEncodable {
+extension JSON: JSONTextEncodable {
     public func write(to text: inout JSONText) { text.write(self) }
-
-    public var jsonText: [UInt8] {
-        var text = JSONText()
-        text.write(self)
-        return text.bytes
-    }
 }
 
 /// Objects of strings or JSON values (`["clientId": id]`, a round's successes) answer without `JSONEncoder`.
-extension Dictionary: JSONTextEncodable where Key == String, Value: JSONTextWritable & Encodable {
+extension Dictionary: JSONTextWritable, JSONTextEncodable where Key == String, Value: JSONTextWritable & Encodable {
+    public func write(to text: inout JSONText) { text.object(self) }
+}
+
+/// A value that writes its own JSON (``JSONText``) instead of going through `JSONEncoder` on a hot path: the same
+/// JSON its `Encodable` conformance gives, as ``jsonText``.
+public protocol JSONTextEncodable: Encodable, JSONTextWritable {}
+
+extension JSONTextEncodable {
+    /// The value as JSON that decodes back to it.
     public var jsonText: [UInt8] {
-        var text = JSONText()
-        text.object(self)
+        var text = JSONText(capacity: 512)
+        write(to: &text)
         return text.bytes
     }
 }
-
-/// A value that writes its own JSON (``JSONText``) instead of going through `JSONEncoder` on a hot path.
-public protocol JSONTextEncodable: Encodable {
-    /// The value as JSON that decodes back to it.
-    var jsonText: [UInt8] { get }
-}
-

@@ -4,8 +4,7 @@ import GatehouseProtocol
 // `JSONEncoder` (see `StoreCoding.encode`). They read back as their `Codable` form; a test checks it.
 
 extension ClientRegistrationRecord: JSONTextEncodable {
-    public var jsonText: [UInt8] {
-        var text = JSONText(capacity: 768)
+    public func write(to text: inout JSONText) {
         text.object { record in
             record.member("clientID", clientID)
             record.member("data", data)
@@ -13,13 +12,11 @@ extension ClientRegistrationRecord: JSONTextEncodable {
             record.member("createdAt", createdAt)
             record.member("updatedAt", updatedAt)
         }
-        return text.bytes
     }
 }
 
 extension AuthorizationCodeRecord: JSONTextEncodable {
-    public var jsonText: [UInt8] {
-        var text = JSONText(capacity: 256)
+    public func write(to text: inout JSONText) {
         text.object { record in
             record.member("codeHash", codeHash)
             record.member("clientID", clientID)
@@ -30,13 +27,11 @@ extension AuthorizationCodeRecord: JSONTextEncodable {
             record.member("checks", checks)
             record.member("userID", userID)
         }
-        return text.bytes
     }
 }
 
 extension AuditEvent: JSONTextEncodable {
-    public var jsonText: [UInt8] {
-        var text = JSONText(capacity: 256)
+    public func write(to text: inout JSONText) {
         text.object { event in
             event.member("id", id)
             event.member("time", time)
@@ -50,6 +45,5 @@ extension AuditEvent: JSONTextEncodable {
             event.member("actor", actor)
             event.member("detail", detail)
         }
-        return text.bytes
     }
 }

@@ -11,20 +11,18 @@ struct ClientSnapshot {
     static let contextName = "@client"
 
     /// The client context as stored (written by ``JSONText``, read by `JSONDecoder`).
-    struct StoredContext: Codable, Equatable, Sendable {
+    struct StoredContext: Codable, Equatable, Sendable, JSONTextEncodable {
         var registration = RegistrationContext()
         var activeUser: AuthenticatedUser?
         /// Epoch ms of the client's last request; inactivity timeouts count from it.
         var lastActivity: Int64?
 
-        var jsonText: [UInt8] {
-            var text = JSONText(capacity: 256)
+        func write(to text: inout JSONText) {
             text.object { context in
                 context.member("activeUser", activeUser)
                 context.member("lastActivity", lastActivity)
                 context.member("registration", registration)
             }
-            return text.bytes
         }
     }
 
