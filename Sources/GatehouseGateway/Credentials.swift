@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseHTTP
 
 /// What a request carries towards a realm: the `Authorization` header split into scheme and value, and the
 /// values of the realm's declared headers, query parameters and cookies (KAAZING Gateway's `authentication` element: `http-header`, `http-query-parameter`, `http-cookie`).

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseHTTP
 import HTTPTypes
 import Hummingbird
 

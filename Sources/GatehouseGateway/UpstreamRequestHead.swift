@@ -1,3 +1,4 @@
+import GatehouseHTTP
 import HTTPTypes
 import NIOHTTP1
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseHTTP
 import GatehouseProtocol
 import Hummingbird
 import NIOCore
@@ -95,21 +96,11 @@ enum RequestReading {
     }
 
     /// Whether the media type of a `Content-Type` value (before any `;`, blanks around it ignored, case-insensitive)
-    /// is `expected` (lowercase). Over bytes: Foundation's lowercasing and trimming cost a token request more than
-    /// its form parsing.
+    /// is `expected`. Over bytes (``HeaderText``): Foundation's lowercasing and trimming cost a token request more
+    /// than its form parsing.
     static func mediaType(of value: String, is expected: String) -> Bool {
-        let bytes = value.utf8
-        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        var start = bytes.startIndex
-        let stop = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
-        while start < stop, isBlank(bytes[start]) { start = bytes.index(after: start) }
-        var end = stop
-        while end > start, isBlank(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
-        let media = bytes[start..<end]
-        guard media.count == expected.utf8.count else { return false }
-        return zip(media, expected.utf8).allSatisfy { given, wanted in
-            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(given) ? given | 0x20 == wanted : given == wanted
-        }
+        let media = value.utf8.firstIndex(of: UInt8(ascii: ";")).map { value[..<$0] } ?? value[...]
+        return HeaderText.equalsIgnoringCase(HeaderText.trimmed(media), expected)
     }
 
     private static func collect(_ request: inout Request) async throws -> ByteBuffer {

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehouseChecks
+import GatehouseHTTP
 import GatehouseProtocol
 import GatehouseResourceServer
 import GatehouseStore
@@ -14,7 +15,7 @@ extension AuthorizationService {
     /// `az/v1/introspection`: for a confidential client holding `authorization.introspect` (by its bearer token
     /// or, as RFC 7662 allows, by HTTP Basic), what a token grants; `{"active":false}` for anything not valid now.
     public func introspect(form: [String: String], authorization: String?) async throws -> TokenIntrospection {
-        if authorization?.lowercased().hasPrefix("basic ") == true {
+        if let authorization, HeaderText.hasPrefixIgnoringCase(authorization, "basic ") {
             guard let client = try await confidentialClients.authenticate(authorization: authorization) else {
                 throw GatehouseError.invalidConfidentialClient
             }

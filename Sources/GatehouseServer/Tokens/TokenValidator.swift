@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseHTTP
 import GatehouseProtocol
 import GatehouseResourceServer
 import Synchronization
@@ -37,20 +38,12 @@ public final class TokenValidator: Sendable {
     /// The token of an `Authorization: Bearer <token>` value (scheme case-insensitive, blanks around the token
     /// allowed, none inside), read on its UTF-8 bytes: this runs for every protected request.
     static func bearerToken(_ authorization: String?) -> String? {
-        guard var authorization else { return nil }
-        return authorization.withUTF8 { bytes -> String? in
-            let scheme: [UInt8] = [0x62, 0x65, 0x61, 0x72, 0x65, 0x72]  // "bearer"
-            func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-            guard bytes.count > scheme.count, isBlank(bytes[scheme.count]) else { return nil }
-            for index in 0..<scheme.count where bytes[index] | 0x20 != scheme[index] { return nil }
-            var start = scheme.count
-            while start < bytes.count, isBlank(bytes[start]) { start += 1 }
-            var end = bytes.count
-            while end > start, isBlank(bytes[end - 1]) { end -= 1 }
-            guard start < end else { return nil }
-            for index in start..<end where isBlank(bytes[index]) { return nil }
-            return String(decoding: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start..<end]), as: UTF8.self)
-        }
+        guard let authorization, HeaderText.hasPrefixIgnoringCase(authorization, "bearer") else { return nil }
+        let afterScheme = authorization.utf8.index(authorization.startIndex, offsetBy: 6)
+        guard afterScheme < authorization.endIndex, HeaderText.isBlank(authorization.utf8[afterScheme]) else { return nil }
+        let token = HeaderText.trimmed(authorization[afterScheme...])
+        guard !token.isEmpty, !token.utf8.contains(where: HeaderText.isBlank) else { return nil }
+        return String(token)
     }
 
     /// The claims of a valid (well signed, unexpired, unrevoked) token.
