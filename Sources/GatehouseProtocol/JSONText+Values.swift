@@ -54,8 +54,8 @@ extension TokenIntrospection: JSONTextEncodable {
             answer.member("active", active)
             guard active else { return }
             answer.member("client_id", clientID)
-            if let exp { answer.member("exp", exp) }
-            if let iat { answer.member("iat", iat) }
+            answer.member("exp", exp)
+            answer.member("iat", iat)
             answer.member("iss", iss)
             answer.member("jti", jti)
             answer.member("mfp-application", json: application ?? .null)
