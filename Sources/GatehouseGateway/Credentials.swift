@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseHTTP
+import GatehouseProtocol
 
 /// What a request carries towards a realm: the `Authorization` header split into scheme and value, and the
 /// values of the realm's declared headers, query parameters and cookies (KAAZING Gateway's `authentication` element: `http-header`, `http-query-parameter`, `http-cookie`).
@@ -30,15 +31,20 @@ public struct Credentials: Sendable, Equatable {
     public var basic: (username: String, password: String)? {
         guard let encoded = secret(baseScheme: "Basic") else { return nil }
         let stripped = HeaderText.hasPrefixIgnoringCase(encoded, "basic ") ? encoded.dropFirst(6) : encoded[...]
-        guard let data = Data(base64Encoded: String(HeaderText.trimmed(stripped))),
-              let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return nil }
-        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+        // Standard base64 with its padding, as Foundation's `Data(base64Encoded:)` reads it (no URL alphabet, no
+        // `=` left out), decoded over bytes: this runs for every request of a `Basic` realm.
+        var text = String(HeaderText.trimmed(stripped))
+        guard text.utf8.count % 4 == 0, !text.utf8.contains(where: { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }),
+              let bytes = text.withUTF8({ Base64URL.decode(utf8: $0) }), let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+              let username = String(validating: bytes[..<colon], as: UTF8.self),
+              let password = String(validating: bytes[(colon + 1)...], as: UTF8.self) else { return nil }
+        return (username, password)
     }
 
     /// Parses an `Authorization` value: the text up to the first whitespace is the scheme.
     public static func parseAuthorization(_ header: String?) -> (scheme: String?, value: String?) {
         guard let header = header.map({ HeaderText.trimmed($0) }), !header.isEmpty else { return (nil, nil) }
-        guard let space = header.firstIndex(where: { $0 == " " || $0 == "\t" }) else { return (String(header), nil) }
+        guard let space = header.utf8.firstIndex(where: HeaderText.isBlank) else { return (String(header), nil) }
         let value = HeaderText.trimmed(header[space...])
         return (String(header[..<space]), value.isEmpty ? nil : String(value))
     }

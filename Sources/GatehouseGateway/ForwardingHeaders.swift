@@ -24,7 +24,8 @@ struct ForwardingHeaders: Sendable, Equatable {
     /// - Parameter proto: `https` when the gateway itself serves TLS.
     init(headers: HTTPFields, host: String?, peer: String?, trusted: TrustedProxies, proto: String = "http") {
         let host = host.flatMap { Self.isValidHost($0) ? $0 : nil }
-        var fields: [(String, String)] = []
+        var fields: [(name: String, value: String)] = []
+        fields.reserveCapacity(4)
         if trusted.contains(peer) {
             // Keep what the proxy said, append the proxy itself.
             func values(_ name: String) -> [String] { headers.filter { $0.name.canonicalName == name }.map(\.value) }
@@ -48,7 +49,7 @@ struct ForwardingHeaders: Sendable, Equatable {
     /// `for=192.0.2.1;host="h:8090";proto=http` (an IPv6 node quoted and in brackets).
     static func forwardedElement(peer: String?, host: String?, proto: String = "http") -> String {
         var node = "unknown"
-        if let peer { node = peer.contains(":") ? "\"[\(peer)]\"" : peer }
+        if let peer { node = peer.utf8.contains(UInt8(ascii: ":")) ? "\"[\(peer)]\"" : peer }
         var element = "for=\(node)"
         if let host { element += ";host=\"\(host)\"" }
         return element + ";proto=\(proto)"

@@ -25,6 +25,13 @@ struct GatewayAnswer: Sendable {
                              body: ByteBuffer(string: body))
     }
 
+    /// `500 {"error":"server_error",...}`: the gateway could not form the upstream request.
+    static func serverError(_ description: String) -> GatewayAnswer {
+        GatewayAnswer(status: .internalServerError,
+                      headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+                      body: ByteBuffer(string: #"{"error":"server_error","error_description":"# + jsonString(description) + "}"))
+    }
+
     /// `200 {"status":"<status>"}`: the gateway's `/health` (alive) and `/ready` (configured and serving).
     static func probe(_ status: String) -> GatewayAnswer {
         GatewayAnswer(status: .ok, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],

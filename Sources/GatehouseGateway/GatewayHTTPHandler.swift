@@ -106,6 +106,11 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private var idleTimer: Scheduled<Void>?
     /// The last read from the client, or the end of the last answer.
     private var lastRead = NIODeadline.now()
+    /// The client's address, and whether it is a trusted proxy (``TrustedProxies``).
+    private lazy var peer = context?.channel.remoteAddress?.ipAddress
+    private lazy var peerIsTrusted = gateway.trustedProxies.contains(peer)
+    /// The forwarding fields of the last request from a peer that is not a trusted proxy, and its `Host`.
+    private var lastForwarding: (host: String?, fields: ForwardingHeaders)?
 
     init(gateway: Gateway, progress: FirstRequestProgress) {
         self.gateway = gateway
@@ -427,9 +432,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         case .answer(let refusal):
             answer(exchange, refusal)
         case .allow(let subject):
-            let forwarding = ForwardingHeaders(
-                headers: exchange.fields, host: exchange.head.headers.first(name: "host"), peer: context.channel.remoteAddress?.ipAddress,
-                trusted: gateway.trustedProxies, proto: gateway.tls == nil ? "http" : "https")
+            let forwarding = forwarding(exchange)
             let relay = gateway.webSocketRelay(service: route.service, remainder: route.remainder, target: route.target, subject: subject,
                                                forwarding: forwarding)
             let base = route.service.base
@@ -513,16 +516,30 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         case .answer(let refusal):
             answer(exchange, refusal)
         case .allow(let subject):
+            if let user = subject?.name, !UpstreamRequestHead.isValidFieldValue(user) {
+                gateway.logger.warning("a user name with a control character cannot be sent upstream", metadata: ["service": .string(exchange.service)])
+                answer(exchange, GatewayAnswer.serverError("the authenticated user's name cannot be sent upstream"))
+                return
+            }
             exchange.successChallenge = subject?.successChallenge
-            let forwarding = ForwardingHeaders(
-                headers: exchange.fields, host: exchange.head.headers.first(name: "host"), peer: context?.channel.remoteAddress?.ipAddress,
-                trusted: gateway.trustedProxies, proto: gateway.tls == nil ? "http" : "https")
+            let forwarding = forwarding(exchange)
             let base = route.service.base
             exchange.upstreamHead = UpstreamRequestHead.make(
                 from: exchange.head, target: base.target(path: route.remainder.path, query: Gateway.forwardedQuery(route.target, service: route.service)),
                 authority: base.authority, realm: route.service.realm, forwarding: forwarding, user: subject?.name)
             connect(exchange, fresh: false)
         }
+    }
+
+    /// The forwarding fields of `exchange`. They depend only on its `Host` when the peer is not a trusted proxy:
+    /// the last ones are kept for the connection's next request.
+    private func forwarding(_ exchange: Exchange) -> ForwardingHeaders {
+        let host = exchange.head.headers.first(name: "host")
+        if !peerIsTrusted, let lastForwarding, lastForwarding.host == host { return lastForwarding.fields }
+        let fields = ForwardingHeaders(headers: exchange.fields, host: host, peer: peer, trusted: gateway.trustedProxies,
+                                       proto: gateway.tls == nil ? "http" : "https")
+        if !peerIsTrusted { lastForwarding = (host, fields) }
+        return fields
     }
 
     private func connect(_ exchange: Exchange, fresh: Bool) {

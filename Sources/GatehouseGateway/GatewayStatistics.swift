@@ -26,7 +26,25 @@ public final class GatewayStatistics: Sendable {
         public init() {}
     }
 
-    private let counters = Mutex<[String: Counters]>([:])
+    /// A realm's counters and its `gatehouse_gateway_authentications_total` counters by result, under one lock:
+    /// a request's authentication is counted with one lookup.
+    private struct RealmCounts {
+        var counters = Counters()
+        var authentications: [String: Metrics.Counter] = [:]
+
+        mutating func count(_ decision: Realm.Decision, withCredentials: Bool) {
+            if withCredentials { counters.attempts += 1 }
+            switch decision {
+            case .allow: counters.successes += 1
+            case .forbidden: counters.successes += 1; counters.forbidden += 1
+            case .challenge:
+                counters.challenges += 1
+                if withCredentials { counters.failures += 1 }
+            }
+        }
+    }
+
+    private let realms = Mutex<[String: RealmCounts]>([:])
     /// The registry `/metrics` shows.
     public let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
@@ -111,7 +129,7 @@ public final class GatewayStatistics: Sendable {
     }
 
     /// The counters of `realm`.
-    public func counters(realm: String) -> Counters { counters.withLock { $0[realm] ?? Counters() } }
+    public func counters(realm: String) -> Counters { realms.withLock { $0[realm]?.counters ?? Counters() } }
 
     func record(realm: String, credentials: Credentials, decision: Realm.Decision) {
         let result = switch decision {
@@ -119,23 +137,19 @@ public final class GatewayStatistics: Sendable {
         case .forbidden: "forbidden"
         case .challenge: credentials.isEmpty ? "challenge" : "failure"
         }
-        count("gatehouse_gateway_authentications_total", [("realm", realm), ("result", result)])
-        counters.withLock { all in
-            var c = all[realm] ?? Counters()
-            if !credentials.isEmpty { c.attempts += 1 }
-            switch decision {
-            case .allow: c.successes += 1
-            case .forbidden: c.successes += 1; c.forbidden += 1
-            case .challenge:
-                c.challenges += 1
-                if !credentials.isEmpty { c.failures += 1 }
-            }
-            all[realm] = c
+        let counter = realms.withLock { all in
+            all[realm, default: RealmCounts()].count(decision, withCredentials: !credentials.isEmpty)
+            if let counter = all[realm]?.authentications[result] { return counter }
+            let made = Metrics.Counter(label: "gatehouse_gateway_authentications_total", dimensions: [("realm", realm), ("result", result)],
+                                       factory: factory)
+            all[realm]?.authentications[result] = made
+            return made
         }
+        counter.increment()
     }
 
     func recordExpiry(realm: String) {
         count("gatehouse_gateway_websockets_expired_total", [("realm", realm)])
-        counters.withLock { all in all[realm, default: Counters()].expiredConnections += 1 }
+        realms.withLock { all in all[realm, default: RealmCounts()].counters.expiredConnections += 1 }
     }
 }

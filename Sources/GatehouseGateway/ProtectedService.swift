@@ -1,7 +1,8 @@
 import Foundation
 
-/// A protected service at run time.
-public struct ProtectedService: Sendable {
+/// A protected service at run time. A class: every request routed to it holds it, and a reference is one retain
+/// where the fields are many.
+public final class ProtectedService: Sendable {
     public let name: String
     /// The public path prefix, normalised like a request's path (``RequestTarget``), without a trailing `/`
     /// (`""` for the root).

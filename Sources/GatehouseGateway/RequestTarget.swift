@@ -100,6 +100,7 @@ public struct RequestTarget: Sendable, Equatable, CustomStringConvertible {
 
     /// `.;x`, `..;x`, also with `;` encoded: some servers drop the parameters and then read a dot segment.
     private static func isDotSegmentWithParameters(_ segment: String) -> Bool {
+        guard segment.utf8.first == UInt8(ascii: ".") else { return false }
         for dots in [".", ".."] {
             if segment.hasPrefix(dots + ";") || segment.hasPrefix(dots + "%3B") { return true }
         }

@@ -29,8 +29,8 @@ final class UpstreamConnection {
     let handler: UpstreamResponseHandler
     /// Exchanges this connection has served (a reused one may have been closed by the upstream meanwhile).
     var exchanges = 0
-    /// Closes the connection when it has been idle in the pool too long.
-    var idleClose: Scheduled<Void>?
+    /// When the connection went back to the pool (its pool closes it once idle too long).
+    var idleSince = NIODeadline.now()
 
     init(channel: any Channel, key: UpstreamKey, handler: UpstreamResponseHandler) {
         self.channel = channel
@@ -49,8 +49,6 @@ final class UpstreamConnection {
     /// Closes the connection, telling no exchange.
     func close() {
         handler.exchange = nil
-        idleClose?.cancel()
-        idleClose = nil
         channel.close(promise: nil)
     }
 }

@@ -19,6 +19,8 @@ final class UpstreamConnectionPool {
     let eventLoop: any EventLoop
     private let tls: UpstreamTLS
     private var idle: [UpstreamKey: [UpstreamConnection]] = [:]
+    /// The next closing of long-idle connections, while any are idle.
+    private var sweep: Scheduled<Void>?
 
     init(eventLoop: any EventLoop, tls: UpstreamTLS) {
         self.eventLoop = eventLoop
@@ -29,8 +31,6 @@ final class UpstreamConnectionPool {
     func acquire(_ key: UpstreamKey, fresh: Bool = false, _ done: @escaping (Result<UpstreamConnection, any Error>) -> Void) {
         if !fresh {
             while let connection = idle[key]?.popLast() {
-                connection.idleClose?.cancel()
-                connection.idleClose = nil
                 if connection.channel.isActive {
                     done(.success(connection))
                     return
@@ -53,7 +53,8 @@ final class UpstreamConnectionPool {
                 channel.eventLoop.makeCompletedFuture {
                     let operations = channel.pipeline.syncOperations
                     try UpstreamTLS.add(sslContext, host: host, to: operations)
-                    try operations.addHTTPClientHandlers()
+                    // No header validator: ``UpstreamRequestHead`` only sends values that are checked already.
+                    try operations.addHTTPClientHandlers(enableOutboundHeaderValidation: false)
                     try operations.addHandler(IdleStateHandler(readTimeout: readTimeout))
                     try operations.addHandler(UpstreamResponseHandler())
                 }
@@ -78,15 +79,33 @@ final class UpstreamConnectionPool {
             connection.close()
             return
         }
+        connection.idleSince = .now()
         idle[connection.key, default: []].append(connection)
-        connection.handler.onClose = { [weak self, weak connection] in
-            guard let self, let connection else { return }
-            self.forget(connection)
+        if connection.handler.onClose == nil {
+            connection.handler.onClose = { [weak self, weak connection] in
+                guard let self, let connection else { return }
+                self.forget(connection)
+            }
         }
-        connection.idleClose = eventLoop.assumeIsolated().scheduleTask(in: Self.idleLifetime) { [weak self, weak connection] in
-            guard let self, let connection else { return }
-            self.forget(connection)
-            connection.close()
+        scheduleSweep()
+    }
+
+    /// Closes, every quarter of ``idleLifetime``, the connections idle for longer than it, while any are idle: one
+    /// timer per pool, not one per release (a timer set and cancelled per request costs more than the rest of
+    /// the pool's work).
+    private func scheduleSweep() {
+        guard sweep == nil else { return }
+        sweep = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(Self.idleLifetime.nanoseconds / 4)) { [weak self] in
+            guard let self else { return }
+            self.sweep = nil
+            let cutoff = NIODeadline.now() - Self.idleLifetime
+            for (key, connections) in self.idle {
+                let (stale, fresh) = (connections.filter { $0.idleSince <= cutoff }, connections.filter { $0.idleSince > cutoff })
+                guard !stale.isEmpty else { continue }
+                self.idle[key] = fresh.isEmpty ? nil : fresh
+                for connection in stale { connection.close() }
+            }
+            if self.idle.values.contains(where: { !$0.isEmpty }) { self.scheduleSweep() }
         }
     }
 

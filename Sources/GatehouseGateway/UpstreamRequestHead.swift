@@ -22,6 +22,7 @@ enum UpstreamRequestHead {
     static func admissionFields(_ headers: HTTPHeaders, realm: Realm?) -> HTTPFields {
         let credentialHeaders = realm?.headers ?? []
         var fields = HTTPFields()
+        fields.reserveCapacity(4)
         for (name, value) in headers {
             let lower = HeaderText.lowercased(name)
             guard lower == "authorization" || lower == "cookie" || lower == "host" || ForwardingHeaders.isForwardingField(lower)
@@ -29,6 +30,14 @@ enum UpstreamRequestHead {
             if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
         }
         return fields
+    }
+
+    /// Whether `value` can be sent as a field value: no control character but a tab (a line break would start a
+    /// field of its own). The client's own values were checked by NIO's parser and the forwarding fields are made
+    /// of checked parts; the user name comes from a login module, so it is checked before it goes upstream (the
+    /// upstream connections have no header validator of NIO's: it would check every field of every request again).
+    static func isValidFieldValue(_ value: String) -> Bool {
+        !value.utf8.contains { ($0 < 0x20 && $0 != UInt8(ascii: "\t")) || $0 == 0x7F }
     }
 
     /// The lower-cased tokens of `Connection` fields: the fields they name are about this connection only.

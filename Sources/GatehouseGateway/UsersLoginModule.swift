@@ -111,10 +111,10 @@ final class UnsettledAccounts: Sendable {
         _ = state.withLock { $0.accounts.remove(key) }
     }
 
-    func isUnsettled(_ account: String, in store: any AccountLockouts) -> Bool {
+    func isUnsettled(_ account: @autoclosure () -> String, in store: any AccountLockouts) -> Bool {
         // The common case, nobody has failed: no key to build.
         if state.withLock({ $0.accounts.isEmpty && !$0.overflowed }) { return false }
-        let key = key(account, store)
+        let key = key(account(), store)
         return state.withLock { $0.overflowed || $0.accounts.contains(key) }
     }
 }

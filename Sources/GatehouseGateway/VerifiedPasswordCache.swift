@@ -15,7 +15,21 @@ final class VerifiedPasswordCache: Sendable {
     /// The HMAC with its key already absorbed, copied for each fingerprint.
     private let keyed: HMAC<SHA256>
     private let lifetime: Duration
-    private let entries: Mutex<ExpiringEntries<Data, Subject, ContinuousClock.Instant>>
+    private let entries: Mutex<ExpiringEntries<Fingerprint, Subject, ContinuousClock.Instant>>
+
+    /// An HMAC-SHA-256, held inline: hashed and compared without an allocation.
+    struct Fingerprint: Hashable {
+        let words: (UInt64, UInt64, UInt64, UInt64)
+
+        static func == (lhs: Fingerprint, rhs: Fingerprint) -> Bool {
+            lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2 && lhs.words.3 == rhs.words.3
+        }
+
+        func hash(into hasher: inout Hasher) {
+            // Already uniform: one word is enough to spread the entries.
+            hasher.combine(words.0)
+        }
+    }
 
     init(lifetime: Duration, capacity: Int = 10_000) {
         self.lifetime = lifetime
@@ -23,15 +37,22 @@ final class VerifiedPasswordCache: Sendable {
         entries = Mutex(ExpiringEntries(capacity: capacity, overflow: .forgetAll))
     }
 
-    private func fingerprint(_ username: String, _ password: String) -> Data {
-        var message: [UInt8] = []
-        message.reserveCapacity(username.utf8.count + password.utf8.count + 1)
-        message.append(contentsOf: username.utf8)
-        message.append(0)
-        message.append(contentsOf: password.utf8)
+    private func fingerprint(_ username: String, _ password: String) -> Fingerprint {
         var hmac = keyed
-        hmac.update(data: message)
-        return Data(hmac.finalize())
+        // `username`, a zero byte and `password`, in one buffer: one update of the HMAC.
+        let count = username.utf8.count + 1 + password.utf8.count
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { message in
+            var end = message.initialize(fromContentsOf: username.utf8)
+            message[end] = 0
+            end += 1
+            end = message[end...].initialize(fromContentsOf: password.utf8)
+            hmac.update(data: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: message[..<end])))
+            message.deinitialize()
+        }
+        return hmac.finalize().withUnsafeBytes { bytes in
+            Fingerprint(words: (bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                                bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self)))
+        }
     }
 
     /// The subject of a pair verified less than `lifetime` ago.

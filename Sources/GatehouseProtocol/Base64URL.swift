@@ -49,13 +49,19 @@ public enum Base64URL {
     /// Decodes base64url or standard base64 (the MobileFirst web SDK writes JWS parts with `btoa`), with or
     /// without padding (`=` only at the end); `nil` when the text is neither.
     public static func decode(_ text: some StringProtocol) -> Data? {
+        if let decoded = text.utf8.withContiguousStorageIfAvailable({ decode(utf8: $0) }) { return decoded }
+        return Array(text.utf8).withUnsafeBufferPointer { decode(utf8: $0) }
+    }
+
+    /// ``decode(_:)`` over the text's UTF-8 bytes (not generic: the loop is compiled for bytes in memory).
+    public static func decode(utf8 text: UnsafeBufferPointer<UInt8>) -> Data? {
         var output = [UInt8]()
-        output.reserveCapacity(text.utf8.count * 3 / 4)
+        output.reserveCapacity(text.count * 3 / 4)
         var group: UInt32 = 0
         var bits = 0
         var length = 0
         var padded = false
-        for byte in text.utf8 {
+        for byte in text {
             if byte == UInt8(ascii: "=") {
                 padded = true   // padding: only more of it may follow
                 continue
