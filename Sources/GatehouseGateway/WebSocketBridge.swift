@@ -46,6 +46,8 @@ final class WebSocketBridge {
         var bytes = ByteBuffer()
         var size = 0
         var dropped = 0
+        /// What stands in a direction's place while its filter is out (nothing is allocated for it).
+        static let vacant = MessageFilter()
     }
 
     private let relay: WebSocketRelay
@@ -58,7 +60,10 @@ final class WebSocketBridge {
     private var open: Set<Side> = []
     private var closeSent: Set<Side> = []
     private var flushPending: Set<Side> = []
-    private var filters: [Side: MessageFilter] = [.client: MessageFilter(), .upstream: MessageFilter()]
+    /// Each direction's filter. Taken out while a frame is read (``data(_:from:)``) and put back, so that its
+    /// buffers are never shared and never copied on write.
+    private var clientFilter = MessageFilter()
+    private var upstreamFilter = MessageFilter()
     /// Client frames received before the upstream's upgrade completed.
     private var waiting: [WebSocketFrame] = []
     private var upstreamChannel: (any Channel)?
@@ -296,8 +301,17 @@ final class WebSocketBridge {
     }
 
     private func data(_ frame: WebSocketFrame, from side: Side) {
-        var filter = filters[side]!
-        defer { filters[side] = filter }
+        var filter = MessageFilter.vacant
+        switch side {
+        case .client: swap(&filter, &clientFilter)
+        case .upstream: swap(&filter, &upstreamFilter)
+        }
+        defer {
+            switch side {
+            case .client: swap(&filter, &clientFilter)
+            case .upstream: swap(&filter, &upstreamFilter)
+            }
+        }
         if frame.opcode != .continuation {
             filter.size = 0
             filter.mode = frame.opcode == .text ? .held : .pass
@@ -320,15 +334,25 @@ final class WebSocketBridge {
             filter.bytes.writeBuffer(&bytes)
             if frame.fin { revalidate(String(buffer: filter.bytes)) }
         case .held:
-            var bytes = frame.unmaskedData
-            filter.bytes.writeBuffer(&bytes)
-            filter.held.append(frame)
             let isAnswerSide = side == .client && relay.revalidation != nil
             let needed = isAnswerSide ? Self.answer.count : Self.reserved.count
+            // Only the bytes the prefixes need are unmasked; the frames are relayed as they came.
+            if filter.bytes.readableBytes < needed {
+                var bytes = frame.data.getSlice(at: frame.data.readerIndex, length: min(needed - filter.bytes.readableBytes, frame.data.readableBytes))!
+                if let key = frame.maskKey { bytes.webSocketUnmask(key) }
+                filter.bytes.writeBuffer(&bytes)
+            }
+            filter.held.append(frame)
             guard filter.bytes.readableBytes >= needed || frame.fin else { break }
             let view = filter.bytes.readableBytesView
             if isAnswerSide, view.starts(with: Self.answer) {
+                // An answer: read whole, from the frames held so far.
                 filter.mode = .answer
+                filter.bytes.clear()
+                for held in filter.held {
+                    var bytes = held.unmaskedData
+                    filter.bytes.writeBuffer(&bytes)
+                }
                 filter.held = []
                 if frame.fin { revalidate(String(buffer: filter.bytes)) }
             } else if view.starts(with: Self.reserved) {
@@ -357,11 +381,14 @@ final class WebSocketBridge {
         if !handler.isWritable { handlers[side]?.pauseReads() }
     }
 
-    /// `frame` as sent to `target`: unmasked towards the client, masked (a fresh key) towards the upstream.
+    /// `frame` as sent to `target` (NIO's encoder masks the data with the frame's key): unmasked towards the
+    /// client; towards the upstream masked with the key the client chose for it, so that the upstream receives the
+    /// very bytes the client sent (the key was the client's fresh one: RFC 6455 §5.3 asks no more of a relay, and
+    /// nginx relays the bytes as they are), and a fresh key for a frame that came without one.
     private func relayed(_ frame: WebSocketFrame, to target: Side) -> WebSocketFrame {
         var out = frame
         if frame.maskKey != nil { out.data = frame.unmaskedData }
-        out.maskKey = target == .upstream ? .random() : nil
+        out.maskKey = target == .upstream ? frame.maskKey ?? .random() : nil
         return out
     }
 

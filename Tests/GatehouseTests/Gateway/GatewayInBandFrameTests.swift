@@ -81,6 +81,68 @@ import Testing
         }
     }
 
+    /// A client frame as a browser writes it: masked with `key`.
+    static func clientFrame(_ opcode: UInt8, fin: Bool, _ payload: [UInt8], key: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]) -> [UInt8] {
+        precondition(payload.count < 126)
+        return [(fin ? 0x80 : 0) | opcode, 0x80 | UInt8(payload.count)] + key + payload.enumerated().map { $0.element ^ key[$0.offset % 4] }
+    }
+
+    /// The text messages of the unmasked frames in `bytes` (fragments joined), up to a close frame.
+    static func serverTexts(_ bytes: ArraySlice<UInt8>) -> [String] {
+        var texts: [String] = []
+        var current: [UInt8] = []
+        var index = bytes.startIndex
+        while index + 2 <= bytes.endIndex {
+            let opcode = bytes[index] & 0x0F, fin = bytes[index] & 0x80 != 0
+            var length = Int(bytes[index + 1] & 0x7F)
+            index += 2
+            if length == 127 { break }  // no message here is that long
+            if length == 126 {
+                guard index + 2 <= bytes.endIndex else { break }
+                length = Int(bytes[index]) << 8 | Int(bytes[index + 1])
+                index += 2
+            }
+            guard index + length <= bytes.endIndex else { break }
+            if opcode == 0x8 { break }
+            current += bytes[index..<index + length]
+            index += length
+            if fin {
+                texts.append(String(decoding: current, as: UTF8.self))
+                current = []
+            }
+        }
+        return texts
+    }
+
+    @Test(.timeLimit(.minutes(1))) func fragmentedMessagesAreFilteredWhereverTheirPrefixIsSplit() async throws {
+        try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
+            let connection = try RawHTTPConnection(port: fixture.port)
+            await connection.send("""
+                GET /open/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+                Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n
+                """)
+            let upgraded = try #require(await connection.readResponse())
+            #expect(upgraded.status == 101)
+            let reserved = Array(GatewayRevalidation.answerPrefix.utf8) + Array(basicAuthorization("joe", "welcome").utf8)
+            var frames: [UInt8] = []
+            // The reserved prefix split after one byte, and inside the prefix: both dropped, whatever follows.
+            for split in [1, 5, GatewayRevalidation.reservedPrefix.utf8.count] {
+                frames += Self.clientFrame(0x1, fin: false, Array(reserved[..<split]))
+                frames += Self.clientFrame(0x0, fin: true, Array(reserved[split...]))
+            }
+            // Ordinary messages in one, two and three fragments (each with a key of its own) arrive whole.
+            frames += Self.clientFrame(0x1, fin: true, Array("one".utf8))
+            frames += Self.clientFrame(0x1, fin: false, Array("t".utf8), key: [1, 2, 3, 4]) + Self.clientFrame(0x0, fin: true, Array("wo".utf8), key: [9, 8, 7, 6])
+            frames += Self.clientFrame(0x1, fin: false, Array("th".utf8)) + Self.clientFrame(0x0, fin: false, []) + Self.clientFrame(0x0, fin: true, Array("ree".utf8))
+            frames += Self.clientFrame(0x8, fin: true, [0x03, 0xE8])
+            await connection.send(frames)
+            let (bytes, _) = await connection.readToEnd()
+            let texts = Self.serverTexts(bytes[...])
+            #expect(texts.first?.hasPrefix("seen:") == true)
+            #expect(Array(texts.dropFirst()) == ["got:one", "got:two", "got:three"])
+        }
+    }
+
     @Test(.timeLimit(.minutes(1))) func aRevalidationMustAuthenticateTheSameUser() async throws {
         try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
             let url = fixture.wsBase + "/ws/echo"
