@@ -11,7 +11,16 @@ public struct Scope: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a space-separated scope string; `nil` or blank means `RegisteredClient` alone.
     public init(_ string: String?) {
-        let parts = (string ?? "").split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
+        let string = string ?? ""
+        // ASCII without CR (every scope a client sends that is valid): split over UTF-8 bytes, as a token's scope is
+        // parsed on every use of the token. Otherwise over Characters, where `\r\n` and a blank with a combining
+        // mark are characters of their own, not separators.
+        if !string.utf8.contains(where: { $0 >= 0x80 || $0 == UInt8(ascii: "\r") }) {
+            let parts = string.utf8.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\n") })
+            self.init(elements: parts.map { String(Substring($0)) })
+            return
+        }
+        let parts = string.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
         self.init(elements: parts)
     }
 

@@ -34,45 +34,68 @@ enum RequestReading {
 
     /// Parses `a=1&b=x%20y` (with `+` as space); the first value of a repeated name wins.
     static func parseForm(_ text: String) -> [String: String] {
-        var result: [String: String] = [:]
-        // Split over UTF-8 bytes (`String.split` compares Characters, measurably slow for a token request's form).
-        for pair in text.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            let name = decodeComponent(Substring(parts[0]))
-            let value = parts.count > 1 ? decodeComponent(Substring(parts[1])) : ""
-            if result[name] == nil { result[name] = value }
+        // Over the text's bytes in memory (`String.split` compares Characters, and even a split of its UTF-8 view
+        // walks string indices: measurably slow for an introspection's 600-byte token).
+        var text = text
+        return text.withUTF8 { bytes in
+            var result: [String: String] = [:]
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                while end < bytes.count, bytes[end] != UInt8(ascii: "&") { end += 1 }
+                if end > start {
+                    let pair = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                    let equals = pair.firstIndex(of: UInt8(ascii: "="))
+                    let name = decodeComponent(equals.map { UnsafeBufferPointer(rebasing: pair[..<$0]) } ?? pair)
+                    let value = equals.map { decodeComponent(UnsafeBufferPointer(rebasing: pair[($0 + 1)...])) } ?? ""
+                    if result[name] == nil { result[name] = value }
+                }
+                start = end + 1
+            }
+            return result
         }
-        return result
     }
 
     /// `+` as a space and `%XX` as its byte (form encoding); a component with a broken escape, or whose decoded
     /// bytes are not UTF-8, is kept as sent (with `+` as a space). Over bytes: Foundation's string functions on Linux
     /// cost more than the whole rest of a token request's parsing.
     static func decodeComponent(_ part: Substring) -> String {
+        var part = String(part)
+        return part.withUTF8 { decodeComponent($0) }
+    }
+
+    /// ``decodeComponent(_:)`` over the UTF-8 bytes of a whole component (cut from valid text at ASCII separators).
+    private static func decodeComponent(_ part: UnsafeBufferPointer<UInt8>) -> String {
+        // Most components (a token, a grant type) have nothing to decode.
+        guard part.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "%") }) else {
+            return String(decoding: part, as: UTF8.self)
+        }
         var bytes = [UInt8]()
-        bytes.reserveCapacity(part.utf8.count)
+        bytes.reserveCapacity(part.count)
         var escaped = false   // else nothing to validate: the bytes are the text's own
         var intact = true
-        var iterator = part.utf8.makeIterator()
-        while let byte = iterator.next() {
+        var index = 0
+        while index < part.count, intact {
+            let byte = part[index]
+            index += 1
             switch byte {
             case UInt8(ascii: "+"):
                 bytes.append(UInt8(ascii: " "))
             case UInt8(ascii: "%"):
                 escaped = true
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                guard index + 1 < part.count, let high = hexValue(part[index]), let low = hexValue(part[index + 1]) else {
                     intact = false
                     break
                 }
+                index += 2
                 bytes.append(high << 4 | low)
             default:
                 bytes.append(byte)
             }
-            if !intact { break }
         }
         guard escaped else { return String(decoding: bytes, as: UTF8.self) }
         guard intact, let text = String(validating: bytes, as: UTF8.self) else {
-            return String(part).replacingOccurrences(of: "+", with: " ")
+            return String(decoding: part.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
         }
         return text
     }

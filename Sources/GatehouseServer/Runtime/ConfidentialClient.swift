@@ -27,6 +27,8 @@ public struct ConfidentialClient: Sendable {
     }
 
     static func glob(_ pattern: String, matches text: String) -> Bool {
+        // Most patterns are plain scope elements: compared as they are, without splitting.
+        guard pattern.utf8.contains(UInt8(ascii: "*")) else { return pattern == text }
         let parts = pattern.split(separator: "*", omittingEmptySubsequences: false).map(String.init)
         guard parts.count > 1 else { return pattern == text }
         guard text.hasPrefix(parts[0]) else { return false }

@@ -51,6 +51,10 @@ import Testing
         #expect(Scope("sc2 sc1").normalized == "RegisteredClient sc1 sc2")
         #expect(Scope(nil) == Scope("RegisteredClient"))
         #expect(Scope("  b  a RegisteredClient ") == Scope("a b"))
+        #expect(Scope("a\tb\nc") == Scope(elements: ["a", "b", "c"]))
+        // Characters, not bytes, where they differ: `\r\n` and a blank with a combining mark separate nothing.
+        #expect(Scope("a\r\nb") == Scope(elements: ["a\r\nb"]))
+        #expect(Scope("a \u{301}b é") == Scope(elements: ["a \u{301}b", "é"]))
     }
 
     @Test func jwsRoundTripAndTampering() throws {

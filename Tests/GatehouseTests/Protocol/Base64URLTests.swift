@@ -81,4 +81,21 @@ import Testing
             }
         }
     }
+
+    @Test func formsParseAsSplittingOnAmpersandsAndFirstEqualsWould() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("ab=&&+%41%é日=".unicodeScalars)
+        for _ in 0..<3000 {
+            let text = String(String.UnicodeScalarView((0..<Int.random(in: 0...24, using: &generator)).map { _ in
+                alphabet.randomElement(using: &generator)!
+            }))
+            var reference: [String: String] = [:]
+            for pair in text.split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = RequestReading.decodeComponent(parts[0])
+                if reference[name] == nil { reference[name] = parts.count > 1 ? RequestReading.decodeComponent(parts[1]) : "" }
+            }
+            #expect(RequestReading.parseForm(text) == reference, "\(text.debugDescription)")
+        }
+    }
 }
