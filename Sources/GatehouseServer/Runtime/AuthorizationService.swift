@@ -55,7 +55,7 @@ public struct AuthorizationService: Sendable {
     /// `count` random bytes, base64url: BoringSSL's generator in one call (`UInt8.random` per byte was one
     /// `getrandom` system call per byte).
     static func randomToken(bytes count: Int = 32) -> String {
-        SymmetricKey(size: SymmetricKeySize(bitCount: count * 8)).withUnsafeBytes { Base64URL.encode($0) }
+        Base64URL.encode(SecureRandom.bytes(count))
     }
 
     static func hash(_ secret: String) -> String {
