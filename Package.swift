@@ -144,6 +144,7 @@ let package = Package(
             name: "GatehouseHTTP",
             dependencies: [
                 "GatehouseProtocol",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

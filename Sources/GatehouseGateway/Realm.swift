@@ -51,13 +51,7 @@ public struct Realm: Sendable {
 
     /// The credentials in a request's header fields and its checked query.
     func credentials(headers requestHeaders: HTTPFields, query: String?) -> Credentials {
-        // Several `Authorization` fields read as one, joined with ", " (as `HTTPFields` joins them), without its
-        // generic joining for the usual single field.
-        var authorization: String?
-        for field in requestHeaders where field.name == .authorization {
-            authorization = authorization.map { $0 + ", " + field.value } ?? field.value
-        }
-        let (scheme, value) = Credentials.parseAuthorization(authorization)
+        let (scheme, value) = Credentials.parseAuthorization(requestHeaders.value(of: .authorization))
         var named: [String: String] = [:]
         for header in headers {
             if let name = HTTPField.Name(header), let value = requestHeaders[name], !value.isEmpty { named[header] = value }

@@ -110,13 +110,7 @@ enum RequestReading {
     }
 
     private static func requireContentType(_ expected: String, _ request: Request) throws {
-        // The fields joined as `HTTPFields`' subscript joins them, without its generic joining for the usual one.
-        var given = ""
-        var count = 0
-        for field in request.headers where field.name == .contentType {
-            given += count == 0 ? field.value : ", " + field.value
-            count += 1
-        }
+        let given = request.headers.value(of: .contentType) ?? ""
         guard mediaType(of: given, is: expected) else {
             throw GatehouseError(
                 .unsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",

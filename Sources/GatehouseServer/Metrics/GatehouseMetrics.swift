@@ -2,6 +2,7 @@ import Foundation
 import GatehouseHTTP
 import Metrics
 import Prometheus
+import Synchronization
 
 /// The server's metrics, through swift-metrics into a Prometheus registry of this server's own (so that several
 /// servers in one process, as in the tests, count apart), served at `/metrics` in Prometheus' text format.
@@ -22,9 +23,27 @@ public final class GatehouseMetrics: Sendable {
 
     /// A request answered: by route template (not the path, which would name clients), method and status.
     func request(route: String, method: String, status: Int, duration: Duration) {
-        counter("gatehouse_http_requests_total", [("route", route), ("method", method), ("status", String(status))]).increment()
-        timer("gatehouse_http_request_duration_seconds", [("route", route), ("method", method)]).record(duration)
+        let key = RequestKey(route: route, method: method, status: status)
+        let (requests, durations) = requestHandles.withLock { handles -> (Metrics.Counter, Metrics.Timer) in
+            if let found = handles[key] { return found }
+            let made = (self.counter("gatehouse_http_requests_total", [("route", route), ("method", method), ("status", String(status))]),
+                        self.timer("gatehouse_http_request_duration_seconds", [("route", route), ("method", method)]))
+            handles[key] = made
+            return made
+        }
+        requests.increment()
+        durations.record(duration)
     }
+
+    private struct RequestKey: Hashable {
+        let route: String
+        let method: String
+        let status: Int
+    }
+
+    /// A request's counter and timer by route template, method and status (bounded: templates, not paths), found
+    /// with one lookup and no label arrays built per request.
+    private let requestHandles = Mutex<[RequestKey: (Metrics.Counter, Metrics.Timer)]>([:])
 
     /// What one check's part of a pre-authorization round came to.
     enum CheckOutcome: String { case success, challenge, failure, block }

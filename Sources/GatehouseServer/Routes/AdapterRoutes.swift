@@ -21,7 +21,7 @@ struct AdapterRoutes<Context: RequestContext> {
                     }
                     let claims: AccessTokenClaims
                     do throws(TokenRejection) {
-                        claims = try await validator.validate(authorization: request.headers[.authorization], scope: required)
+                        claims = try await validator.validate(authorization: request.headers.value(of: .authorization), scope: required)
                     } catch {
                         return Self.refusal(error)
                     }

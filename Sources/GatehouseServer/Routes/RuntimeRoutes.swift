@@ -102,21 +102,21 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
     @Sendable func token(_ request: Request, context: Context) async throws -> Response {
         var request = request
         let form = try await oauthForm(&request)
-        let token = try await service.token(form: form, authorization: request.headers[.authorization], address: context.remoteAddress?.ipAddress)
+        let token = try await service.token(form: form, authorization: request.headers.value(of: .authorization), address: context.remoteAddress?.ipAddress)
         return JSONBody.response(.ok, token, headers: [.cacheControl: "no-store", .pragma: "no-cache"])
     }
 
     @Sendable func introspect(_ request: Request, context: Context) async throws -> Response {
         var request = request
         let form = try await oauthForm(&request)
-        return JSONBody.response(.ok, try await service.introspect(form: form, authorization: request.headers[.authorization]),
+        return JSONBody.response(.ok, try await service.introspect(form: form, authorization: request.headers.value(of: .authorization)),
                                  headers: [.cacheControl: "no-store"])
     }
 
     @Sendable func revoke(_ request: Request, context: Context) async throws -> Response {
         var request = request
         let form = try await oauthForm(&request)
-        try await service.revoke(form: form, authorization: request.headers[.authorization], address: context.remoteAddress?.ipAddress)
+        try await service.revoke(form: form, authorization: request.headers.value(of: .authorization), address: context.remoteAddress?.ipAddress)
         return JSONBody.response(.ok, [String: String]())
     }
 
