@@ -19,17 +19,19 @@ struct GatewayAnswer: Sendable {
 
     /// `{"error":"invalid_request","error_description":"..."}` with `status` (`400` unless told).
     static func invalidRequest(_ description: String, status: Int = 400) -> GatewayAnswer {
-        let body = #"{"error":"invalid_request","error_description":"# + jsonString(description) + "}"
-        return GatewayAnswer(status: HTTPResponse.Status(code: status),
-                             headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
-                             body: ByteBuffer(string: body))
+        error("invalid_request", description, status: status)
     }
 
     /// `500 {"error":"server_error",...}`: the gateway could not form the upstream request.
     static func serverError(_ description: String) -> GatewayAnswer {
-        GatewayAnswer(status: .internalServerError,
+        error("server_error", description, status: 500)
+    }
+
+    /// `{"error":"<code>","error_description":"..."}` with `status`.
+    private static func error(_ code: String, _ description: String, status: Int) -> GatewayAnswer {
+        GatewayAnswer(status: HTTPResponse.Status(code: status),
                       headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
-                      body: ByteBuffer(string: #"{"error":"server_error","error_description":"# + jsonString(description) + "}"))
+                      body: ByteBuffer(string: #"{"error":"# + jsonString(code) + #","error_description":"# + jsonString(description) + "}"))
     }
 
     /// `200 {"status":"<status>"}`: the gateway's `/health` (alive) and `/ready` (configured and serving).

@@ -47,32 +47,18 @@ public final class GatewayStatistics: Sendable {
     private let realms = Mutex<[String: RealmCounts]>([:])
     /// The registry `/metrics` shows.
     public let registry = PrometheusCollectorRegistry()
-    private let factory: PrometheusMetricsFactory
+    /// Counters and timers, made once per label set.
+    private let handles: MetricHandles
 
     public init() {
-        factory = .gatehouse(registry: registry)
+        handles = MetricHandles(factory: .gatehouse(registry: registry))
     }
-
-    private struct CounterKey: Hashable {
-        var name: String
-        var dimensions: [String]
-    }
-
-    /// Counters made once per name and dimensions (see ``RequestMetrics``).
-    private let counterCache = Mutex<[CounterKey: Metrics.Counter]>([:])
 
     private func count(_ name: String, _ dimensions: [(String, String)] = []) {
-        let key = CounterKey(name: name, dimensions: dimensions.flatMap { [$0.0, $0.1] })
-        let counter = counterCache.withLock { cached in
-            if let found = cached[key] { return found }
-            let made = Metrics.Counter(label: name, dimensions: dimensions, factory: factory)
-            cached[key] = made
-            return made
-        }
-        counter.increment()
+        handles.counter(name, dimensions).increment()
     }
 
-    private func meter(_ name: String) -> Meter { Meter(label: name, factory: factory) }
+    private func meter(_ name: String) -> Meter { Meter(label: name, factory: handles.factory) }
 
     /// The Prometheus text exposition.
     public func exposition() -> [UInt8] { registry.emitToBuffer() }
@@ -85,31 +71,19 @@ public final class GatewayStatistics: Sendable {
 
     func connectionClosed() { meter("gatehouse_gateway_connections_open").decrement() }
 
-    /// The request counter and latency timer of one service and status, made once: looking a metric up in the
-    /// registry by its label costs more than the rest of a relayed request's bookkeeping.
-    private struct RequestMetrics: Sendable {
-        let counter: Metrics.Counter
-        let timer: Metrics.Timer
-    }
-
     private struct RequestKey: Hashable {
         var service: String
         var status: Int
     }
 
-    private let requestMetrics = Mutex<[RequestKey: RequestMetrics]>([:])
+    /// The request counter and latency timer of each service and status.
+    private let requestHandles = KeyedMetricHandles<RequestKey>()
 
     /// An HTTP request answered (upgrades aside): by service name (`none` when no service matched) and status.
     func request(service: String, status: Int, duration: Duration) {
-        let key = RequestKey(service: service, status: status)
-        let metrics = requestMetrics.withLock { cached in
-            if let found = cached[key] { return found }
-            let made = RequestMetrics(
-                counter: Metrics.Counter(label: "gatehouse_gateway_requests_total", dimensions: [("service", service), ("status", String(status))],
-                                         factory: factory),
-                timer: Metrics.Timer(label: "gatehouse_gateway_request_duration_seconds", dimensions: [("service", service)], factory: factory))
-            cached[key] = made
-            return made
+        let metrics = requestHandles.handles(RequestKey(service: service, status: status)) {
+            .init(counter: handles.counter("gatehouse_gateway_requests_total", [("service", service), ("status", String(status))]),
+                  timer: handles.timer("gatehouse_gateway_request_duration_seconds", [("service", service)]))
         }
         metrics.counter.increment()
         metrics.timer.recordNanoseconds(duration.wholeNanoseconds)
@@ -140,8 +114,7 @@ public final class GatewayStatistics: Sendable {
         let counter = realms.withLock { all in
             all[realm, default: RealmCounts()].count(decision, withCredentials: !credentials.isEmpty)
             if let counter = all[realm]?.authentications[result] { return counter }
-            let made = Metrics.Counter(label: "gatehouse_gateway_authentications_total", dimensions: [("realm", realm), ("result", result)],
-                                       factory: factory)
+            let made = handles.counter("gatehouse_gateway_authentications_total", [("realm", realm), ("result", result)])
             all[realm]?.authentications[result] = made
             return made
         }

@@ -99,13 +99,12 @@ final class UpstreamConnectionPool {
             guard let self else { return }
             self.sweep = nil
             let cutoff = NIODeadline.now() - Self.idleLifetime
-            for (key, connections) in self.idle {
-                let (stale, fresh) = (connections.filter { $0.idleSince <= cutoff }, connections.filter { $0.idleSince > cutoff })
-                guard !stale.isEmpty else { continue }
-                self.idle[key] = fresh.isEmpty ? nil : fresh
-                for connection in stale { connection.close() }
+            for connection in self.idle.values.joined() where connection.idleSince <= cutoff { connection.close() }
+            self.idle = self.idle.compactMapValues { connections in
+                let fresh = connections.filter { $0.idleSince > cutoff }
+                return fresh.isEmpty ? nil : fresh
             }
-            if self.idle.values.contains(where: { !$0.isEmpty }) { self.scheduleSweep() }
+            if !self.idle.isEmpty { self.scheduleSweep() }
         }
     }
 

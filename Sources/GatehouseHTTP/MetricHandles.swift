@@ -45,6 +45,36 @@ public final class MetricHandles: Sendable {
     }
 }
 
+/// A request's counter and timer, found by a key of the caller's own (route or service, status, …) with one lookup:
+/// ``MetricHandles`` builds its key from label arrays, which costs more per request than the rest of the bookkeeping.
+/// The key must be bounded (templates and statuses, not paths).
+public final class KeyedMetricHandles<Key: Hashable & Sendable>: Sendable {
+    private let cache = Mutex<[Key: Handles]>([:])
+
+    /// A counter and a timer.
+    public struct Handles: Sendable {
+        public let counter: Metrics.Counter
+        public let timer: Metrics.Timer
+
+        public init(counter: Metrics.Counter, timer: Metrics.Timer) {
+            self.counter = counter
+            self.timer = timer
+        }
+    }
+
+    public init() {}
+
+    /// The handles of `key`, made by `make` the first time.
+    public func handles(_ key: Key, make: () -> Handles) -> Handles {
+        cache.withLock { cache in
+            if let found = cache[key] { return found }
+            let made = make()
+            cache[key] = made
+            return made
+        }
+    }
+}
+
 extension Metrics.Timer {
     /// Records `duration`.
     public func record(_ duration: Duration) {

@@ -2,7 +2,6 @@ import Foundation
 import GatehouseHTTP
 import Metrics
 import Prometheus
-import Synchronization
 
 /// The server's metrics, through swift-metrics into a Prometheus registry of this server's own (so that several
 /// servers in one process, as in the tests, count apart), served at `/metrics` in Prometheus' text format.
@@ -23,16 +22,12 @@ public final class GatehouseMetrics: Sendable {
 
     /// A request answered: by route template (not the path, which would name clients), method and status.
     func request(route: String, method: String, status: Int, duration: Duration) {
-        let key = RequestKey(route: route, method: method, status: status)
-        let (requests, durations) = requestHandles.withLock { handles -> (Metrics.Counter, Metrics.Timer) in
-            if let found = handles[key] { return found }
-            let made = (self.counter("gatehouse_http_requests_total", [("route", route), ("method", method), ("status", String(status))]),
-                        self.timer("gatehouse_http_request_duration_seconds", [("route", route), ("method", method)]))
-            handles[key] = made
-            return made
+        let handles = requestHandles.handles(RequestKey(route: route, method: method, status: status)) {
+            .init(counter: counter("gatehouse_http_requests_total", [("route", route), ("method", method), ("status", String(status))]),
+                  timer: timer("gatehouse_http_request_duration_seconds", [("route", route), ("method", method)]))
         }
-        requests.increment()
-        durations.record(duration)
+        handles.counter.increment()
+        handles.timer.record(duration)
     }
 
     private struct RequestKey: Hashable {
@@ -41,9 +36,7 @@ public final class GatehouseMetrics: Sendable {
         let status: Int
     }
 
-    /// A request's counter and timer by route template, method and status (bounded: templates, not paths), found
-    /// with one lookup and no label arrays built per request.
-    private let requestHandles = Mutex<[RequestKey: (Metrics.Counter, Metrics.Timer)]>([:])
+    private let requestHandles = KeyedMetricHandles<RequestKey>()
 
     /// What one check's part of a pre-authorization round came to.
     enum CheckOutcome: String { case success, challenge, failure, block }

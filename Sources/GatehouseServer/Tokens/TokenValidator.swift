@@ -35,8 +35,8 @@ public final class TokenValidator: Sendable {
 
     private let signer: TokenSigner
     let revocations: RevocationList
-    /// At most 100,000 tokens kept verified in memory, until they expire; by their text, and by the `Authorization`
-    /// values they came in (the usual bearer request is then found without parsing or copying its token).
+    /// At most 100,000 tokens kept verified in memory, until they expire: by the `Authorization` value they came in
+    /// (``validate(authorization:scope:)``), or by their text (``claims(of:)``).
     private let cache = Mutex(ExpiringEntries<CacheKey, Verified, Date>(capacity: 100_000, overflow: .forgetAll))
 
     init(signer: TokenSigner, revocations: RevocationList) {
@@ -47,15 +47,8 @@ public final class TokenValidator: Sendable {
     /// The claims of the token in an `Authorization` header, if it is valid now and grants `scope`.
     public func validate(authorization: String?, scope: Scope) async throws(TokenRejection) -> AccessTokenClaims {
         guard let authorization else { throw .missing }
-        let now = Date()
-        let verified: Verified
-        if let cached = cache.withLock({ $0.value(for: CacheKey(text: authorization), now: now) }) {
-            verified = try usable(cached, now: now)
-        } else {
-            guard let token = Self.bearerToken(authorization) else { throw .missing }
-            verified = try await self.verified(token)
-            _ = cache.withLock { $0.insert(verified, for: CacheKey(text: authorization), expires: verified.claims.expiresAt, now: now) }
-        }
+        // Cached under the whole header: the usual bearer request is found without parsing or copying its token.
+        let verified = try await verified(cachedAs: CacheKey(text: authorization)) { Self.bearerToken(authorization) }
         guard verified.scope.contains(scope) else { throw .insufficientScope(scope) }
         return verified.claims
     }
@@ -74,23 +67,23 @@ public final class TokenValidator: Sendable {
 
     /// The claims of a valid (well signed, unexpired, unrevoked) token.
     public func claims(of token: String) async throws(TokenRejection) -> AccessTokenClaims {
-        try await verified(token).claims
+        try await verified(cachedAs: CacheKey(text: token)) { token }.claims
     }
 
-    private func verified(_ token: String) async throws(TokenRejection) -> Verified {
+    /// The token that `key` stands for, from the cache or verified (`token` gives it, `nil`: none is there) and
+    /// cached under `key`; checked for use either way.
+    private func verified(cachedAs key: CacheKey, token: () -> String?) async throws(TokenRejection) -> Verified {
         let now = Date()
+        if let cached = cache.withLock({ $0.value(for: key, now: now) }) { return try usable(cached, now: now) }
+        guard let token = token() else { throw .missing }
         let verified: Verified
-        if let cached = cache.withLock({ $0.value(for: CacheKey(text: token), now: now) }) {
-            verified = cached
-        } else {
-            do {
-                let claims = try await signer.verify(token)
-                verified = Verified(claims: claims, scope: Scope(claims.scope), kid: TokenSigner.kid(of: token))
-            } catch {
-                throw .invalidToken
-            }
-            _ = cache.withLock { $0.insert(verified, for: CacheKey(text: token), expires: verified.claims.expiresAt, now: now) }
+        do {
+            let claims = try await signer.verify(token)
+            verified = Verified(claims: claims, scope: Scope(claims.scope), kid: TokenSigner.kid(of: token))
+        } catch {
+            throw .invalidToken
         }
+        _ = cache.withLock { $0.insert(verified, for: key, expires: verified.claims.expiresAt, now: now) }
         return try usable(verified, now: now)
     }
 
