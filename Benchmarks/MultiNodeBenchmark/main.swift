@@ -19,6 +19,8 @@ struct Options {
     /// Two empty databases (one per PostgreSQL setup) and the postmaster's pid.
     var postgresURLs: [String] = []
     var postgresPID: Int32 = 0
+    /// Only the SQLite node as shipped (for a profiler or a quick comparison): no PostgreSQL needed.
+    var sqliteOnly = false
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -36,12 +38,13 @@ struct Options {
             case "--workers": options.workers = Int(number(value(), 1...256, "--workers"))
             case "--postgres-url": options.postgresURLs.append(value())
             case "--postgres-pid": options.postgresPID = Int32(number(value(), 1...4_194_304, "--postgres-pid"))
+            case "--sqlite-only": options.sqliteOnly = true
             default: fail("unknown argument \(arguments[index])")
             }
             index += 1
         }
         if options.binary.isEmpty { fail("--binary is required") }
-        if options.postgresURLs.count != 2 || options.postgresPID == 0 { fail("two --postgres-url and --postgres-pid are required") }
+        if !options.sqliteOnly, options.postgresURLs.count != 2 || options.postgresPID == 0 { fail("two --postgres-url and --postgres-pid are required") }
         return options
     }
 
@@ -51,7 +54,7 @@ struct Options {
     }
 
     static func fail(_ message: String) -> Never {
-        print("MultiNodeBenchmark: \(message)\nusage: MultiNodeBenchmark --binary PATH --postgres-url URL --postgres-url URL --postgres-pid PID [--seconds S] [--warm-up S] [--workers N]")
+        print("MultiNodeBenchmark: \(message)\nusage: MultiNodeBenchmark --binary PATH --postgres-url URL --postgres-url URL --postgres-pid PID [--seconds S] [--warm-up S] [--workers N]\n       MultiNodeBenchmark --binary PATH --sqlite-only [--seconds S] [--warm-up S] [--workers N]")
         exit(2)
     }
 }
@@ -178,6 +181,14 @@ var results: [Measurement] = []
 do {
     results.append(try await measure("SQLite, 1 node", arguments: ["--policy", policy.path, "--data", work.appendingPathComponent("data").path],
                                      nodes: 1, options: options, keys: keys, http: http, logs: work))
+    if options.sqliteOnly {
+        let r = results[0]
+        print(String(format: "SQLite, 1 node: %.1f flows/s, p50 %.1f ms, p99 %.1f ms, %d failed, node CPU %.3f ms/flow, %.1f store ops/flow",
+                     r.flowsPerSecond, r.p50, r.p99, r.failures, r.nodeCPU, r.storeOperations))
+        try? await http.shutdown()
+        try? FileManager.default.removeItem(at: work)
+        exit(r.failures == 0 ? 0 : 1)
+    }
     results.append(try await measure("SQLite fsync/commit", arguments: ["--policy", policy.path, "--data", work.appendingPathComponent("data-full").path,
                                                                           "--sqlite-durability", "full"],
                                      nodes: 1, options: options, keys: keys, http: http, logs: work))

@@ -5,7 +5,7 @@ import GatehouseStore
 
 extension SQLiteStore {
     public func accountFailures(_ account: String) async throws -> AccountFailureRecord? {
-        let found = try await readingOneStatement { db -> (String, Int64)? in
+        let found = try await readingWithWrites { db -> (String, Int64)? in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT record, version FROM account_failures WHERE account = ?"), arguments: [account])
                 .map { ($0["record"], $0["version"]) }
         }
