@@ -37,7 +37,7 @@ extension AuthorizationService {
                                  "Web pages of origin '\((origin ?? "").prefix(128))' may not register for application \(application.id).")
         }
         let now = EpochTime.nowMillis()
-        let clientID = UUID().uuidString.lowercased()
+        let clientID = SecureRandom.uuidString()
         try await store.createRegistration(
             ClientRegistrationRecord(clientID: clientID, data: data, publicKey: jwk, createdAt: now, updatedAt: now))
         logger.info("Registered client \(clientID) of \(data.application.id) (\(data.application.clientPlatform) \(data.application.version ?? "any version"))")

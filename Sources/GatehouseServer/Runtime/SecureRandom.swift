@@ -35,6 +35,28 @@ enum SecureRandom {
         }
     }
 
+    /// A random (version 4) UUID in lowercase text, such as a new client's id. Foundation's `UUID()` on Linux opens,
+    /// reads and closes `/dev/urandom` for each one.
+    static func uuidString() -> String {
+        var bytes = Self.bytes(16)
+        bytes[6] = bytes[6] & 0x0F | 0x40   // version 4
+        bytes[8] = bytes[8] & 0x3F | 0x80   // RFC 9562 variant
+        let digits = Array("0123456789abcdef".utf8)
+        return String(unsafeUninitializedCapacity: 36) { text in
+            var at = 0
+            for (index, byte) in bytes.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    text[at] = UInt8(ascii: "-")
+                    at += 1
+                }
+                text[at] = digits[Int(byte >> 4)]
+                text[at + 1] = digits[Int(byte & 0x0F)]
+                at += 2
+            }
+            return at
+        }
+    }
+
     private static func refill(_ pool: inout Pool) -> Bool {
         if pool.device == -2 { pool.device = open("/dev/urandom", O_RDONLY | O_CLOEXEC) }
         guard pool.device >= 0 else { return false }

@@ -1,3 +1,4 @@
+import Foundation
 @testable import GatehouseServer
 import Testing
 
@@ -19,5 +20,23 @@ import Testing
         #expect(SecureRandom.bytes(4096).count == 4096)
         #expect(SecureRandom.bytes(0).isEmpty)
         #expect(AuthorizationService.randomToken(bytes: 32).count == 43)
+    }
+
+    @Test func uuidsAreVersion4InLowercaseTextAndDistinct() throws {
+        var seen = Set<String>()
+        var ones = 0
+        for _ in 0..<1000 {
+            let text = SecureRandom.uuidString()
+            let uuid = try #require(UUID(uuidString: text), "\(text) reads as a UUID")
+            #expect(uuid.uuidString.lowercased() == text)
+            let bytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }
+            #expect(bytes[6] >> 4 == 4, "version 4")
+            #expect(bytes[8] >> 6 == 0b10, "RFC 9562 variant")
+            ones += bytes.reduce(0) { $0 + $1.nonzeroBitCount } - 2   // the version's and the variant's fixed ones
+            seen.insert(text)
+        }
+        #expect(seen.count == 1000)
+        // 122 random bits each: about half set.
+        #expect(ones > 57_000 && ones < 65_000)
     }
 }
