@@ -19,8 +19,9 @@ struct Options {
     /// Two empty databases (one per PostgreSQL setup) and the postmaster's pid.
     var postgresURLs: [String] = []
     var postgresPID: Int32 = 0
-    /// Only the SQLite node as shipped (for a profiler or a quick comparison): no PostgreSQL needed.
-    var sqliteOnly = false
+    /// Only one setup, for a profiler or a quick comparison: `sqlite` (the node as shipped; no PostgreSQL needed)
+    /// or `postgres` (one node on PostgreSQL).
+    var only: String?
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -38,13 +39,15 @@ struct Options {
             case "--workers": options.workers = Int(number(value(), 1...256, "--workers"))
             case "--postgres-url": options.postgresURLs.append(value())
             case "--postgres-pid": options.postgresPID = Int32(number(value(), 1...4_194_304, "--postgres-pid"))
-            case "--sqlite-only": options.sqliteOnly = true
+            case "--only":
+                options.only = value()
+                if options.only != "sqlite", options.only != "postgres" { fail("--only takes sqlite or postgres") }
             default: fail("unknown argument \(arguments[index])")
             }
             index += 1
         }
         if options.binary.isEmpty { fail("--binary is required") }
-        if !options.sqliteOnly, options.postgresURLs.count != 2 || options.postgresPID == 0 { fail("two --postgres-url and --postgres-pid are required") }
+        if options.only != "sqlite", options.postgresURLs.count != 2 || options.postgresPID == 0 { fail("two --postgres-url and --postgres-pid are required") }
         return options
     }
 
@@ -54,7 +57,7 @@ struct Options {
     }
 
     static func fail(_ message: String) -> Never {
-        print("MultiNodeBenchmark: \(message)\nusage: MultiNodeBenchmark --binary PATH --postgres-url URL --postgres-url URL --postgres-pid PID [--seconds S] [--warm-up S] [--workers N]\n       MultiNodeBenchmark --binary PATH --sqlite-only [--seconds S] [--warm-up S] [--workers N]")
+        print("MultiNodeBenchmark: \(message)\nusage: MultiNodeBenchmark --binary PATH --postgres-url URL --postgres-url URL --postgres-pid PID [--seconds S] [--warm-up S] [--workers N]\n       MultiNodeBenchmark --binary PATH --only sqlite|postgres [--postgres-url URL --postgres-url URL --postgres-pid PID] [--seconds S] [--warm-up S] [--workers N]")
         exit(2)
     }
 }
@@ -178,17 +181,24 @@ try policyYAML.write(to: policy, atomically: true, encoding: .utf8)
 
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, shared by the nodes, PostgreSQL and this load (\(options.workers) workers)")
 var results: [Measurement] = []
+/// Runs one setup alone (`--only`), prints its line and exits.
+func measureOnly(_ setup: String) async throws -> Never {
+    let r = setup == "sqlite"
+        ? try await measure("SQLite, 1 node", arguments: ["--policy", policy.path, "--data", work.appendingPathComponent("data").path],
+                            nodes: 1, options: options, keys: keys, http: http, logs: work)
+        : try await measure("PostgreSQL, 1 node", arguments: ["--policy", policy.path, "--database", options.postgresURLs[0]],
+                            nodes: 1, options: options, keys: keys, http: http, logs: work)
+    print(r.name + String(format: ": %.1f flows/s, p50 %.1f ms, p99 %.1f ms, %d failed, node CPU %.3f ms/flow, PostgreSQL CPU %.3f ms/flow, %.1f store ops/flow",
+                 r.flowsPerSecond, r.p50, r.p99, r.failures, r.nodeCPU, r.postgresCPU, r.storeOperations))
+    try? await http.shutdown()
+    try? FileManager.default.removeItem(at: work)
+    exit(r.failures == 0 ? 0 : 1)
+}
+
 do {
+    if let only = options.only { try await measureOnly(only) }
     results.append(try await measure("SQLite, 1 node", arguments: ["--policy", policy.path, "--data", work.appendingPathComponent("data").path],
                                      nodes: 1, options: options, keys: keys, http: http, logs: work))
-    if options.sqliteOnly {
-        let r = results[0]
-        print(String(format: "SQLite, 1 node: %.1f flows/s, p50 %.1f ms, p99 %.1f ms, %d failed, node CPU %.3f ms/flow, %.1f store ops/flow",
-                     r.flowsPerSecond, r.p50, r.p99, r.failures, r.nodeCPU, r.storeOperations))
-        try? await http.shutdown()
-        try? FileManager.default.removeItem(at: work)
-        exit(r.failures == 0 ? 0 : 1)
-    }
     results.append(try await measure("SQLite fsync/commit", arguments: ["--policy", policy.path, "--data", work.appendingPathComponent("data-full").path,
                                                                           "--sqlite-durability", "full"],
                                      nodes: 1, options: options, keys: keys, http: http, logs: work))

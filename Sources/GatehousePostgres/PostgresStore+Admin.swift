@@ -53,20 +53,8 @@ extension PostgresStore {
 
     public func appendAudit(_ events: [AuditEvent]) async throws {
         guard !events.isEmpty else { return }
-        let logger = self.logger
-        let rows = try events.map { ($0.time, try encode($0)) }
-        try await client.withConnection { connection in
-            try await connection.query("BEGIN", logger: logger)
-            do {
-                for (time, text) in rows {
-                    try await connection.query("INSERT INTO audit_events (time, record) VALUES (\(time), \(text))", logger: logger)
-                }
-                try await connection.query("COMMIT", logger: logger)
-            } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
-                throw error
-            }
-        }
+        // One statement, one round trip: all the events or none, in order.
+        _ = try await rows(PreparedStatements.AppendAudit(times: events.map(\.time), records: try events.map { try encode($0) }))
     }
 
     public func auditEvents(after: Int64, limit: Int) async throws -> [AuditEvent] {

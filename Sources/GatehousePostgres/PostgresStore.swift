@@ -82,6 +82,13 @@ public final class PostgresStore: GatehouseStore {
         return result
     }
 
+    /// Every row of a prepared statement (prepared once per connection).
+    func rows<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [Statement.Row] {
+        var result: [Statement.Row] = []
+        for try await row in try await client.execute(statement, logger: logger) { result.append(row) }
+        return result
+    }
+
     /// Whether an error means "another transaction won": the round is run again rather than failing.
     static func isConflict(_ error: any Error) -> Bool {
         guard let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] else { return false }
@@ -92,12 +99,9 @@ public final class PostgresStore: GatehouseStore {
 
     public func createRegistration(_ registration: ClientRegistrationRecord) async throws {
         let text = try encode(registration)
-        let inserted = try await texts(
-            """
-            INSERT INTO registrations (client_id, record, application_id, device_id)
-            VALUES (\(registration.clientID), \(text), \(registration.data.application.id), \(registration.data.device.id))
-            ON CONFLICT DO NOTHING RETURNING client_id
-            """)
+        let inserted = try await rows(PreparedStatements.InsertRegistration(
+            clientID: registration.clientID, record: text, applicationID: registration.data.application.id,
+            deviceID: registration.data.device.id))
         if inserted.isEmpty { throw StoreError.duplicate }
         decodedRegistrations.remember(registration, as: text)
     }
@@ -114,7 +118,7 @@ public final class PostgresStore: GatehouseStore {
     }
 
     public func registration(clientID: String) async throws -> ClientRegistrationRecord? {
-        try await texts("SELECT record FROM registrations WHERE client_id = \(clientID)").first
+        try await rows(PreparedStatements.Registration(clientID: clientID)).first
             .map { try decodedRegistrations.record($0, clientID: clientID) }
     }
 
@@ -161,19 +165,13 @@ public final class PostgresStore: GatehouseStore {
     // MARK: Codes
 
     public func insertCode(_ code: AuthorizationCodeRecord) async throws {
-        let text = try encode(code)
-        let inserted = try await texts(
-            """
-            WITH expired AS (DELETE FROM authorization_codes WHERE expires_at < \(code.expiresAt - 3_600_000))
-            INSERT INTO authorization_codes (code_hash, record, expires_at) VALUES (\(code.codeHash), \(text), \(code.expiresAt))
-            ON CONFLICT DO NOTHING RETURNING code_hash
-            """)
+        let inserted = try await rows(PreparedStatements.InsertCode(
+            expiredBefore: code.expiresAt - 3_600_000, codeHash: code.codeHash, record: try encode(code), expiresAt: code.expiresAt))
         if inserted.isEmpty { throw StoreError.duplicate }
     }
 
     public func consumeCode(hash: String) async throws -> AuthorizationCodeRecord? {
-        try await texts("DELETE FROM authorization_codes WHERE code_hash = \(hash) RETURNING record").first
-            .map { try decode(AuthorizationCodeRecord.self, $0) }
+        try await rows(PreparedStatements.ConsumeCode(codeHash: hash)).first.map { try decode(AuthorizationCodeRecord.self, $0) }
     }
 
     // MARK: Keys

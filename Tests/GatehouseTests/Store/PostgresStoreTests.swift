@@ -6,7 +6,7 @@ import Testing
 /// What only the PostgreSQL store has: its URL, its migrations under concurrent start-up, its connection errors.
 @Suite(.timeLimit(.minutes(3))) struct PostgresStoreTests {
     @Test func urlsAreParsedWithDefaultsAndOptions() throws {
-        let full = try PostgresLocation(url: "postgres://gate%40house:p%3Ass@db.example:6543/gate_db?sslmode=require&pool_size=25&connect_timeout=3")
+        let full = try PostgresLocation(url: "postgres://gate%40house:p%3Ass@db.example:6543/gate_db?sslmode=require&pool_size=25&connect_timeout=3&idle_ping=45")
         #expect(full.host == "db.example")
         #expect(full.port == 6543)
         #expect(full.username == "gate@house")
@@ -15,6 +15,9 @@ import Testing
         #expect(full.tls == .require)
         #expect(full.poolSize == 25)
         #expect(full.connectTimeout == .seconds(3))
+        #expect(full.idlePing == .seconds(45))
+        #expect(full.clientConfiguration.options.keepAliveBehavior?.frequency == .seconds(45))
+        #expect(full.clientConfiguration.options.minimumConnections == 25, "the whole pool is kept open")
         #expect(full.description == "postgres://gate@house@db.example:6543/gate_db", "the password is never shown")
 
         let minimal = try PostgresLocation(url: "postgresql://127.0.0.1")
@@ -29,6 +32,9 @@ import Testing
         #expect(try PostgresLocation(url: "postgres://localhost/gate").tls == .prefer)
         #expect(try PostgresLocation(url: "postgres://db.example/gate?sslmode=disable").tls == .disable)
         #expect(minimal.poolSize == 10)
+        #expect(minimal.idlePing == nil)
+        #expect(minimal.clientConfiguration.options.keepAliveBehavior == nil, "no ping timer per query unless asked")
+        #expect(try PostgresLocation(url: "postgres://h/db?idle_ping=0").idlePing == nil)
 
         let userDatabase = try PostgresLocation(url: "postgres://alice@[::1]:5433?sslmode=disable")
         #expect(userDatabase.host == "::1")
@@ -36,7 +42,7 @@ import Testing
         #expect(userDatabase.tls == .disable)
 
         for bad in ["mysql://x/y", "postgres:///db", "postgres://h/a/b", "postgres://h/db?sslmode=sometimes", "postgres://h/db?pool_size=0",
-                    "postgres://h/db?poolsize=3", "not a url"] {
+                    "postgres://h/db?poolsize=3", "postgres://h/db?idle_ping=-1", "postgres://h/db?idle_ping=soon", "not a url"] {
             #expect(throws: PostgresStoreError.self, "\(bad)") { try PostgresLocation(url: bad) }
         }
     }
