@@ -104,7 +104,7 @@ public enum Gatehouse {
             router: router,
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
-            services: [service.policyWatcher],
+            services: [service.policyWatcher, service.audit],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 service.issuerName.bind(port: port)

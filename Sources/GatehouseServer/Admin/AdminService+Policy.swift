@@ -66,7 +66,7 @@ extension AdminService {
     /// hashes, check properties such as a PIN, so only for the write scope; the read is audited).
     func policySource(actor: String, address: String?) async -> JSON {
         let snapshot = service.policies.current
-        await service.audit.record("admin.policy.read", address: address, actor: actor, detail: "version \(snapshot.version)")
+        service.audit.record("admin.policy.read", address: address, actor: actor, detail: "version \(snapshot.version)")
         return ["version": .int(snapshot.version), "origin": .string(snapshot.origin), "yaml": .string(snapshot.source)]
     }
 
@@ -83,7 +83,7 @@ extension AdminService {
         } catch PolicyWatcher.ApplyError.conflict {
             throw GatehouseError(.conflict, "CONFLICT", "Another policy was applied at the same moment; read the policy again and retry.")
         }
-        await service.audit.record("admin.policy.apply", address: address, actor: actor, detail: "version \(snapshot.version)")
+        service.audit.record("admin.policy.apply", address: address, actor: actor, detail: "version \(snapshot.version)")
         return ["applied": true, "version": .int(snapshot.version), "warnings": .array(snapshot.policy.warnings.map { .string($0) })]
     }
 }

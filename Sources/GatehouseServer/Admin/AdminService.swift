@@ -121,7 +121,7 @@ public struct AdminService: Sendable {
             try snapshot.reset(check)
             return snapshot.view(of: check)
         }
-        await service.audit.record("admin.check.reset", clientID: clientID, application: record.data.application.id, check: name,
+        service.audit.record("admin.check.reset", clientID: clientID, application: record.data.application.id, check: name,
                                    address: address, actor: actor)
         return view
     }
@@ -131,7 +131,7 @@ public struct AdminService: Sendable {
         let record = try await record(clientID)
         try await revokeGrants(of: record)
         service.metrics.tokensRevoked(by: "admin")
-        await service.audit.record("admin.tokens.revoke", clientID: clientID, application: record.data.application.id,
+        service.audit.record("admin.tokens.revoke", clientID: clientID, application: record.data.application.id,
                                    address: address, actor: actor)
     }
 
@@ -147,7 +147,7 @@ public struct AdminService: Sendable {
         let record = try await record(clientID)
         try await revokeGrants(of: record)
         _ = try await service.locks.withLock(clientID) { try await store.deleteRegistration(clientID: clientID) }
-        await service.audit.record("admin.registration.delete", clientID: clientID, application: record.data.application.id,
+        service.audit.record("admin.registration.delete", clientID: clientID, application: record.data.application.id,
                                    address: address, actor: actor)
     }
 
@@ -170,7 +170,7 @@ public struct AdminService: Sendable {
         }
         try await store.deleteAccountFailures(account)
         service.policyWatcher.compiler.knownLockouts.forget(account)
-        await service.audit.record("admin.account.unlock", address: address, actor: actor, detail: String(account.prefix(128)))
+        service.audit.record("admin.account.unlock", address: address, actor: actor, detail: String(account.prefix(128)))
     }
 
     // MARK: Keys
@@ -187,7 +187,7 @@ public struct AdminService: Sendable {
     /// Stores a new key that becomes current on every node.
     func rotateKey(actor: String, address: String?) async throws -> String {
         let kid = try await service.signer.rotate()
-        await service.audit.record("admin.key.rotate", address: address, actor: actor, detail: "kid \(kid)")
+        service.audit.record("admin.key.rotate", address: address, actor: actor, detail: "kid \(kid)")
         return kid
     }
 
@@ -201,7 +201,7 @@ public struct AdminService: Sendable {
             throw GatehouseError(.conflict, "CURRENT_KEY", "\(error)")
         }
         try await service.signer.refresh()
-        await service.audit.record("admin.key.retire", address: address, actor: actor, detail: "kid \(kid.prefix(64))")
+        service.audit.record("admin.key.retire", address: address, actor: actor, detail: "kid \(kid.prefix(64))")
     }
 
     // MARK: Audit

@@ -2,6 +2,7 @@ import Foundation
 import GatehouseProtocol
 import GatehouseStore
 import Logging
+import ServiceLifecycle
 import Synchronization
 
 /// Writes the audit log to the store: registrations, check outcomes, tokens issued and revoked, lockouts and
@@ -10,12 +11,14 @@ import Synchronization
 /// deleted by the node that writes, at most once an hour. Optionally each event is also written as one JSON line
 /// through swift-log, for a log pipeline.
 ///
-/// Events are stored by group commit: a request whose events find no write under way stores them (and whatever
-/// other requests queue meanwhile) itself; a request whose events find a write under way leaves them to that
-/// writer and goes on. Under load, many requests' events share one transaction instead of one each; an event is
-/// in the store a moment after its request's answer at the latest. ``flushed()`` waits for what is queued (the
-/// admin API reads the log after it).
-public final class AuditLog: Sendable {
+/// Events are stored in groups, by a writer of their own: the first event queued while no writer is at work or
+/// waiting starts one after ``linger`` (10 ms), and that writer stores everything queued by then, and whatever is
+/// queued while it writes, in one store call per batch. A request never waits for its events: under load, one
+/// store call carries the events of many requests (measured: 1.7 audit writes per complete flow before, a few
+/// hundredths after). An event is in the store within about ``linger`` of its request's answer; ``flushed()``
+/// writes what is queued at once and waits for it (the admin API reads the log after it), and so does the server's
+/// graceful shutdown (``AuditLog`` is a service of the application, stopped after the HTTP server).
+public final class AuditLog: Service, Sendable {
     let store: any GatehouseStore
     /// This node's name, in every event it records.
     public let node: String
@@ -26,27 +29,32 @@ public final class AuditLog: Sendable {
     private let lines: Logger?
     private let lastPrune = Mutex<Int64>(0)
     static let pruneSpacing: Int64 = 3_600_000
+    /// How long the first of a group of events waits for others before it is written.
+    let linger: Duration
 
-    /// Events waiting for the writer, whether a writer is at work, and who waits for it to be done.
+    /// Events waiting for the writer, whether a writer is at work or on its way, and who waits for it to be done.
     private struct Queue: ~Copyable {
         var events: [AuditEvent] = []
+        /// A writer is storing events; it goes on until none are left.
         var writing = false
+        /// A writer will start after ``linger``.
+        var lingering = false
         var flushWaiters: [CheckedContinuation<Void, Never>] = []
     }
     private let queue = Mutex(Queue())
-    /// Batches one writer stores before it hands the rest to a task of its own (its request has waited enough).
-    static let batchesPerWriter = 4
 
-    init(store: any GatehouseStore, node: String, retentionDays: Int, logger: Logger, lines: Logger? = nil) {
+    init(store: any GatehouseStore, node: String, retentionDays: Int, logger: Logger, lines: Logger? = nil,
+         linger: Duration = .milliseconds(10)) {
         self.store = store
+        self.linger = linger
         self.lines = lines
         self.node = node
         self.retention = Int64(max(retentionDays, 1)) * 86_400_000
         self.logger = logger
     }
 
-    /// Records `events` (in order), stamped with this node.
-    func record(_ events: [AuditEvent]) async {
+    /// Records `events` (in order), stamped with this node; they are stored within about ``linger``.
+    func record(_ events: [AuditEvent]) {
         guard !events.isEmpty else { return }
         let stamped = events.map { event in
             var event = event
@@ -60,33 +68,45 @@ public final class AuditLog: Sendable {
                 lines.info("\(String(decoding: JSONBody.buffer(JSON.object(fields)).readableBytesView, as: UTF8.self))")
             }
         }
-        let writer = queue.withLock { queue in
+        let startsLingering = queue.withLock { queue in
             queue.events += stamped
-            guard !queue.writing else { return false }
-            queue.writing = true
+            guard !queue.writing, !queue.lingering else { return false }
+            queue.lingering = true
             return true
         }
-        if writer { await drain() }
+        if startsLingering {
+            Task {
+                try? await Task.sleep(for: linger)
+                let writes = queue.withLock { queue in
+                    queue.lingering = false
+                    // A flush may have started the writer meanwhile: it takes these events too.
+                    guard !queue.writing else { return false }
+                    queue.writing = true
+                    return true
+                }
+                if writes { await drain() }
+            }
+        }
     }
 
-    /// Stores queued events batch by batch until none are left; hands on to a task after ``batchesPerWriter``.
+    /// Stores queued events batch by batch until none are left, then answers whoever waits for a flush.
     private func drain() async {
-        for _ in 0..<Self.batchesPerWriter {
-            let batch = queue.withLock { queue in
+        while true {
+            let (batch, waiters) = queue.withLock { queue -> ([AuditEvent], [CheckedContinuation<Void, Never>]) in
+                if queue.events.isEmpty {
+                    queue.writing = false
+                    defer { queue.flushWaiters = [] }
+                    return ([], queue.flushWaiters)
+                }
                 defer { queue.events = [] }
-                return queue.events
+                return (queue.events, [])
             }
-            if batch.isEmpty { break }
+            if batch.isEmpty {
+                for waiter in waiters { waiter.resume() }
+                return
+            }
             await store(batch)
         }
-        let (more, waiters) = queue.withLock { queue -> (Bool, [CheckedContinuation<Void, Never>]) in
-            if !queue.events.isEmpty { return (true, []) }
-            queue.writing = false
-            defer { queue.flushWaiters = [] }
-            return (false, queue.flushWaiters)
-        }
-        for waiter in waiters { waiter.resume() }
-        if more { Task { await self.drain() } }
     }
 
     private func store(_ batch: [AuditEvent]) async {
@@ -104,22 +124,35 @@ public final class AuditLog: Sendable {
         }
     }
 
-    /// Returns when every event recorded before the call is in the store (or failed to be stored, and was logged).
+    /// Returns when every event recorded before the call is in the store (or failed to be stored, and was logged):
+    /// what is queued is written now, without waiting for ``linger``.
     func flushed() async {
         await withCheckedContinuation { continuation in
-            let done = queue.withLock { queue in
-                guard queue.writing else { return true }
+            let writes = queue.withLock { queue -> Bool? in
+                guard queue.writing || !queue.events.isEmpty else { return nil }
                 queue.flushWaiters.append(continuation)
-                return false
+                guard !queue.writing else { return false }
+                queue.writing = true
+                return true
             }
-            if done { continuation.resume() }
+            switch writes {
+            case nil: continuation.resume()
+            case true?: Task { await self.drain() }
+            case false?: break
+            }
         }
+    }
+
+    /// Waits for the application's graceful shutdown, then stores what is queued.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await flushed()
     }
 
     /// Records one event.
     func record(_ event: String, clientID: String? = nil, application: String? = nil, user: String? = nil, check: String? = nil,
-                address: String? = nil, actor: String? = nil, detail: String? = nil) async {
-        await record([AuditEvent(time: EpochTime.nowMillis(), event: event, clientID: clientID, application: application, user: user,
+                address: String? = nil, actor: String? = nil, detail: String? = nil) {
+        record([AuditEvent(time: EpochTime.nowMillis(), event: event, clientID: clientID, application: application, user: user,
                                  check: check, address: address, actor: actor, detail: detail)])
     }
 }

@@ -75,7 +75,7 @@ extension AuthorizationService {
         guard let claims = try? await validator.claims(of: token), claims.client_id == callerID else { return }
         try await validator.revocations.add([RevocationRecord(subject: .token(jti: claims.jti), revokedAt: EpochTime.nowMillis())])
         metrics.tokensRevoked(by: "client")
-        await audit.record("token.revoked", clientID: claims.client_id, application: claims.app?.id, user: claims.user, address: address,
+        audit.record("token.revoked", clientID: claims.client_id, application: claims.app?.id, user: claims.user, address: address,
                            actor: callerID, detail: "one token")
     }
 }

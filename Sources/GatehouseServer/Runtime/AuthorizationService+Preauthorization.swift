@@ -51,7 +51,7 @@ extension AuthorizationService {
             }
             metrics.check(check, outcome: outcome, answered: answered)
         }
-        await audit.record(outcomes)
+        audit.record(outcomes)
         return PreauthorizeOutcome(response: response, serverTime: EpochTime.nowMillis())
     }
 

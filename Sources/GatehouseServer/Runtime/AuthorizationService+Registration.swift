@@ -42,7 +42,7 @@ extension AuthorizationService {
             ClientRegistrationRecord(clientID: clientID, data: data, publicKey: jwk, createdAt: now, updatedAt: now))
         logger.info("Registered client \(clientID) of \(data.application.id) (\(data.application.clientPlatform) \(data.application.version ?? "any version"))")
         metrics.registration()
-        await audit.record("registration", clientID: clientID, application: data.application.id, address: address,
+        audit.record("registration", clientID: clientID, application: data.application.id, address: address,
                            detail: "device \(data.device.id.prefix(128))")
         return clientID
     }

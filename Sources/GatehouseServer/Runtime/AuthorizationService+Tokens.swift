@@ -51,7 +51,7 @@ extension AuthorizationService {
             checks: record.checks, user: record.userID)
         let token = TokenResponse(accessToken: try await signer.sign(claims), expiresIn: expiresIn, scope: record.scope)
         metrics.tokenIssued(grant: "authorization_code")
-        await audit.record("token.issued", clientID: client.clientID, application: app.id, user: record.userID, address: address,
+        audit.record("token.issued", clientID: client.clientID, application: app.id, user: record.userID, address: address,
                            detail: "scope '\(record.scope)'")
         return token
     }
@@ -72,7 +72,7 @@ extension AuthorizationService {
             scope: scope.normalized, client_id: client.id, app: nil, checks: [], user: nil)
         let token = TokenResponse(accessToken: try await signer.sign(claims), expiresIn: confidentialTokenLifetime, scope: scope.normalized)
         metrics.tokenIssued(grant: "client_credentials")
-        await audit.record("token.issued", clientID: client.id, address: address, actor: client.id, detail: "scope '\(scope.normalized)'")
+        audit.record("token.issued", clientID: client.id, address: address, actor: client.id, detail: "scope '\(scope.normalized)'")
         return token
     }
 }

@@ -1,5 +1,10 @@
 import Foundation
 import GatehouseProtocol
+import GatehouseSQLite
+import GatehouseStore
+@testable import GatehouseServer
+import Logging
+import ServiceLifecycle
 import Testing
 
 /// The audit log of a known sequence, read back through the admin API in order, with no secret or token in it.
@@ -75,5 +80,61 @@ import Testing
             #expect(events.allSatisfy { $0["id"] == nil }, "ids are the store's")
             #expect(!capture.text.contains("0987"), "never the answer")
         }
+    }
+}
+
+/// How the audit log stores its events: in groups, by a writer of its own, never holding up a request.
+@Suite(.timeLimit(.minutes(1))) struct AuditLogWriterTests {
+    /// An SQLite store whose operations are counted.
+    static func measuredStore() throws -> (MeasuredStore, GatehouseMetrics, String) {
+        let directory = TestServer.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let metrics = GatehouseMetrics()
+        return (MeasuredStore(try SQLiteStore(path: directory + "/gatehouse.sqlite"), metrics: metrics), metrics, directory)
+    }
+
+    static func appendCalls(_ metrics: GatehouseMetrics) -> Int {
+        let text = String(decoding: metrics.exposition(), as: UTF8.self)
+        let line = text.split(separator: "\n").first { $0.hasPrefix(#"gatehouse_store_operation_duration_seconds_count{operation="appendAudit"}"#) }
+        return line.flatMap { $0.split(separator: " ").last }.flatMap { Int($0) } ?? 0
+    }
+
+    static func event(_ index: Int) -> AuditEvent {
+        AuditEvent(time: EpochTime.nowMillis(), event: "registration", clientID: "c\(index)")   // now: older ones are pruned
+    }
+
+    @Test func eventsRecordedTogetherAreStoredInOneCallWithoutAFlush() async throws {
+        let (store, metrics, directory) = try Self.measuredStore()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let audit = AuditLog(store: store, node: "n1", retentionDays: 1, logger: Logger(label: "test"), linger: .milliseconds(200))
+        for index in 0..<200 { audit.record([Self.event(index)]) }
+        var stored: [AuditEvent] = []
+        for _ in 0..<400 where stored.count < 200 {
+            try await Task.sleep(for: .milliseconds(10))
+            stored = try await store.auditEvents(after: 0, limit: 500)
+        }
+        #expect(stored.map(\.clientID) == (0..<200).map { "c\($0)" }, "every event, in order, without a flush")
+        #expect(stored.allSatisfy { $0.node == "n1" })
+        #expect(Self.appendCalls(metrics) == 1, "200 requests' events, one store call")
+    }
+
+    @Test func aFlushWritesAtOnceAndAGracefulShutdownStoresWhatIsQueued() async throws {
+        let (store, metrics, directory) = try Self.measuredStore()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A linger no test waits for: only a flush or the shutdown can store these.
+        let audit = AuditLog(store: store, node: "n1", retentionDays: 1, logger: Logger(label: "test"), linger: .seconds(3600))
+        audit.record([Self.event(1), Self.event(2)])
+        await audit.flushed()
+        #expect(try await store.auditEvents(after: 0, limit: 10).map(\.clientID) == ["c1", "c2"])
+        await audit.flushed()
+        #expect(Self.appendCalls(metrics) == 1, "a flush with nothing queued writes nothing")
+
+        let group = ServiceGroup(configuration: .init(services: [audit], logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
+        audit.record([Self.event(3)])
+        audit.record([Self.event(4)])
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(try await store.auditEvents(after: 0, limit: 10).map(\.clientID) == ["c1", "c2", "c3", "c4"])
     }
 }
