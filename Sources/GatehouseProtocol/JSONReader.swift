@@ -220,13 +220,13 @@ extension SharedJSONCoders {
 
 extension JSON {
     /// A member that must be a string (as a non-optional `String` decodes): `nil` otherwise.
-    func requiredString(_ key: String) -> String? {
+    public func requiredString(_ key: String) -> String? {
         if case .string(let text)? = self[key] { return text }
         return nil
     }
 
     /// A member that may be absent or `null` (`.some(nil)`), or a string; `nil` for anything else.
-    func optionalString(_ key: String) -> String?? {
+    public func optionalString(_ key: String) -> String?? {
         switch self[key] {
         case nil, .null?: return .some(nil)
         case .string(let text)?: return .some(text)
@@ -236,7 +236,7 @@ extension JSON {
 
     /// A member that may be absent or `null` (`.some(nil)`), or an integer; `nil` for anything else (an integral
     /// number written with a fraction or exponent included: `JSONReader` leaves those to `JSONDecoder`).
-    func optionalInt(_ key: String) -> Int64?? {
+    public func optionalInt(_ key: String) -> Int64?? {
         switch self[key] {
         case nil, .null?: return .some(nil)
         case .int(let number)?: return .some(number)
@@ -245,7 +245,7 @@ extension JSON {
     }
 
     /// A member that may be absent or `null` (`.some(nil)`), or an object; `nil` for anything else.
-    func optionalObject(_ key: String) -> [String: JSON]?? {
+    public func optionalObject(_ key: String) -> [String: JSON]?? {
         switch self[key] {
         case nil, .null?: return .some(nil)
         case .object(let members)?: return .some(members)

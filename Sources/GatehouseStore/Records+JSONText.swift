@@ -1,7 +1,8 @@
 import GatehouseProtocol
 
 // The records a flow writes (its registration, its authorization code, its audit events) as JSON written without
-// `JSONEncoder` (see `StoreCoding.encode`). They read back as their `Codable` form; a test checks it.
+// `JSONEncoder` (see `StoreCoding.encode`). They read back as their `Codable` form; a test checks it. The code is
+// also read back by hand (`StoreCoding.decode`), accepting exactly what its `Decodable` conformance accepts.
 
 extension ClientRegistrationRecord: JSONTextEncodable {
     public func write(to text: inout JSONText) {
@@ -27,6 +28,24 @@ extension AuthorizationCodeRecord: JSONTextEncodable {
             record.member("checks", checks)
             record.member("userID", userID)
         }
+    }
+}
+
+extension AuthorizationCodeRecord: JSONValueDecodable {
+    public init?(json: JSON) {
+        guard case .object = json, let codeHash = json.requiredString("codeHash"), let clientID = json.requiredString("clientID"),
+              let scope = json.requiredString("scope"), let redirectURI = json.requiredString("redirectURI"),
+              case .int(let expiresAt)? = json["expiresAt"], case .int(let tokenExpiresAt)? = json["tokenExpiresAt"],
+              case .array(let checkValues)? = json["checks"], let userID = json.optionalString("userID")
+        else { return nil }
+        var checks: [String] = []
+        checks.reserveCapacity(checkValues.count)
+        for value in checkValues {
+            guard case .string(let check) = value else { return nil }
+            checks.append(check)
+        }
+        self.init(codeHash: codeHash, clientID: clientID, scope: scope, redirectURI: redirectURI, expiresAt: expiresAt,
+                  tokenExpiresAt: tokenExpiresAt, checks: checks, userID: userID)
     }
 }
 

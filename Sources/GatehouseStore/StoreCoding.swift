@@ -12,7 +12,6 @@ public final class StoreCoding: @unchecked Sendable {
     public static let shared = StoreCoding()
 
     private let encoder = JSONEncoder()
-    private let decoder = JSONDecoder()
 
     private init() {}
 
@@ -23,9 +22,11 @@ public final class StoreCoding: @unchecked Sendable {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    /// A record read back from its JSON text.
+    /// A record read back from its JSON text: by hand (``JSONValueDecodable``) for the records a flow reads back,
+    /// by `JSONDecoder` for the rest (and for anything the hand reading does not take, with `JSONDecoder`'s errors).
     public func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
-        try decoder.decode(type, from: Data(text.utf8))
+        var text = text
+        return try text.withUTF8 { try SharedJSONCoders.decode(type, from: UnsafeRawBufferPointer($0)) }
     }
 }
 

@@ -91,6 +91,38 @@ import Testing
         }
     }
 
+    /// An authorization code read by hand takes exactly what `JSONDecoder` takes, and reads it alike.
+    @Test(.timeLimit(.minutes(1))) func codesReadByHandAsJSONDecoderReadsThem() throws {
+        let members = [#""codeHash":"h""#, #""clientID":"c""#, #""scope":"s""#, #""redirectURI":"https://a/""#, #""expiresAt":5"#,
+                       #""tokenExpiresAt":-7"#, #""checks":["a","b"]"#, #""userID":"u""#]
+        var texts = ["{" + members.joined(separator: ",") + "}", "[]", "null", "{}"]
+        for index in members.indices {
+            var without = members
+            without.remove(at: index)
+            texts.append("{" + without.joined(separator: ",") + "}")   // each member missing in turn
+            let key = members[index].split(separator: ":", maxSplits: 1)[0]
+            for value in ["null", "1", "1.5", #""x""#, "[]", "[1]", #"["a",null]"#, "{}", "true", "9223372036854775808"] {
+                var changed = members
+                changed[index] = key + ":" + value
+                texts.append("{" + changed.joined(separator: ",") + "}")   // each member of every other type
+            }
+        }
+        texts.append("{" + members.joined(separator: ",") + #","extra":{"x":[1,2]}}"#)
+        var readByHand = 0
+        for text in texts {
+            let expected = try? JSONDecoder().decode(AuthorizationCodeRecord.self, from: Data(text.utf8))
+            let byHand = JSONReader.read(Array(text.utf8)).flatMap { AuthorizationCodeRecord(json: $0) }
+            if let byHand {
+                readByHand += 1
+                #expect(byHand == expected, "\(text)")
+            } else if expected != nil {
+                // Left to JSONDecoder (a number written as 1.0, say): StoreCoding still reads it.
+                #expect(try StoreCoding.shared.decode(AuthorizationCodeRecord.self, text) == expected, "\(text)")
+            }
+        }
+        #expect(readByHand >= 4, "the hand reading is exercised")
+    }
+
     @Test(.timeLimit(.minutes(1))) func numbersJSONCannotHoldAreNull() {
         #expect(JSON.array([.double(.infinity), .double(.nan)]).jsonText == Array("[null,null]".utf8))
     }
