@@ -99,9 +99,8 @@ public final class PostgresStore: GatehouseStore {
 
     public func createRegistration(_ registration: ClientRegistrationRecord) async throws {
         let text = try encode(registration)
-        let inserted = try await rows(PreparedStatements.InsertRegistration(
-            clientID: registration.clientID, record: text, applicationID: registration.data.application.id,
-            deviceID: registration.data.device.id))
+        let inserted = try await rows(TextRows<PreparedStatements.InsertRegistration>(
+            registration.clientID, text, registration.data.application.id, registration.data.device.id))
         if inserted.isEmpty { throw StoreError.duplicate }
         decodedRegistrations.remember(registration, as: text)
     }
@@ -118,7 +117,7 @@ public final class PostgresStore: GatehouseStore {
     }
 
     public func registration(clientID: String) async throws -> ClientRegistrationRecord? {
-        try await rows(PreparedStatements.Registration(clientID: clientID)).first
+        try await rows(TextRows<PreparedStatements.Registration>(clientID)).first
             .map { try decodedRegistrations.record($0, clientID: clientID) }
     }
 
@@ -165,13 +164,13 @@ public final class PostgresStore: GatehouseStore {
     // MARK: Codes
 
     public func insertCode(_ code: AuthorizationCodeRecord) async throws {
-        let inserted = try await rows(PreparedStatements.InsertCode(
-            expiredBefore: code.expiresAt - 3_600_000, codeHash: code.codeHash, record: try encode(code), expiresAt: code.expiresAt))
+        let inserted = try await rows(TextRows<PreparedStatements.InsertCode>(
+            code.expiresAt - 3_600_000, code.codeHash, try encode(code), code.expiresAt))
         if inserted.isEmpty { throw StoreError.duplicate }
     }
 
     public func consumeCode(hash: String) async throws -> AuthorizationCodeRecord? {
-        try await rows(PreparedStatements.ConsumeCode(codeHash: hash)).first.map { try decode(AuthorizationCodeRecord.self, $0) }
+        try await rows(TextRows<PreparedStatements.ConsumeCode>(hash)).first.map { try decode(AuthorizationCodeRecord.self, $0) }
     }
 
     // MARK: Keys

@@ -48,93 +48,65 @@ enum PreparedStatements {
     }
 }
 
+/// A statement of the flow whose rows are one text each, prepared likewise: its name and SQL come from `Query`,
+/// its values are given in order.
+struct TextRows<Query: TextRowsQuery>: PostgresPreparedStatement {
+    static var name: String { Query.name }
+    static var sql: String { Query.sql }
+    typealias Row = String
+
+    let bindings: PostgresBindings
+
+    init(_ values: any PostgresEncodable & Sendable...) throws {
+        var bindings = PostgresBindings(capacity: values.count)
+        for value in values { try bindings.append(value) }
+        self.bindings = bindings
+    }
+
+    func makeBindings() throws -> PostgresBindings { bindings }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(String.self) }
+}
+
+/// The name and SQL of a ``TextRows`` statement.
+protocol TextRowsQuery {
+    static var name: String { get }
+    static var sql: String { get }
+}
+
 /// The other statements of a flow (registration, codes, the audit log), prepared likewise.
 extension PreparedStatements {
-    /// A new registration; its id back when inserted, no row when the id is taken.
-    struct InsertRegistration: PostgresPreparedStatement {
+    /// A new registration (`client_id`, `record`, `application_id`, `device_id`); its id back when inserted, no row
+    /// when the id is taken.
+    enum InsertRegistration: TextRowsQuery {
         static let name = "gatehouse_insert_registration"
         static let sql = """
             INSERT INTO registrations (client_id, record, application_id, device_id) VALUES ($1, $2, $3, $4)
             ON CONFLICT DO NOTHING RETURNING client_id
             """
-        typealias Row = String
-
-        let clientID: String
-        let record: String
-        let applicationID: String
-        let deviceID: String
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 4)
-            bindings.append(clientID)
-            bindings.append(record)
-            bindings.append(applicationID)
-            bindings.append(deviceID)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(String.self) }
     }
 
-    /// A registration's record.
-    struct Registration: PostgresPreparedStatement {
+    /// A registration's record, by `client_id`.
+    enum Registration: TextRowsQuery {
         static let name = "gatehouse_registration"
         static let sql = "SELECT record FROM registrations WHERE client_id = $1"
-        typealias Row = String
-
-        let clientID: String
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 1)
-            bindings.append(clientID)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(String.self) }
     }
 
-    /// A new authorization code (codes expired for an hour deleted first); its hash back when inserted.
-    struct InsertCode: PostgresPreparedStatement {
+    /// A new authorization code (codes expired before `$1` deleted first; `code_hash`, `record`, `expires_at`); its
+    /// hash back when inserted.
+    enum InsertCode: TextRowsQuery {
         static let name = "gatehouse_insert_code"
         static let sql = """
             WITH expired AS (DELETE FROM authorization_codes WHERE expires_at < $1)
             INSERT INTO authorization_codes (code_hash, record, expires_at) VALUES ($2, $3, $4)
             ON CONFLICT DO NOTHING RETURNING code_hash
             """
-        typealias Row = String
-
-        let expiredBefore: Int64
-        let codeHash: String
-        let record: String
-        let expiresAt: Int64
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 4)
-            bindings.append(expiredBefore)
-            bindings.append(codeHash)
-            bindings.append(record)
-            bindings.append(expiresAt)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(String.self) }
     }
 
-    /// A code's record, deleted as it is read (at most one caller gets it).
-    struct ConsumeCode: PostgresPreparedStatement {
+    /// A code's record by its hash, deleted as it is read (at most one caller gets it).
+    enum ConsumeCode: TextRowsQuery {
         static let name = "gatehouse_consume_code"
         static let sql = "DELETE FROM authorization_codes WHERE code_hash = $1 RETURNING record"
-        typealias Row = String
-
-        let codeHash: String
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 1)
-            bindings.append(codeHash)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(String.self) }
     }
 
     /// Audit events, in order, in one statement (all or none).
