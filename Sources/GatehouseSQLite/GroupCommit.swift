@@ -21,6 +21,8 @@ final class GroupCommit: Sendable {
     struct Write: Sendable {
         let run: @Sendable (Database) throws -> @Sendable () -> Void
         let fail: @Sendable (any Error) -> Void
+        /// It only reads, in one statement: a group of such needs no transaction.
+        let readsOnly: Bool
     }
 
     private struct Queue: ~Copyable {
@@ -44,14 +46,17 @@ final class GroupCommit: Sendable {
     }
 
     /// Runs `body` in the next group's transaction and returns its result once that transaction is committed.
-    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    /// `readsOnly`: `body` only reads, in one statement (one statement sees one snapshot by itself); a group of
+    /// such reads alone runs without a transaction, without taking the write lock.
+    func write<T: Sendable>(readsOnly: Bool = false, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let write = Write(
                 run: { db in
                     let value = try body(db)
                     return { continuation.resume(returning: value) }
                 },
-                fail: { error in continuation.resume(throwing: error) })
+                fail: { error in continuation.resume(throwing: error) },
+                readsOnly: readsOnly)
             let starts = queue.withLock { queue in
                 queue.waiting.append(write)
                 guard !queue.writing else { return false }
@@ -99,6 +104,10 @@ final class GroupCommit: Sendable {
 
     /// Writes `group` in one transaction and answers every write in it.
     private func commit(_ group: [Write]) {
+        if group.allSatisfy(\.readsOnly) {
+            read(group)
+            return
+        }
         var answers: [@Sendable () -> Void] = []
         var failures: [(Write, any Error)] = []
         var rest = group[...]
@@ -156,6 +165,25 @@ final class GroupCommit: Sendable {
             for answer in answers { answer() }
         }
         for (write, error) in failures { write.fail(error) }
+    }
+
+    /// Runs a group of one-statement reads, without a transaction, and answers each.
+    private func read(_ group: [Write]) {
+        var outcomes: [Result<@Sendable () -> Void, any Error>] = []
+        outcomes.reserveCapacity(group.count)
+        do {
+            try pool.writeWithoutTransaction { db in
+                for read in group { outcomes.append(Result { try read.run(db) }) }
+            }
+        } catch {
+            for read in group.dropFirst(outcomes.count) { read.fail(error) }
+        }
+        for (read, outcome) in zip(group, outcomes) {
+            switch outcome {
+            case .success(let answer): answer()
+            case .failure(let error): read.fail(error)
+            }
+        }
     }
 
     /// A write's error that also rolled back its group's transaction.

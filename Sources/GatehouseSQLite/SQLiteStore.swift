@@ -59,8 +59,9 @@ public final class SQLiteStore: GatehouseStore {
     /// connection must read again from the file every page any write changed since its last read (measured: a
     /// flow's reads on the readers cost 6 % more of the node's CPU). Reads of many rows (the admin API, keys,
     /// revocations) stay on the readers, with ``reading(_:)``, and never hold up the writes.
+    /// `body` must run one statement: a group of such reads alone runs without a transaction.
     func readingWithWrites<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await writes.write(body)
+        try await writes.write(readsOnly: true, body)
     }
 
     /// Runs `body` in the next group's write transaction (``GroupCommit``: one transaction for the writes that

@@ -156,3 +156,39 @@ import Testing
         try await held.close()
     }
 }
+
+/// A request's reads alone need no transaction: another process's write transaction (a `gatehouse keys` command on
+/// the same file) does not hold them up.
+@Suite(.timeLimit(.minutes(1))) struct GroupCommitReadTests {
+    @Test func readsAloneAreNotHeldUpByAnotherWriter() async throws {
+        let directory = TestServer.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try SQLiteStore(path: directory + "/gatehouse.sqlite")
+        try await store.createRegistration(StoreConformanceTests.registration("c1"))
+        #expect(try await store.commit(clientID: "c1", writes: [StateWrite(name: "pin", expectedVersion: 0, data: Array("v1".utf8))]))
+
+        // Another connection, as another process would, holds the write lock until released.
+        let other = try DatabaseQueue(path: directory + "/gatehouse.sqlite")
+        let acquired = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            try? other.writeWithoutTransaction { db in
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                acquired.signal()
+                _ = release.wait(timeout: .now() + 30)
+                try db.execute(sql: "ROLLBACK")
+            }
+        }
+        let holding = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: acquired.wait(timeout: .now() + 10) == .success) }
+        }
+        try #require(holding)
+        defer { release.signal() }
+        let start = ContinuousClock.now
+        #expect(try await store.clientState(clientID: "c1")["pin"]?.version == 1)
+        #expect(try await store.registrationAndState(clientID: "c1")?.registration.clientID == "c1")
+        #expect(try await store.registration(clientID: "c1") != nil)
+        #expect(ContinuousClock.now - start < .seconds(5), "the reads waited for the other writer (busy timeout: 10 s)")
+    }
+}

@@ -75,6 +75,9 @@ enum TestPostgres {
             // The whole suite runs at once on few cores: connecting may wait for CPU far longer than in production.
             var location = admin.with(database: name)
             location.connectTimeout = .seconds(60)
+            // A store keeps its whole pool open: four connections each, so that the tests running at once stay
+            // well under the throwaway server's max_connections.
+            location.poolSize = 4
             let result = try await body(location)
             try await execute(admin, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
             return result
@@ -91,7 +94,7 @@ enum TestPostgres {
         let user = location.username.addingPercentEncoding(withAllowedCharacters: allowed) ?? location.username
         let password = location.password.map { ":" + ($0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0) } ?? ""
         let host = location.host.contains(":") ? "[\(location.host)]" : location.host
-        return "postgres://\(user)\(password)@\(host):\(location.port)/\(location.database)?sslmode=\(location.tls.rawValue)&connect_timeout=\(location.connectTimeout.components.seconds)"
+        return "postgres://\(user)\(password)@\(host):\(location.port)/\(location.database)?sslmode=\(location.tls.rawValue)&connect_timeout=\(location.connectTimeout.components.seconds)&pool_size=\(location.poolSize)"
     }
 
     /// Runs one statement (trusted SQL) on its own connection to `location`, returning the rows' first column as text.
