@@ -159,7 +159,7 @@ import Testing
 
 /// A request's reads alone need no transaction: another process's write transaction (a `gatehouse keys` command on
 /// the same file) does not hold them up.
-@Suite(.timeLimit(.minutes(1))) struct GroupCommitReadTests {
+@Suite(.timeLimit(.minutes(3))) struct GroupCommitReadTests {
     @Test func readsAloneAreNotHeldUpByAnotherWriter() async throws {
         let directory = TestServer.temporaryDirectory()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -185,10 +185,10 @@ import Testing
         }
         try #require(holding)
         defer { release.signal() }
-        let start = ContinuousClock.now
+        // In a transaction, each read would wait for the lock and fail with `database is locked` after the busy
+        // timeout (10 s).
         #expect(try await store.clientState(clientID: "c1")["pin"]?.version == 1)
         #expect(try await store.registrationAndState(clientID: "c1")?.registration.clientID == "c1")
         #expect(try await store.registration(clientID: "c1") != nil)
-        #expect(ContinuousClock.now - start < .seconds(5), "the reads waited for the other writer (busy timeout: 10 s)")
     }
 }
