@@ -12,9 +12,10 @@ import Synchronization
 /// `synchronous=FULL`, its fsync) is shared by many requests, and every written page is appended once per group
 /// rather than once per request.
 ///
-/// Groups are written on NIO's blocking pool, as every other call of the store. A writer that finds more work
-/// after ``groupsPerTurn`` groups hands over to a new turn at the back of the pool's queue, so that reads
-/// waiting there are not starved.
+/// Groups are written on a thread pool of their own: `SQLiteStore` gives each store a thread, so that blocking work
+/// on NIO's shared pool (bcrypt, GSS-API) never holds up a request's store calls. A writer that finds more work
+/// after ``groupsPerTurn`` groups hands over to a new turn at the back of the pool's queue, so that anything else
+/// queued there is not starved.
 final class GroupCommit: Sendable {
     /// One write waiting for its group. `run` does the write and returns how to answer its caller once the group is
     /// committed; `fail` answers it with an error instead (its own, or the group's).

@@ -13,6 +13,12 @@ public final class SQLiteStore: GatehouseStore {
     let pool: DatabasePool
     /// Every write goes through here: one transaction per group of concurrent writes.
     let writes: GroupCommit
+    /// The writer's thread, when the store made it (stopped with the store).
+    private let ownedWriterThreads: NIOThreadPool?
+
+    deinit {
+        ownedWriterThreads?.shutdownGracefully { _ in }
+    }
     private let decodedRegistrations = DecodedRegistrations()
 
     /// What a commit survives.
@@ -26,12 +32,24 @@ public final class SQLiteStore: GatehouseStore {
 
     /// Opens (and creates or migrates) the database at `path`. The database and its WAL files are the owner's
     /// only (0600): they hold client keys, user hashes and the token-signing keys.
+    ///
+    /// Its writes and a request's reads run on a thread of the store's own (``GroupCommit``), so that blocking work
+    /// on NIO's shared pool (bcrypt, GSS-API, policy compiles) never holds up a request's store calls.
     public convenience init(path: String, durability: Durability = .normal) throws {
-        try self.init(path: path, durability: durability, writerThreads: .singleton)
+        let writer = NIOThreadPool(numberOfThreads: 1)
+        writer.start()
+        do {
+            try self.init(path: path, durability: durability, writerThreads: writer, ownsWriterThreads: true)
+        } catch {
+            writer.shutdownGracefully { _ in }
+            throw error
+        }
     }
 
-    /// ``init(path:durability:)`` with the writes' groups on `writerThreads` (tests hold them up to form groups).
-    init(path: String, durability: Durability, writerThreads: NIOThreadPool) throws {
+    /// ``init(path:durability:)`` with the writes' groups on `writerThreads` (tests hold them up to form groups),
+    /// shut down with the store when it `ownsWriterThreads`.
+    init(path: String, durability: Durability, writerThreads: NIOThreadPool, ownsWriterThreads: Bool = false) throws {
+        ownedWriterThreads = ownsWriterThreads ? writerThreads : nil
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         let synchronous = durability == .full ? "FULL" : "NORMAL"

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GatehouseProtocol
 import GatehouseStore
+import NIOCore
 import NIOPosix
 import Testing
 
@@ -190,5 +191,36 @@ import Testing
         #expect(try await store.clientState(clientID: "c1")["pin"]?.version == 1)
         #expect(try await store.registrationAndState(clientID: "c1")?.registration.clientID == "c1")
         #expect(try await store.registration(clientID: "c1") != nil)
+    }
+
+    /// The store's calls run on a thread of its own: NIO's shared blocking pool busy with long work (bcrypt at a
+    /// high cost, say) does not hold them up.
+    @Test func storeCallsGoOnWhileNIOsSharedPoolIsBusy() async throws {
+        let directory = TestServer.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try SQLiteStore(path: directory + "/gatehouse.sqlite")
+        let release = DispatchSemaphore(value: 0)
+        let threads = NIOSingletons.blockingPoolThreadCountSuggestion
+        for _ in 0..<threads { NIOThreadPool.singleton.submit { _ in _ = release.wait(timeout: .now() + 60) } }
+        defer { for _ in 0..<threads { release.signal() } }
+        let finished = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                do {
+                    try await store.createRegistration(StoreConformanceTests.registration("c1"))
+                    return try await store.registrationAndState(clientID: "c1") != nil
+                } catch {
+                    return false
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(30))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        #expect(finished, "a write and a read while every thread of NIO's shared pool is busy")
     }
 }
