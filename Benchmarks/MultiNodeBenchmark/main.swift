@@ -181,13 +181,15 @@ try policyYAML.write(to: policy, atomically: true, encoding: .utf8)
 
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, shared by the nodes, PostgreSQL and this load (\(options.workers) workers)")
 var results: [Measurement] = []
+/// The node arguments of the SQLite setup as shipped and of one node on the first PostgreSQL database.
+let sqliteArguments = ["--policy", policy.path, "--data", work.appendingPathComponent("data").path]
+let postgresArguments = { ["--policy", policy.path, "--database", options.postgresURLs[0]] }
+
 /// Runs one setup alone (`--only`), prints its line and exits.
 func measureOnly(_ setup: String) async throws -> Never {
     let r = setup == "sqlite"
-        ? try await measure("SQLite, 1 node", arguments: ["--policy", policy.path, "--data", work.appendingPathComponent("data").path],
-                            nodes: 1, options: options, keys: keys, http: http, logs: work)
-        : try await measure("PostgreSQL, 1 node", arguments: ["--policy", policy.path, "--database", options.postgresURLs[0]],
-                            nodes: 1, options: options, keys: keys, http: http, logs: work)
+        ? try await measure("SQLite, 1 node", arguments: sqliteArguments, nodes: 1, options: options, keys: keys, http: http, logs: work)
+        : try await measure("PostgreSQL, 1 node", arguments: postgresArguments(), nodes: 1, options: options, keys: keys, http: http, logs: work)
     print(r.name + String(format: ": %.1f flows/s, p50 %.1f ms, p99 %.1f ms, %d failed, node CPU %.3f ms/flow, PostgreSQL CPU %.3f ms/flow, %.1f store ops/flow",
                  r.flowsPerSecond, r.p50, r.p99, r.failures, r.nodeCPU, r.postgresCPU, r.storeOperations))
     try? await http.shutdown()
@@ -197,13 +199,11 @@ func measureOnly(_ setup: String) async throws -> Never {
 
 do {
     if let only = options.only { try await measureOnly(only) }
-    results.append(try await measure("SQLite, 1 node", arguments: ["--policy", policy.path, "--data", work.appendingPathComponent("data").path],
-                                     nodes: 1, options: options, keys: keys, http: http, logs: work))
+    results.append(try await measure("SQLite, 1 node", arguments: sqliteArguments, nodes: 1, options: options, keys: keys, http: http, logs: work))
     results.append(try await measure("SQLite fsync/commit", arguments: ["--policy", policy.path, "--data", work.appendingPathComponent("data-full").path,
                                                                           "--sqlite-durability", "full"],
                                      nodes: 1, options: options, keys: keys, http: http, logs: work))
-    results.append(try await measure("PostgreSQL, 1 node", arguments: ["--policy", policy.path, "--database", options.postgresURLs[0]],
-                                     nodes: 1, options: options, keys: keys, http: http, logs: work))
+    results.append(try await measure("PostgreSQL, 1 node", arguments: postgresArguments(), nodes: 1, options: options, keys: keys, http: http, logs: work))
     results.append(try await measure("PostgreSQL, 2 nodes", arguments: ["--policy", policy.path, "--database", options.postgresURLs[1]],
                                      nodes: 2, options: options, keys: keys, http: http, logs: work))
 } catch {

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 import Synchronization
 
 /// Random bytes for the secrets the server hands out (authorization codes, token ids), from the kernel's CSPRNG
@@ -38,23 +39,11 @@ enum SecureRandom {
     /// A random (version 4) UUID in lowercase text, such as a new client's id. Foundation's `UUID()` on Linux opens,
     /// reads and closes `/dev/urandom` for each one.
     static func uuidString() -> String {
-        var bytes = Self.bytes(16)
-        bytes[6] = bytes[6] & 0x0F | 0x40   // version 4
-        bytes[8] = bytes[8] & 0x3F | 0x80   // RFC 9562 variant
-        let digits = Array("0123456789abcdef".utf8)
-        return String(unsafeUninitializedCapacity: 36) { text in
-            var at = 0
-            for (index, byte) in bytes.enumerated() {
-                if index == 4 || index == 6 || index == 8 || index == 10 {
-                    text[at] = UInt8(ascii: "-")
-                    at += 1
-                }
-                text[at] = digits[Int(byte >> 4)]
-                text[at + 1] = digits[Int(byte & 0x0F)]
-                at += 2
-            }
-            return at
-        }
+        var b = Self.bytes(16)
+        b[6] = b[6] & 0x0F | 0x40   // version 4
+        b[8] = b[8] & 0x3F | 0x80   // RFC 9562 variant
+        let uuid = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        return uuid.uuidString.lowercased()
     }
 
     private static func refill(_ pool: inout Pool) -> Bool {
