@@ -42,3 +42,28 @@ extension AuthenticatedUser: JSONTextWritable {
         }
     }
 }
+
+extension AuthenticatedUser: JSONValueDecodable {
+    /// The stored form read without `JSONDecoder`: exactly what the synthesized `Decodable` conformance reads.
+    public init?(json: JSON) {
+        guard case .object = json, let id = json.requiredString("id"), let displayName = json.requiredString("displayName"),
+              case .int(let authenticatedAt)? = json["authenticatedAt"], let authenticatedBy = json.requiredString("authenticatedBy"),
+              case .object(let members)? = json["attributes"]
+        else { return nil }
+        var attributes: [String: String] = [:]
+        attributes.reserveCapacity(members.count)
+        for (name, value) in members {
+            guard case .string(let text) = value else { return nil }
+            attributes[name] = text
+        }
+        self.init(id: id, displayName: displayName, authenticatedAt: authenticatedAt, authenticatedBy: authenticatedBy, attributes: attributes)
+    }
+
+    /// A member that may be absent or `null` (`.some(nil)`), or a user; `nil` for anything else.
+    public static func optional(_ value: JSON?) -> AuthenticatedUser?? {
+        switch value {
+        case nil, .null?: return .some(nil)
+        case let value?: return AuthenticatedUser(json: value).map { .some($0) }
+        }
+    }
+}

@@ -57,6 +57,16 @@ extension RegistrationContext: JSONTextWritable {
     }
 }
 
+extension RegistrationContext: JSONValueDecodable {
+    /// The stored form read without `JSONDecoder`: exactly what the synthesized `Decodable` conformance reads.
+    public init?(json: JSON) {
+        guard case .object = json, let registeredUser = AuthenticatedUser.optional(json["registeredUser"]),
+              case .object(let publicAttributes)? = json["publicAttributes"], case .object(let protectedAttributes)? = json["protectedAttributes"]
+        else { return nil }
+        self.init(registeredUser: registeredUser, publicAttributes: publicAttributes, protectedAttributes: protectedAttributes)
+    }
+}
+
 /// The HTTP request a round came with, as a check may read it.
 public struct CheckRequest: Sendable {
     /// Header fields with lower-cased names.

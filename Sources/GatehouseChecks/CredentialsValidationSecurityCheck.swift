@@ -91,6 +91,42 @@ public struct CredentialsValidationState<Data: SecurityCheckData>: Codable, Send
     }
 }
 
+/// The stored form without `JSONEncoder` when the check's data writes its own (the built-in checks'): the bytes of the
+/// sorted encoder.
+extension CredentialsValidationState: JSONTextWritable, JSONTextEncodable where Data: JSONTextWritable {
+    public func write(to text: inout JSONText) {
+        text.object { state in
+            state.member("data", data)
+            state.member("machine", machine)
+            state.member("usedAttempts", Int64(usedAttempts))
+        }
+    }
+}
+
+/// The stored form read without `JSONDecoder` when the check's data reads its own (the built-in checks'): exactly
+/// what the synthesized `Decodable` conformance reads, else `nil` and `JSONDecoder` decides.
+extension CredentialsValidationState: JSONValueDecodable where Data: JSONValueDecodable {
+    public init?(json: JSON) {
+        guard case .object = json, let data = json["data"].flatMap(Data.init(json:)), let machine = json["machine"].flatMap(ExternalizableState.init(json:)),
+              case .int(let used)? = json["usedAttempts"], let usedAttempts = Int(exactly: used)
+        else { return nil }
+        self.init()
+        self.data = data
+        self.machine = machine
+        self.usedAttempts = usedAttempts
+    }
+}
+
+/// No members, written and read without Foundation's coders.
+extension NoCheckData: JSONTextWritable, JSONValueDecodable {
+    public func write(to text: inout JSONText) { text.object { _ in } }
+
+    public init?(json: JSON) {
+        guard case .object = json else { return nil }
+        self.init()
+    }
+}
+
 /// A check that validates credentials, counts wrong answers and blocks after too many (MobileFirst Developer Center, “Implementing the CredentialsValidationSecurityCheck”).
 ///
 /// Implement ``validateCredentials(_:state:client:)`` and ``createChallenge(state:client:)``; the protocol

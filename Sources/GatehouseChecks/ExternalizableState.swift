@@ -1,3 +1,5 @@
+import GatehouseProtocol
+
 /// The state machine every stateful check keeps: a state name, when it was set, and per-state durations
 /// (MobileFirst Developer Center, “ExternalizableSecurityCheck”).
 public struct ExternalizableState: Codable, Sendable, Equatable {
@@ -42,5 +44,22 @@ public struct ExternalizableState: Codable, Sendable, Equatable {
             stateName = name
             stateSetAt = now
         }
+    }
+}
+
+/// The stored form without `JSONEncoder` and `JSONDecoder` (a round reads and writes its checks' states): the bytes
+/// of the sorted encoder, and exactly what the synthesized `Decodable` conformance reads.
+extension ExternalizableState: JSONTextEncodable, JSONValueDecodable {
+    public func write(to text: inout JSONText) {
+        text.object { state in
+            state.member("stateName", stateName)
+            state.member("stateSetAt", stateSetAt)
+        }
+    }
+
+    public init?(json: JSON) {
+        guard case .object = json, let name = json.requiredString("stateName"), case .int(let setAt)? = json["stateSetAt"] else { return nil }
+        stateName = name
+        stateSetAt = setAt
     }
 }

@@ -41,3 +41,16 @@ public struct PinCodeAttempts: CredentialsValidationSecurityCheck {
         return ["errorMsg": JSON(message), "remainingAttempts": JSON(state.remainingAttempts(validation))]
     }
 }
+
+/// The stored data without Foundation's coders: the sorted encoder's bytes, the synthesized `Decodable`'s reading.
+extension PinCodeAttempts.CheckData: JSONTextWritable, JSONValueDecodable {
+    public func write(to text: inout JSONText) {
+        text.object { data in data.member("errorMsg", errorMsg) }
+    }
+
+    public init?(json: JSON) {
+        guard case .object = json, let errorMsg = json.optionalString("errorMsg") else { return nil }
+        self.init()
+        self.errorMsg = errorMsg
+    }
+}

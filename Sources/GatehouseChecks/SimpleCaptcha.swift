@@ -41,3 +41,23 @@ public struct SimpleCaptcha: CredentialsValidationSecurityCheck {
         return ["captcha": .string("\(a) + \(b)"), "message": JSON(message)]
     }
 }
+
+/// The stored data without Foundation's coders: the sorted encoder's bytes, the synthesized `Decodable`'s reading.
+extension SimpleCaptcha.CheckData: JSONTextWritable, JSONValueDecodable {
+    public func write(to text: inout JSONText) {
+        text.object { data in
+            data.member("errorMsg", errorMsg)
+            data.member("expectedResult", expectedResult.map(Int64.init))
+        }
+    }
+
+    public init?(json: JSON) {
+        guard case .object = json, let errorMsg = json.optionalString("errorMsg"), let expected = json.optionalInt("expectedResult") else { return nil }
+        self.init()
+        self.errorMsg = errorMsg
+        if let expected {
+            guard let result = Int(exactly: expected) else { return nil }
+            expectedResult = result
+        }
+    }
+}

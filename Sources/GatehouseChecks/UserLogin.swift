@@ -64,3 +64,20 @@ public struct UserLogin: UserAuthenticationSecurityCheck {
         credentials["rememberMe"]?.boolValue ?? (credentials["rememberMe"]?.stringValue == "true")
     }
 }
+
+/// The stored data without Foundation's coders: the sorted encoder's bytes, the synthesized `Decodable`'s reading.
+extension UserLogin.CheckData: JSONTextWritable, JSONValueDecodable {
+    public func write(to text: inout JSONText) {
+        text.object { data in
+            data.member("errorMsg", errorMsg)
+            data.member("userID", userID)
+        }
+    }
+
+    public init?(json: JSON) {
+        guard case .object = json, let errorMsg = json.optionalString("errorMsg"), let userID = json.optionalString("userID") else { return nil }
+        self.init()
+        self.errorMsg = errorMsg
+        self.userID = userID
+    }
+}

@@ -10,7 +10,7 @@ struct ClientSnapshot {
     /// The stored piece that holds the client context.
     static let contextName = "@client"
 
-    /// The client context as stored (written by ``JSONText``, read by `JSONDecoder`).
+    /// The client context as stored (written by ``JSONText``, read by ``JSONReader`` as `JSONDecoder` would).
     struct StoredContext: Codable, Equatable, Sendable, JSONTextEncodable {
         var registration = RegistrationContext()
         var activeUser: AuthenticatedUser?
@@ -41,12 +41,6 @@ struct ClientSnapshot {
     /// Checks that granted the client before this round and no longer do (logout, block): their tokens are revoked.
     private(set) var lostGrants: [String] = []
     private let logger: Logger
-
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return encoder
-    }()
 
     init(registration: ClientRegistrationRecord, stored: [String: VersionedState], now: Int64, logger: Logger) {
         self.stored = stored
@@ -87,7 +81,10 @@ struct ClientSnapshot {
 
     /// Records the new state of `check`.
     mutating func setState<C: SecurityCheck>(_ state: C.State, of check: C) throws {
-        changed[check.name] = [UInt8](try Self.encoder.encode(state))
+        // The built-in checks' states write their own JSON (the sorted encoder's bytes); others go through it.
+        changed[check.name] = if let writable = state as? any JSONTextEncodable { writable.jsonText } else {
+            [UInt8](try SharedJSONCoders.sortedEncoder.encode(state))
+        }
     }
 
     /// Runs `authorize` of a check on this client.
@@ -150,5 +147,15 @@ struct ClientSnapshot {
         }
         writes.append(StateWrite(name: Self.contextName, expectedVersion: stored[Self.contextName]?.version ?? 0, data: next.jsonText))
         return writes
+    }
+}
+
+extension ClientSnapshot.StoredContext: JSONValueDecodable {
+    /// Read without `JSONDecoder`: exactly what the synthesized `Decodable` conformance reads.
+    init?(json: JSON) {
+        guard case .object = json, let registration = json["registration"].flatMap(RegistrationContext.init(json:)),
+              let activeUser = AuthenticatedUser.optional(json["activeUser"]), let lastActivity = json.optionalInt("lastActivity")
+        else { return nil }
+        self.init(registration: registration, activeUser: activeUser, lastActivity: lastActivity)
     }
 }

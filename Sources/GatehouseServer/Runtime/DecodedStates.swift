@@ -28,7 +28,8 @@ final class DecodedStates: Sendable {
     func decode<T: Decodable & Sendable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         let key = Key(type: ObjectIdentifier(type), bytes: bytes)
         if let found = entries.withLock({ $0[key] }) as? T { return found }
-        let value = try SharedJSONCoders.decoder.decode(T.self, from: Data(bytes))
+        // By hand for the types that read their own JSON (the built-in checks' states, the client context).
+        let value = try SharedJSONCoders.decode(T.self, from: bytes)
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[key] = value

@@ -91,10 +91,10 @@ import Testing
         }
     }
 
-    /// An authorization code read by hand takes exactly what `JSONDecoder` takes, and reads it alike.
-    @Test(.timeLimit(.minutes(1))) func codesReadByHandAsJSONDecoderReadsThem() throws {
-        let members = [#""codeHash":"h""#, #""clientID":"c""#, #""scope":"s""#, #""redirectURI":"https://a/""#, #""expiresAt":5"#,
-                       #""tokenExpiresAt":-7"#, #""checks":["a","b"]"#, #""userID":"u""#]
+    /// `T` read by hand (``JSONValueDecodable``) takes exactly what `JSONDecoder` takes, and reads it alike: the
+    /// object of `members`, each member missing in turn, each of every other type, `null`, and with an extra member.
+    /// Returns how many of them were read by hand (the rest fell to `JSONDecoder`, which `SharedJSONCoders` then uses).
+    static func readByHandAsJSONDecoderReads<T: JSONValueDecodable & Equatable>(_ type: T.Type, members: [String]) throws -> Int {
         var texts = ["{" + members.joined(separator: ",") + "}", "[]", "null", "{}"]
         for index in members.indices {
             var without = members
@@ -110,17 +110,81 @@ import Testing
         texts.append("{" + members.joined(separator: ",") + #","extra":{"x":[1,2]}}"#)
         var readByHand = 0
         for text in texts {
-            let expected = try? JSONDecoder().decode(AuthorizationCodeRecord.self, from: Data(text.utf8))
-            let byHand = JSONReader.read(Array(text.utf8)).flatMap { AuthorizationCodeRecord(json: $0) }
+            let expected = try? JSONDecoder().decode(T.self, from: Data(text.utf8))
+            let byHand = JSONReader.read(Array(text.utf8)).flatMap { T(json: $0) }
             if let byHand {
                 readByHand += 1
-                #expect(byHand == expected, "\(text)")
+                #expect(byHand == expected, "\(T.self): \(text)")
             } else if expected != nil {
-                // Left to JSONDecoder (a number written as 1.0, say): StoreCoding still reads it.
-                #expect(try StoreCoding.shared.decode(AuthorizationCodeRecord.self, text) == expected, "\(text)")
+                // Left to JSONDecoder (a number written as 1.0, say): the shared decoding still reads it.
+                #expect(try SharedJSONCoders.decode(T.self, from: Array(text.utf8)) == expected, "\(T.self): \(text)")
             }
         }
-        #expect(readByHand >= 4, "the hand reading is exercised")
+        return readByHand
+    }
+
+    /// An authorization code read by hand takes exactly what `JSONDecoder` takes, and reads it alike.
+    @Test(.timeLimit(.minutes(1))) func codesReadByHandAsJSONDecoderReadsThem() throws {
+        let members = [#""codeHash":"h""#, #""clientID":"c""#, #""scope":"s""#, #""redirectURI":"https://a/""#, #""expiresAt":5"#,
+                       #""tokenExpiresAt":-7"#, #""checks":["a","b"]"#, #""userID":"u""#]
+        #expect(try Self.readByHandAsJSONDecoderReads(AuthorizationCodeRecord.self, members: members) >= 4, "the hand reading is exercised")
+        let text = "{" + members.joined(separator: ",") + "}"
+        #expect(try StoreCoding.shared.decode(AuthorizationCodeRecord.self, text) == JSONDecoder().decode(AuthorizationCodeRecord.self, from: Data(text.utf8)))
+    }
+
+    /// The stored check states and client context a round reads are read by hand exactly as `JSONDecoder` reads
+    /// them, member by member, nested ones included.
+    @Test(.timeLimit(.minutes(1))) func statesReadByHandAsJSONDecoderReadsThem() throws {
+        let machine = #""machine":{"stateName":"success","stateSetAt":1795581718000}"#
+        let user = #""id":"john","displayName":"John","authenticatedAt":5,"authenticatedBy":"UserLogin","attributes":{"a":"b"}"#
+        let cases: [(String, () throws -> Int)] = [
+            ("machine", { try Self.readByHandAsJSONDecoderReads(ExternalizableState.self, members: [#""stateName":"attempting""#, #""stateSetAt":-3"#]) }),
+            ("captcha", { try Self.readByHandAsJSONDecoderReads(CredentialsValidationState<SimpleCaptcha.CheckData>.self, members: [
+                #""data":{"errorMsg":"no","expectedResult":7}"#, machine, #""usedAttempts":2"#]) }),
+            ("captcha data", { try Self.readByHandAsJSONDecoderReads(SimpleCaptcha.CheckData.self, members: [#""errorMsg":"no""#, #""expectedResult":7"#]) }),
+            ("pin", { try Self.readByHandAsJSONDecoderReads(CredentialsValidationState<PinCodeAttempts.CheckData>.self, members: [
+                #""data":{"errorMsg":"no"}"#, machine, #""usedAttempts":0"#]) }),
+            ("login data", { try Self.readByHandAsJSONDecoderReads(UserLogin.CheckData.self, members: [#""errorMsg":"no""#, #""userID":"john""#]) }),
+            ("no data", { try Self.readByHandAsJSONDecoderReads(CredentialsValidationState<NoCheckData>.self, members: [
+                #""data":{}"#, machine, #""usedAttempts":1"#]) }),
+            ("user", { try Self.readByHandAsJSONDecoderReads(AuthenticatedUser.self, members: user.split(separator: ",", maxSplits: 4).map(String.init)) }),
+            ("registration", { try Self.readByHandAsJSONDecoderReads(RegistrationContext.self, members: [
+                #""registeredUser":{"# + user + "}", #""publicAttributes":{"rememberedAt":1,"x":[null,{"y":true}]}"#, #""protectedAttributes":{}"#]) }),
+            ("context", { try Self.readByHandAsJSONDecoderReads(ClientSnapshot.StoredContext.self, members: [
+                #""activeUser":{"# + user + "}", #""lastActivity":1795581718000"#, #""registration":{"publicAttributes":{},"protectedAttributes":{}}"#]) }),
+        ]
+        for (name, check) in cases {
+            #expect(try check() >= 4, "\(name): the hand reading is exercised")
+        }
+    }
+
+    /// The built-in checks' states are written by hand byte for byte as the sorted `JSONEncoder` wrote them (so a
+    /// state read back and written unchanged is not a change), whatever the strings hold, and read back as they were.
+    @Test(.timeLimit(.minutes(1)), arguments: awkward) func statesAreTheSortedEncodersBytes(text: String) throws {
+        var captcha = CredentialsValidationState<SimpleCaptcha.CheckData>()
+        #expect(captcha.jsonText == (try Self.foundation(captcha)))
+        captcha.data.errorMsg = text
+        captcha.data.expectedResult = -12
+        captcha.usedAttempts = 2
+        captcha.setState(CredentialsValidationState<SimpleCaptcha.CheckData>.success, CredentialsValidationConfiguration(), now: 1_795_581_718_000)
+        captcha.usedAttempts = 2
+        #expect(captcha.jsonText == (try Self.foundation(captcha)))
+        #expect(try SharedJSONCoders.decode(CredentialsValidationState<SimpleCaptcha.CheckData>.self, from: captcha.jsonText) == captcha)
+        var pin = CredentialsValidationState<PinCodeAttempts.CheckData>()
+        pin.data.errorMsg = text
+        #expect(pin.jsonText == (try Self.foundation(pin)))
+        var login = CredentialsValidationState<UserLogin.CheckData>()
+        #expect(login.jsonText == (try Self.foundation(login)))
+        login.data.userID = text
+        login.data.errorMsg = text
+        #expect(login.jsonText == (try Self.foundation(login)))
+        #expect(try SharedJSONCoders.decode(CredentialsValidationState<UserLogin.CheckData>.self, from: login.jsonText) == login)
+        let none = CredentialsValidationState<NoCheckData>()
+        #expect(none.jsonText == (try Self.foundation(none)))
+        let user = AuthenticatedUser(id: text, displayName: text, authenticatedAt: 5, authenticatedBy: "UserLogin", attributes: [text: text, "a": "b"])
+        let context = ClientSnapshot.StoredContext(registration: RegistrationContext(registeredUser: user, publicAttributes: [text: Self.storable(text)]),
+                                                   activeUser: user, lastActivity: -1)
+        #expect(try SharedJSONCoders.decode(ClientSnapshot.StoredContext.self, from: context.jsonText) == context)
     }
 
     @Test(.timeLimit(.minutes(1))) func numbersJSONCannotHoldAreNull() {
