@@ -147,6 +147,7 @@ public struct AdminService: Sendable {
         let record = try await record(clientID)
         try await revokeGrants(of: record)
         _ = try await service.locks.withLock(clientID) { try await store.deleteRegistration(clientID: clientID) }
+        service.introspectedClients.forget(clientID)
         service.audit.record("admin.registration.delete", clientID: clientID, application: record.data.application.id,
                                    address: address, actor: actor)
     }

@@ -45,14 +45,21 @@ extension AuthorizationService {
             checks: Dictionary(uniqueKeysWithValues: claims.checks.map { ($0, JSON.object([:])) }))
         if let app = claims.app {
             answer.application = ["id": .string(app.id), "clientPlatform": .string(app.clientPlatform), "version": JSON(app.version)]
-            if let (record, stored) = try await store.registrationAndState(clientID: claims.client_id) {
+            let now = EpochTime.nowMillis()
+            let client = try await introspectedClients.client(claims.client_id, now: now) {
+                guard let (record, stored) = try await store.registrationAndState(clientID: claims.client_id) else { return nil }
                 let device = record.data.device
-                answer.device = [
-                    "id": .string(device.id), "hardware": JSON(device.hardware), "platform": JSON(device.platform),
-                    "deviceDisplayName": JSON(device.deviceDisplayName), "status": "ACTIVE",
-                ]
-                let snapshot = ClientSnapshot(registration: record, stored: stored, now: EpochTime.nowMillis(), logger: logger)
-                if let user = snapshot.context.activeUser, user.id == claims.user { answer.user = user.json }
+                let snapshot = ClientSnapshot(registration: record, stored: stored, now: now, logger: logger)
+                return IntrospectedClients.Client(
+                    device: [
+                        "id": .string(device.id), "hardware": JSON(device.hardware), "platform": JSON(device.platform),
+                        "deviceDisplayName": JSON(device.deviceDisplayName), "status": "ACTIVE",
+                    ],
+                    activeUser: snapshot.context.activeUser)
+            }
+            if let client {
+                answer.device = client.device
+                if let user = client.activeUser, user.id == claims.user { answer.user = user.json }
             }
         }
         return answer

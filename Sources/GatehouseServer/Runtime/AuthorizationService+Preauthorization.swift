@@ -104,6 +104,7 @@ extension AuthorizationService {
             let writes = try snapshot.writes()   // none for a round that changed nothing (see ClientSnapshot.writes)
             let committed = try await writes.isEmpty ? true : store.commit(clientID: record.clientID, writes: writes)
             if committed {
+                if !writes.isEmpty { introspectedClients.forget(record.clientID) }
                 if snapshot.context.activeUser?.id != userBefore {
                     try await store.setActiveUser(clientID: record.clientID, userID: snapshot.context.activeUser?.id)
                 }

@@ -62,6 +62,7 @@ extension AuthorizationService {
         record.data = data
         record.updatedAt = EpochTime.nowMillis()
         try await store.updateRegistration(record)
+        introspectedClients.forget(clientID)
     }
 
     /// The registration of the client whose assertion `form` carries, which must be `clientID`.

@@ -29,6 +29,8 @@ public struct AuthorizationService: Sendable {
     public let audit: AuditLog
     /// The Prometheus metrics (`/metrics`).
     public let metrics: GatehouseMetrics
+    /// Clients' devices and active users as introspection answers them, kept for a moment.
+    let introspectedClients = IntrospectedClients()
     /// Rounds tried again after losing a race for the client's state before answering 409.
     let maxRoundRetries = 8
     /// The lifetime of a confidential client's token, seconds.

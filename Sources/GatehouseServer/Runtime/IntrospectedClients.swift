@@ -1,0 +1,46 @@
+import GatehouseChecks
+import GatehouseProtocol
+import GatehouseStore
+import Synchronization
+
+/// What introspection tells about a token's client beyond the token itself — its device and its active user — kept
+/// by a node for ``lifetime`` after a store read, so that a resource server introspecting a client's token at every
+/// request costs no store read each time.
+///
+/// Whether the token is valid (expiry, revocation, retired key) is not kept here: it is checked at every
+/// introspection. This node forgets a client at once when it stores a change of the client's state, registration or
+/// active user (``forget(_:)``), so on one node an answer is never behind; a change made through another node shows
+/// here at most ``lifetime`` late (a device's new display name, another active user).
+final class IntrospectedClients: Sendable {
+    /// A client as introspection answers it.
+    struct Client: Sendable {
+        /// The `mfp-device` member.
+        let device: JSON
+        /// The client's active user, answered as `mfp-user` for a token of that user.
+        let activeUser: AuthenticatedUser?
+    }
+
+    /// How long a client read from the store is answered from memory, ms.
+    let lifetime: Int64
+    private let entries: Mutex<ExpiringEntries<String, Client, Int64>>
+
+    /// At most `capacity` clients (all forgotten when it is reached), each for `lifetime` ms.
+    init(capacity: Int = 10_000, lifetime: Int64 = 2000) {
+        self.lifetime = lifetime
+        entries = Mutex(ExpiringEntries(capacity: capacity, overflow: .forgetAll))
+    }
+
+    /// The client `clientID` as read by `read` within the last ``lifetime``, or read now (an unknown client, `nil`,
+    /// is not kept).
+    func client(_ clientID: String, now: Int64, read: () async throws -> Client?) async throws -> Client? {
+        if let known = entries.withLock({ $0.value(for: clientID, now: now) }) { return known }
+        guard let client = try await read() else { return nil }
+        entries.withLock { _ = $0.insert(client, for: clientID, expires: now + lifetime, now: now) }
+        return client
+    }
+
+    /// Forgets `clientID`: this node changed what introspection answers about it.
+    func forget(_ clientID: String) {
+        entries.withLock { $0.remove(clientID) }
+    }
+}
