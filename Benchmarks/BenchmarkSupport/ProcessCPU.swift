@@ -12,28 +12,49 @@ public enum ProcessCPU {
         return text[text.index(after: close)...].split(separator: " ")
     }
 
-    /// User + system seconds of `pid` itself and of its children that have exited (0 when it is gone).
-    public static func seconds(of pid: Int32) -> Double {
-        // After the name: state(0) ppid(1) … utime(11) stime(12) cutime(13) cstime(14).
-        guard let f = fields(pid), f.count > 14 else { return 0 }
-        let ticks = [11, 12, 13, 14].compactMap { Double(f[$0]) }.reduce(0, +)
-        return ticks / ticksPerSecond
+    /// CPU seconds in user space and in the kernel.
+    public struct Split: Sendable {
+        public var user = 0.0
+        public var kernel = 0.0
+        public var total: Double { user + kernel }
+
+        public init(user: Double = 0, kernel: Double = 0) {
+            self.user = user
+            self.kernel = kernel
+        }
+
+        public static func - (lhs: Split, rhs: Split) -> Split { Split(user: lhs.user - rhs.user, kernel: lhs.kernel - rhs.kernel) }
+        public static func + (lhs: Split, rhs: Split) -> Split { Split(user: lhs.user + rhs.user, kernel: lhs.kernel + rhs.kernel) }
     }
+
+    /// User and system seconds of `pid` itself and of its children that have exited (0 when it is gone).
+    public static func split(of pid: Int32) -> Split {
+        // After the name: state(0) ppid(1) … utime(11) stime(12) cutime(13) cstime(14).
+        guard let f = fields(pid), f.count > 14 else { return Split() }
+        let ticks = [11, 12, 13, 14].map { Double(f[$0]) ?? 0 }
+        return Split(user: (ticks[0] + ticks[2]) / ticksPerSecond, kernel: (ticks[1] + ticks[3]) / ticksPerSecond)
+    }
+
+    /// User + system seconds of `pid` itself and of its children that have exited (0 when it is gone).
+    public static func seconds(of pid: Int32) -> Double { split(of: pid).total }
 
     /// User + system seconds of `pid` and of every live process below it (PostgreSQL's postmaster and its
     /// backends), plus what exited children spent.
-    public static func treeSeconds(of root: Int32) -> Double {
+    public static func treeSeconds(of root: Int32) -> Double { treeSplit(of: root).total }
+
+    /// ``treeSeconds(of:)`` split into user space and the kernel.
+    public static func treeSplit(of root: Int32) -> Split {
         var children: [Int32: [Int32]] = [:]
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         for entry in entries {
             guard let pid = Int32(entry), let f = fields(pid), f.count > 1, let parent = Int32(f[1]) else { continue }
             children[parent, default: []].append(pid)
         }
-        var total = 0.0
+        var total = Split()
         var stack = [root]
         var seen = Set<Int32>()
         while let pid = stack.popLast(), seen.insert(pid).inserted {
-            total += seconds(of: pid)
+            total = total + split(of: pid)
             stack += children[pid] ?? []
         }
         return total

@@ -62,13 +62,14 @@ print("gateway pid \(child.processIdentifier) on \(gateway), upstream on \(upstr
 let nginx = try NginxProxy.start(upstreamPort: echoPort)
 print("nginx (pid \(nginx.process.processIdentifier), worker per core) on 127.0.0.1:\(nginx.port), the same upstream, keepalive 512")
 
-/// The CPU seconds `body` costs the gateway process and the nginx processes (from /proc), with its result.
-func costing<T>(_ body: () async throws -> T) async rethrows -> (T, gateway: Double, nginx: Double) {
-    let gatewayBefore = ProcessCPU.seconds(of: child.processIdentifier)
-    let nginxBefore = ProcessCPU.treeSeconds(of: nginx.process.processIdentifier)
+/// The CPU seconds `body` costs the gateway process and the nginx processes (from /proc), user and kernel, with its
+/// result.
+func costing<T>(_ body: () async throws -> T) async rethrows -> (T, gateway: ProcessCPU.Split, nginx: ProcessCPU.Split) {
+    let gatewayBefore = ProcessCPU.split(of: child.processIdentifier)
+    let nginxBefore = ProcessCPU.treeSplit(of: nginx.process.processIdentifier)
     let result = try await body()
-    return (result, ProcessCPU.seconds(of: child.processIdentifier) - gatewayBefore,
-            ProcessCPU.treeSeconds(of: nginx.process.processIdentifier) - nginxBefore)
+    return (result, ProcessCPU.split(of: child.processIdentifier) - gatewayBefore,
+            ProcessCPU.treeSplit(of: nginx.process.processIdentifier) - nginxBefore)
 }
 
 do {
@@ -76,7 +77,7 @@ do {
     var direct: [Double] = []
     var through: [Double] = []
     var viaNginx: [Double] = []
-    var gatewayCPU = 0.0, nginxCPU = 0.0, gatewayRequests = 0.0, nginxRequests = 0.0
+    var gatewayCPU = ProcessCPU.Split(), nginxCPU = ProcessCPU.Split(), gatewayRequests = 0.0, nginxRequests = 0.0
     for round in 1...2 {
         let d = try Wrk.run(url: upstream + "/echo/hello", connections: 32, seconds: seconds)
         let (g, gCPU, _) = try await costing { try Wrk.run(url: gateway + "/echo/hello", connections: 32, seconds: seconds, authorization: authorization) }
@@ -88,8 +89,8 @@ do {
         direct.append(d.requestsPerSecond)
         through.append(g.requestsPerSecond)
         viaNginx.append(n.requestsPerSecond)
-        gatewayCPU += gCPU; gatewayRequests += g.requestsPerSecond * seconds
-        nginxCPU += nCPU; nginxRequests += n.requestsPerSecond * seconds
+        gatewayCPU = gatewayCPU + gCPU; gatewayRequests += g.requestsPerSecond * seconds
+        nginxCPU = nginxCPU + nCPU; nginxRequests += n.requestsPerSecond * seconds
     }
     let httpRatio = through.reduce(0, +) / direct.reduce(0, +)
     let httpNginxRatio = through.reduce(0, +) / viaNginx.reduce(0, +)
@@ -98,7 +99,7 @@ do {
     var wsDirect: [Double] = []
     var wsThrough: [Double] = []
     var wsNginx: [Double] = []
-    var wsGatewayCPU = 0.0, wsNginxCPU = 0.0, wsGatewayMessages = 0.0, wsNginxMessages = 0.0
+    var wsGatewayCPU = ProcessCPU.Split(), wsNginxCPU = ProcessCPU.Split(), wsGatewayMessages = 0.0, wsNginxMessages = 0.0
     for round in 1...2 {
         let d = try await EchoLoad.rate(url: "ws://127.0.0.1:\(echoPort)/echo", authorization: nil, connections: connections, seconds: seconds)
         let (g, gCPU, _) = try await costing {
@@ -111,12 +112,19 @@ do {
         wsDirect.append(d)
         wsThrough.append(g)
         wsNginx.append(n)
-        wsGatewayCPU += gCPU; wsGatewayMessages += g * seconds
-        wsNginxCPU += nCPU; wsNginxMessages += n * seconds
+        wsGatewayCPU = wsGatewayCPU + gCPU; wsGatewayMessages += g * seconds
+        wsNginxCPU = wsNginxCPU + nCPU; wsNginxMessages += n * seconds
     }
     let wsRatio = wsThrough.reduce(0, +) / wsDirect.reduce(0, +)
     let wsNginxRatio = wsThrough.reduce(0, +) / wsNginx.reduce(0, +)
     func micros(_ cpu: Double, _ count: Double) -> String { fixed(count > 0 ? cpu * 1e6 / count : 0, 1) }
+    /// "T µs (user U, kernel K)" per operation.
+    func perOperation(_ cpu: ProcessCPU.Split, _ count: Double) -> String {
+        "\(micros(cpu.total, count)) µs (user \(micros(cpu.user, count)), kernel \(micros(cpu.kernel, count)))"
+    }
+    func ratio(_ a: ProcessCPU.Split, _ aCount: Double, _ b: ProcessCPU.Split, _ bCount: Double) -> String {
+        fixed(aCount > 0 && bCount > 0 && b.total > 0 ? (a.total / aCount) / (b.total / bCount) : 0, 2)
+    }
 
     // Memory per idle authenticated WebSocket connection.
     try await Task.sleep(for: .seconds(1))
@@ -130,10 +138,10 @@ do {
 
         HTTP through the gateway / direct:       \(fixed(httpRatio, 3))  (\(fixed(through.reduce(0, +) / 2)) / \(fixed(direct.reduce(0, +) / 2)) req/s)
         HTTP gateway / nginx:                    \(fixed(httpNginxRatio, 3))  (nginx \(fixed(viaNginx.reduce(0, +) / 2)) req/s)
-        HTTP CPU per request:                    gateway \(micros(gatewayCPU, gatewayRequests)) µs, nginx \(micros(nginxCPU, nginxRequests)) µs (ratio \(fixed(nginxRequests > 0 && nginxCPU > 0 ? (gatewayCPU / gatewayRequests) / (nginxCPU / nginxRequests) : 0, 2)))
+        HTTP CPU per request:                    gateway \(perOperation(gatewayCPU, gatewayRequests)), nginx \(perOperation(nginxCPU, nginxRequests)) (ratio \(ratio(gatewayCPU, gatewayRequests, nginxCPU, nginxRequests)))
         WebSocket echo through the gateway / direct: \(fixed(wsRatio, 3))  (\(fixed(wsThrough.reduce(0, +) / 2)) / \(fixed(wsDirect.reduce(0, +) / 2)) msg/s)
         WebSocket echo gateway / nginx:          \(fixed(wsNginxRatio, 3))  (nginx \(fixed(wsNginx.reduce(0, +) / 2)) msg/s)
-        WebSocket CPU per message:               gateway \(micros(wsGatewayCPU, wsGatewayMessages)) µs, nginx \(micros(wsNginxCPU, wsNginxMessages)) µs (ratio \(fixed(wsNginxMessages > 0 && wsNginxCPU > 0 ? (wsGatewayCPU / wsGatewayMessages) / (wsNginxCPU / wsNginxMessages) : 0, 2)))
+        WebSocket CPU per message:               gateway \(perOperation(wsGatewayCPU, wsGatewayMessages)), nginx \(perOperation(wsNginxCPU, wsNginxMessages)) (ratio \(ratio(wsGatewayCPU, wsGatewayMessages, wsNginxCPU, wsNginxMessages)))
         gateway memory: \(before / 1024) KiB before, \(after / 1024) KiB with \(opened) idle authenticated WebSockets open
         memory per idle authenticated WebSocket through the gateway: \(fixed(perConnection / 1024)) KiB (client side and upstream side of the relay)
         """)

@@ -90,8 +90,9 @@ struct Measurement {
     let p50: Double
     let p99: Double
     let failures: Int
-    /// CPU ms per flow of all nodes together, and of PostgreSQL (0 on SQLite).
+    /// CPU ms per flow of all nodes together (and the part of it in the kernel), and of PostgreSQL (0 on SQLite).
     let nodeCPU: Double
+    let nodeKernelCPU: Double
     let postgresCPU: Double
     let storeOperations: Double
 }
@@ -140,7 +141,7 @@ func measure(_ name: String, arguments: [String], nodes count: Int, options: Opt
     try await Task.sleep(for: .milliseconds(Int64(options.warmUp * 1000)))
     var operationsBefore = 0.0
     for node in nodes { operationsBefore += await storeOperations(node, http: http) }
-    let nodeCPUBefore = nodes.map { ProcessCPU.seconds(of: $0.pid) }.reduce(0, +)
+    let nodeCPUBefore = nodes.map { ProcessCPU.split(of: $0.pid) }.reduce(ProcessCPU.Split(), +)
     let postgres = arguments.contains("--database")
     let postgresBefore = postgres ? ProcessCPU.treeSeconds(of: options.postgresPID) : 0
     tally.measuring.store(true, ordering: .relaxed)
@@ -148,7 +149,7 @@ func measure(_ name: String, arguments: [String], nodes count: Int, options: Opt
     try await Task.sleep(for: .milliseconds(Int64(options.seconds * 1000)))
     tally.measuring.store(false, ordering: .relaxed)
     let elapsed = (ContinuousClock.now - start).seconds
-    let nodeCPU = nodes.map { ProcessCPU.seconds(of: $0.pid) }.reduce(0, +) - nodeCPUBefore
+    let nodeCPU = nodes.map { ProcessCPU.split(of: $0.pid) }.reduce(ProcessCPU.Split(), +) - nodeCPUBefore
     let postgresCPU = postgres ? ProcessCPU.treeSeconds(of: options.postgresPID) - postgresBefore : 0
     var operationsAfter = 0.0
     for node in nodes { operationsAfter += await storeOperations(node, http: http) }
@@ -165,7 +166,7 @@ func measure(_ name: String, arguments: [String], nodes count: Int, options: Opt
     // reads no store), so the difference is the flows' (with the flows outside the window at its edges: small).
     return Measurement(
         name: name, nodes: count, flowsPerSecond: Double(s.flows) / elapsed, p50: percentile(0.5), p99: percentile(0.99),
-        failures: s.failures, nodeCPU: nodeCPU * 1000 / Double(flows), postgresCPU: postgresCPU * 1000 / Double(flows),
+        failures: s.failures, nodeCPU: nodeCPU.total * 1000 / Double(flows), nodeKernelCPU: nodeCPU.kernel * 1000 / Double(flows), postgresCPU: postgresCPU * 1000 / Double(flows),
         storeOperations: (operationsAfter - operationsBefore) / Double(flows))
 }
 
@@ -190,8 +191,8 @@ func measureOnly(_ setup: String) async throws -> Never {
     let r = setup == "sqlite"
         ? try await measure("SQLite, 1 node", arguments: sqliteArguments, nodes: 1, options: options, keys: keys, http: http, logs: work)
         : try await measure("PostgreSQL, 1 node", arguments: postgresArguments(), nodes: 1, options: options, keys: keys, http: http, logs: work)
-    print(r.name + String(format: ": %.1f flows/s, p50 %.1f ms, p99 %.1f ms, %d failed, node CPU %.3f ms/flow, PostgreSQL CPU %.3f ms/flow, %.1f store ops/flow",
-                 r.flowsPerSecond, r.p50, r.p99, r.failures, r.nodeCPU, r.postgresCPU, r.storeOperations))
+    print(r.name + String(format: ": %.1f flows/s, p50 %.1f ms, p99 %.1f ms, %d failed, node CPU %.3f ms/flow (kernel %.3f), PostgreSQL CPU %.3f ms/flow, %.1f store ops/flow",
+                 r.flowsPerSecond, r.p50, r.p99, r.failures, r.nodeCPU, r.nodeKernelCPU, r.postgresCPU, r.storeOperations))
     try? await http.shutdown()
     try? FileManager.default.removeItem(at: work)
     exit(r.failures == 0 ? 0 : 1)
@@ -215,10 +216,10 @@ try? await http.shutdown()
 try? FileManager.default.removeItem(at: work)
 
 print("")
-print("setup                  flows/s   p50 ms   p99 ms  failed   node CPU ms/flow  PostgreSQL CPU ms/flow  store ops/flow")
+print("setup                  flows/s   p50 ms   p99 ms  failed   node CPU ms/flow  (kernel)  PostgreSQL CPU ms/flow  store ops/flow")
 for r in results {
-    print(r.name.padding(toLength: 20, withPad: " ", startingAt: 0) + String(format: " %9.1f %8.1f %8.1f %7d %18.3f %23.3f %15.1f", r.flowsPerSecond, r.p50, r.p99, r.failures,
-                 r.nodeCPU, r.postgresCPU, r.storeOperations))
+    print(r.name.padding(toLength: 20, withPad: " ", startingAt: 0) + String(format: " %9.1f %8.1f %8.1f %7d %18.3f %9.3f %23.3f %15.1f", r.flowsPerSecond, r.p50, r.p99, r.failures,
+                 r.nodeCPU, r.nodeKernelCPU, r.postgresCPU, r.storeOperations))
 }
 let sqlite = results[0], full = results[1], one = results[2], two = results[3]
 print("")
