@@ -20,27 +20,46 @@ final class IntrospectedClients: Sendable {
         let activeUser: AuthenticatedUser?
     }
 
+    private struct State {
+        var entries: ExpiringEntries<String, Client, Int64>
+        /// How many times the clients of each bucket (by the hash of their id) were forgotten: a read that a
+        /// forget of its client overtook is not kept (it may hold what the forget was about).
+        var forgets = [UInt64](repeating: 0, count: IntrospectedClients.buckets)
+    }
+
     /// How long a client read from the store is answered from memory, ms.
     let lifetime: Int64
-    private let entries: Mutex<ExpiringEntries<String, Client, Int64>>
+    private static let buckets = 256
+    private let state: Mutex<State>
 
     /// At most `capacity` clients (all forgotten when it is reached), each for `lifetime` ms.
     init(capacity: Int = 10_000, lifetime: Int64 = 2000) {
         self.lifetime = lifetime
-        entries = Mutex(ExpiringEntries(capacity: capacity, overflow: .forgetAll))
+        state = Mutex(State(entries: ExpiringEntries(capacity: capacity, overflow: .forgetAll)))
     }
 
+    private static func bucket(_ clientID: String) -> Int { Int(UInt(bitPattern: clientID.hashValue) % UInt(buckets)) }
+
     /// The client `clientID` as read by `read` within the last ``lifetime``, or read now (an unknown client, `nil`,
-    /// is not kept).
+    /// is not kept, nor is a read during which the client was forgotten).
     func client(_ clientID: String, now: Int64, read: () async throws -> Client?) async throws -> Client? {
-        if let known = entries.withLock({ $0.value(for: clientID, now: now) }) { return known }
+        let bucket = Self.bucket(clientID)
+        let (known, forgets) = state.withLock { ($0.entries.value(for: clientID, now: now), $0.forgets[bucket]) }
+        if let known { return known }
         guard let client = try await read() else { return nil }
-        entries.withLock { _ = $0.insert(client, for: clientID, expires: now + lifetime, now: now) }
+        state.withLock { state in
+            if state.forgets[bucket] == forgets { _ = state.entries.insert(client, for: clientID, expires: now + lifetime, now: now) }
+        }
         return client
     }
 
-    /// Forgets `clientID`: this node changed what introspection answers about it.
+    /// Forgets `clientID`: this node changed what introspection answers about it. A read of it under way now is not
+    /// kept either.
     func forget(_ clientID: String) {
-        entries.withLock { $0.remove(clientID) }
+        let bucket = Self.bucket(clientID)
+        state.withLock { state in
+            state.entries.remove(clientID)
+            state.forgets[bucket] &+= 1
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseProtocol
+@testable import GatehouseServer
 import Testing
 
 /// Introspection answers a token's client (`mfp-device`, `mfp-user`) from a node's memory for a moment instead of
@@ -57,5 +58,30 @@ import Testing
             #expect(try await client.logout(securityCheck: "UserLogin").status == 200)
             #expect(try await introspect() == ["active": false])
         }
+    }
+
+    /// A read that a forget of its client overtook (a round committed while introspection read the store) is
+    /// answered, not kept: the next introspection reads again.
+    @Test(.timeLimit(.minutes(1))) func aReadOvertakenByAForgetIsNotKept() async throws {
+        let clients = IntrospectedClients()
+        let old = IntrospectedClients.Client(device: ["deviceDisplayName": "old"], activeUser: nil)
+        let new = IntrospectedClients.Client(device: ["deviceDisplayName": "new"], activeUser: nil)
+        var reads = 0
+        let first = try await clients.client("c1", now: 1000) {
+            reads += 1
+            clients.forget("c1")   // the change lands while the store is being read
+            return old
+        }
+        #expect(first?.device == old.device)
+        let second = try await clients.client("c1", now: 1001) {
+            reads += 1
+            return new
+        }
+        #expect(second?.device == new.device)
+        #expect(reads == 2)
+        // Kept now: the next answer within the lifetime needs no read; after it, one.
+        #expect(try await clients.client("c1", now: 1002) { reads += 1; return old }?.device == new.device)
+        #expect(try await clients.client("c1", now: 1001 + clients.lifetime) { reads += 1; return old }?.device == old.device)
+        #expect(reads == 3)
     }
 }
