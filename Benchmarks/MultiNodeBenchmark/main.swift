@@ -209,7 +209,7 @@ do {
                                      nodes: 2, options: options, keys: keys, http: http, logs: work))
 } catch {
     print("benchmark failed: \(error)")
-    try? await http.shutdown()
+    try? await http.shutdown().get()
     exit(1)
 }
 try? await http.shutdown()
