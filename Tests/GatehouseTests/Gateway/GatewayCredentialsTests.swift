@@ -23,16 +23,18 @@ struct LineBreakNameModule: LoginModule {
             (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/")
         }) else { return nil }
-        guard let data = Data(base64Encoded: value), let text = String(data: data, encoding: .utf8),
-              let colon = text.firstIndex(of: ":") else { return nil }
-        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+        // Split at the first colon byte (RFC 7617), not the first `Character` ":": a colon followed by a combining
+        // mark is one `Character`, but the user name still ends there.
+        guard let data = Data(base64Encoded: value), String(data: data, encoding: .utf8) != nil,
+              let colon = data.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        return (String(decoding: data[..<colon], as: UTF8.self), String(decoding: data[(colon + 1)...], as: UTF8.self))
     }
 
     @Test func basicCredentialsAreStrictBase64ReadAsFoundationReadsIt() {
         var random = SystemRandomNumberGenerator()
         let pieces = ["joe", "welcome", ":", "é", "日本", "\u{0}", "a:b", "", " ", "+", "/", "=="]
         var texts: [String] = ["", "=", "====", "am9lOndlbGNvbWU=", "am9lOndlbGNvbWU", "am9lOndlbGNvbWU==", "am9l Ondl", "YQ==", "YWI=",
-                               "Y===", "-_-_", "am9lOndlbGNvbWU=\t", "\u{FEFF}YQ=="]
+                               "Y===", "-_-_", "am9lOndlbGNvbWU=\t", "\u{FEFF}YQ==", "Os2p"]   // ":" + U+0369, a combining mark
         for _ in 0..<2000 {
             let plain: [UInt8]
             if Bool.random(using: &random) {
