@@ -25,6 +25,7 @@ public enum ProcessCPU {
 
         public static func - (lhs: Split, rhs: Split) -> Split { Split(user: lhs.user - rhs.user, kernel: lhs.kernel - rhs.kernel) }
         public static func + (lhs: Split, rhs: Split) -> Split { Split(user: lhs.user + rhs.user, kernel: lhs.kernel + rhs.kernel) }
+        public static func += (lhs: inout Split, rhs: Split) { lhs = lhs + rhs }
     }
 
     /// User and system seconds of `pid` itself and of its children that have exited (0 when it is gone).
@@ -54,7 +55,7 @@ public enum ProcessCPU {
         var stack = [root]
         var seen = Set<Int32>()
         while let pid = stack.popLast(), seen.insert(pid).inserted {
-            total = total + split(of: pid)
+            total += split(of: pid)
             stack += children[pid] ?? []
         }
         return total

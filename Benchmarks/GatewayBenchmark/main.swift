@@ -89,8 +89,8 @@ do {
         direct.append(d.requestsPerSecond)
         through.append(g.requestsPerSecond)
         viaNginx.append(n.requestsPerSecond)
-        gatewayCPU = gatewayCPU + gCPU; gatewayRequests += g.requestsPerSecond * seconds
-        nginxCPU = nginxCPU + nCPU; nginxRequests += n.requestsPerSecond * seconds
+        gatewayCPU += gCPU; gatewayRequests += g.requestsPerSecond * seconds
+        nginxCPU += nCPU; nginxRequests += n.requestsPerSecond * seconds
     }
     let httpRatio = through.reduce(0, +) / direct.reduce(0, +)
     let httpNginxRatio = through.reduce(0, +) / viaNginx.reduce(0, +)
@@ -112,8 +112,8 @@ do {
         wsDirect.append(d)
         wsThrough.append(g)
         wsNginx.append(n)
-        wsGatewayCPU = wsGatewayCPU + gCPU; wsGatewayMessages += g * seconds
-        wsNginxCPU = wsNginxCPU + nCPU; wsNginxMessages += n * seconds
+        wsGatewayCPU += gCPU; wsGatewayMessages += g * seconds
+        wsNginxCPU += nCPU; wsNginxMessages += n * seconds
     }
     let wsRatio = wsThrough.reduce(0, +) / wsDirect.reduce(0, +)
     let wsNginxRatio = wsThrough.reduce(0, +) / wsNginx.reduce(0, +)

@@ -58,12 +58,4 @@ extension AuthenticatedUser: JSONValueDecodable {
         }
         self.init(id: id, displayName: displayName, authenticatedAt: authenticatedAt, authenticatedBy: authenticatedBy, attributes: attributes)
     }
-
-    /// A member that may be absent or `null` (`.some(nil)`), or a user; `nil` for anything else.
-    public static func optional(_ value: JSON?) -> AuthenticatedUser?? {
-        switch value {
-        case nil, .null?: return .some(nil)
-        case let value?: return AuthenticatedUser(json: value).map { .some($0) }
-        }
-    }
 }

@@ -252,4 +252,12 @@ extension JSON {
         default: return nil
         }
     }
+
+    /// A member that may be absent or `null` (`.some(nil)`), or a `T` read by hand; `nil` for anything else.
+    public func optional<T: JSONValueDecodable>(_ key: String, as type: T.Type) -> T?? {
+        switch self[key] {
+        case nil, .null?: return .some(nil)
+        case let value?: return T(json: value).map { .some($0) }
+        }
+    }
 }

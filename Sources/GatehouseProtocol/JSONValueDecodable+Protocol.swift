@@ -39,14 +39,8 @@ extension RSAPublicJWK: JSONValueDecodable {
 
 extension JWSHeader: JSONValueDecodable {
     public init?(json: JSON) {
-        guard case .object = json, let alg = json.requiredString("alg") else { return nil }
-        switch json["jwk"] {
-        case nil, .null?:
-            self.init(alg: alg, jwk: nil)
-        case let key?:
-            guard let jwk = RSAPublicJWK(json: key) else { return nil }
-            self.init(alg: alg, jwk: jwk)
-        }
+        guard case .object = json, let alg = json.requiredString("alg"), let jwk = json.optional("jwk", as: RSAPublicJWK.self) else { return nil }
+        self.init(alg: alg, jwk: jwk)
     }
 }
 

@@ -154,7 +154,7 @@ extension ClientSnapshot.StoredContext: JSONValueDecodable {
     /// Read without `JSONDecoder`: exactly what the synthesized `Decodable` conformance reads.
     init?(json: JSON) {
         guard case .object = json, let registration = json["registration"].flatMap(RegistrationContext.init(json:)),
-              let activeUser = AuthenticatedUser.optional(json["activeUser"]), let lastActivity = json.optionalInt("lastActivity")
+              let activeUser = json.optional("activeUser", as: AuthenticatedUser.self), let lastActivity = json.optionalInt("lastActivity")
         else { return nil }
         self.init(registration: registration, activeUser: activeUser, lastActivity: lastActivity)
     }
