@@ -1,6 +1,7 @@
 import HummingbirdBcrypt
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// Checks a password for an account with per-account lockout, in the same time whether the account exists,
 /// is locked or neither: one bcrypt verification every time, against a decoy hash of the users' own cost when
@@ -14,7 +15,22 @@ public struct PasswordVerifier: Sendable {
     ///   unknown user costs as long as a known one.
     public init(lockouts: any AccountLockouts, decoyCost: UInt8) {
         self.lockouts = lockouts
-        decoyHash = Bcrypt.hash("gatehouse-decoy-\(UInt64.random(in: 0...UInt64.max))", cost: decoyCost)
+        decoyHash = Self.decoyHash(cost: decoyCost)
+    }
+
+    /// The process's decoy of each cost, made at its first use. It is a hash of a random text that never leaves
+    /// the process, so every verifier of that cost can share it: a policy compiled again (each reload, each node
+    /// start, each admin API check of a policy) costs no bcrypt run. Hashing one per verifier ran bcrypt at cost
+    /// 12 per compile, holding up whichever thread compiled.
+    private static let decoys = Mutex<[UInt8: String]>([:])
+
+    static func decoyHash(cost: UInt8) -> String {
+        decoys.withLock { decoys in
+            if let made = decoys[cost] { return made }
+            let made = Bcrypt.hash("gatehouse-decoy-\(UInt64.random(in: 0...UInt64.max))", cost: cost)
+            decoys[cost] = made
+            return made
+        }
     }
 
     /// `true` when the account exists (`hash` given), the password matches and the account is not locked.

@@ -60,7 +60,7 @@ public struct PolicyWatcher: Service {
         try await putInForce(snapshot)
     }
 
-    /// Compiles on the password-hashing threads: a policy's decoy password hash is a bcrypt of its users' cost.
+    /// Compiles on the password-hashing threads: the first policy of a cost makes the decoy password hash, a bcrypt.
     private func compile(yaml: String, file: String, version: Int64) async throws -> PolicyInForce.Snapshot {
         let previous = policies.current
         return try await PasswordVerifier.hashingThreads.runIfActive { [compiler] in

@@ -11,8 +11,10 @@ import Darwin
 final class RawHTTPConnection: @unchecked Sendable {
     private let descriptor: Int32
 
-    /// Connects to `127.0.0.1:port`; reads and writes give up after `timeout`.
-    init(port: Int, timeout: Duration = .seconds(10)) throws {
+    /// Connects to `127.0.0.1:port`; reads and writes give up after `timeout`. The default is long enough for an
+    /// answer that waits for bcrypt while the whole suite loads both cores (CI once saw one take over 10 s); a
+    /// hang still fails within the suites' time limits.
+    init(port: Int, timeout: Duration = .seconds(30)) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestFailure("socket() failed") }
         let micros = timeout.components.seconds * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000

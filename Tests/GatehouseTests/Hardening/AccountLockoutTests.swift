@@ -64,6 +64,16 @@ import Testing
         #expect(PasswordVerifier.decoyCost(for: []) == 12)
     }
 
+    /// A policy compiled again runs no bcrypt for its decoy: verifiers of one cost share the process's decoy.
+    @Test func verifiersOfOneCostShareOneDecoy() {
+        let lockouts = InMemoryAccountLockouts(policy: .disabled)
+        let first = PasswordVerifier(lockouts: lockouts, decoyCost: 5)
+        #expect(PasswordVerifier.cost(of: first.decoyHash) == 5)
+        #expect(PasswordVerifier(lockouts: lockouts, decoyCost: 5).decoyHash == first.decoyHash)
+        let other = PasswordVerifier(lockouts: lockouts, decoyCost: 6)
+        #expect(PasswordVerifier.cost(of: other.decoyHash) == 6)
+    }
+
     @Test func aLockedAccountAnswersLikeAWrongPasswordOnSQLite() async throws {
         // A 10 s lockout: the suite runs beside the others, and the steps below must all fall within it.
         try await TestServer.run(policy: Self.policy(threshold: 4, durationSec: 10)) { server in
