@@ -264,6 +264,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkSupport", "GatehouseServer", "GatehouseSQLite", "GatehouseProtocol", "GatehouseHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

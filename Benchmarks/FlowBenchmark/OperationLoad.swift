@@ -7,6 +7,9 @@ import Foundation
 /// second, then runs `rounds` times, alternating with the others, so that drift in the machine's load affects all alike.
 struct OperationLoad {
     let baseURL: String
+    /// A Hummingbird server of one route and no middleware in this process (``withBareHummingbird``): the
+    /// framework's own cost per request, for telling it from ours.
+    let floorURL: String
     /// A token of a completed flow, and the clients that completed one (already successful for `accessRestricted`).
     let token: String
     let clientIDs: [String]
@@ -19,6 +22,8 @@ struct OperationLoad {
     struct Operation {
         let name: String
         let path: String
+        /// Another server than Gatehouse (the framework floor), if not `baseURL`.
+        var base: String?
         var authorization: String?
         var load: Wrk.Load?
     }
@@ -37,6 +42,7 @@ struct OperationLoad {
                 bodies: ["grant_type=client_credentials&scope=authorization.introspect"])),
             Operation(name: "introspection of a valid token", path: "/mfp/api/az/v1/introspection", authorization: service, load: Wrk.Load(
                 method: "POST", headers: form.map { ($0.key, $0.value) }, bodies: ["token=\(token)"])),
+            Operation(name: "Hummingbird alone, one route (floor)", path: "/hello", base: floorURL),
         ]
     }
 
@@ -48,7 +54,7 @@ struct OperationLoad {
         if let body = operation.load?.bodies.first { arguments += ["--data-raw", body] }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments + [baseURL + operation.path]
+        process.arguments = arguments + [(operation.base ?? baseURL) + operation.path]
         let pipe = Pipe()
         process.standardOutput = pipe
         guard (try? process.run()) != nil else { return "(curl did not run)" }
@@ -74,11 +80,11 @@ struct OperationLoad {
         for round in 1...rounds {
             for (index, operation) in operations.enumerated() where only == nil || only == index + 1 {
                 if round == 1 {   // warm-up, not counted: caches filled (a secret's bcrypt, a token's signature check)
-                    _ = try Wrk.run(url: baseURL + operation.path, connections: connections, seconds: 1,
+                    _ = try Wrk.run(url: (operation.base ?? baseURL) + operation.path, connections: connections, seconds: 1,
                                     authorization: operation.authorization, load: operation.load)
                 }
                 let cpuBefore = ProcessCPU.seconds(of: pid)
-                let result = try Wrk.run(url: baseURL + operation.path, connections: connections, seconds: seconds,
+                let result = try Wrk.run(url: (operation.base ?? baseURL) + operation.path, connections: connections, seconds: seconds,
                                          authorization: operation.authorization, load: operation.load)
                 let cpu = ProcessCPU.seconds(of: pid) - cpuBefore
                 guard result.non2xx == 0 else {

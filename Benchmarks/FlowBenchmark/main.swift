@@ -10,6 +10,7 @@ import GatehouseHTTP
 import GatehouseProtocol
 import GatehouseServer
 import GatehouseSQLite
+import Hummingbird
 import Logging
 import NIOCore
 import NIOPosix
@@ -49,6 +50,34 @@ func withServer<T: Sendable>(_ body: (_ baseURL: String, _ dataDirectory: String
 
     let (ports, continuation) = AsyncStream<Int>.makeStream()
     let app = try await Gatehouse.makeApplication(configuration, logger: logger) { port in continuation.yield(port) }
+    return try await running(app, ports: ports, continuation: continuation, logger: logger) { port in
+        try await body("http://127.0.0.1:\(port)", directory)
+    }
+}
+
+/// Runs `body` against a Hummingbird server of one route (`GET /hello`, answering what the unprotected endpoint
+/// answers) and no middleware, on 127.0.0.1 in this process: the framework's own cost per request.
+func withBareHummingbird<T: Sendable>(_ body: (_ baseURL: String) async throws -> T) async throws -> T {
+    var logger = Logger(label: "hummingbird-floor")
+    logger.logLevel = .warning
+    let router = Router()
+    router.get("hello") { _, _ in
+        Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
+                 body: .init(byteBuffer: ByteBuffer(string: "Hello from an unprotected resource")))
+    }
+    let (ports, continuation) = AsyncStream<Int>.makeStream()
+    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "Gatehouse"),
+                          onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
+    return try await running(app, ports: ports, continuation: continuation, logger: logger) { port in
+        try await body("http://127.0.0.1:\(port)")
+    }
+}
+
+/// Runs `app` until `body`, given the port `ports` yields once the app listens, returns; then stops it.
+func running<T: Sendable>(
+    _ app: some Service, ports: AsyncStream<Int>, continuation: AsyncStream<Int>.Continuation, logger: Logger,
+    _ body: (_ port: Int) async throws -> T
+) async throws -> T {
     let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
     let task = Task {
         defer { continuation.finish() }
@@ -60,7 +89,7 @@ func withServer<T: Sendable>(_ body: (_ baseURL: String, _ dataDirectory: String
         throw FlowError(step: .register, detail: "the server did not start")
     }
     do {
-        let result = try await body("http://127.0.0.1:\(port)", directory)
+        let result = try await body(port)
         await group.triggerGracefulShutdown()
         _ = await task.result
         return result
@@ -124,10 +153,12 @@ func runBenchmark() async throws -> Int32 {
                 // turn for one client's lock.
                 var clientIDs = [warmUp.clientID]
                 for index in 1..<max(options.connections, 8) { clientIDs.append(try await client.run(key: keys[index % keys.count]).clientID) }
-                let load = OperationLoad(baseURL: baseURL, token: warmUp.accessToken, clientIDs: clientIDs, seconds: options.seconds,
-                                         connections: options.connections, only: options.only)
-                // wrk is waited for on a thread of its own, never on a thread that may serve the server's tasks.
-                return try await NIOThreadPool.singleton.runIfActive { try load.report() }
+                return try await withBareHummingbird { floorURL in
+                    let load = OperationLoad(baseURL: baseURL, floorURL: floorURL, token: warmUp.accessToken, clientIDs: clientIDs,
+                                             seconds: options.seconds, connections: options.connections, only: options.only)
+                    // wrk is waited for on a thread of its own, never on a thread that may serve the server's tasks.
+                    return try await NIOThreadPool.singleton.runIfActive { try load.report() }
+                }
             }
 
             print("Running \(options.workers) workers for \(fixed(options.seconds)) s (at most \(options.maxFlows) flows)…")
