@@ -10,6 +10,9 @@ struct OperationLoad {
     /// A Hummingbird server of one route and no middleware in this process (``withBareHummingbird``): the
     /// framework's own cost per request, for telling it from ours.
     let floorURL: String
+    /// NIO's HTTP/1.1 server pipeline answering on the event loop (``withBareNIO``): what HTTP costs without
+    /// Hummingbird's tasks, router and middleware.
+    let nioURL: String
     /// A token of a completed flow, and the clients that completed one (already successful for `accessRestricted`).
     let token: String
     let clientIDs: [String]
@@ -43,6 +46,7 @@ struct OperationLoad {
             Operation(name: "introspection of a valid token", path: "/mfp/api/az/v1/introspection", authorization: service, load: Wrk.Load(
                 method: "POST", headers: form.map { ($0.key, $0.value) }, bodies: ["token=\(token)"])),
             Operation(name: "Hummingbird alone, one route (floor)", path: "/hello", base: floorURL),
+            Operation(name: "NIO alone, answered on the event loop", path: "/hello", base: nioURL),
         ]
     }
 

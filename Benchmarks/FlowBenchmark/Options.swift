@@ -27,8 +27,9 @@ struct Options: Sendable {
           --operations    instead: single operations with wrk (S seconds per run, C connections, two rounds):
                           the unprotected endpoint (the baseline), the protected balance with a valid token, a
                           pre-authorization round of an already-successful client, a client_credentials token,
-                          introspection of a valid token, and Hummingbird alone (one route, no middleware: the
-                          framework's floor); requests/s and server CPU µs per request, each ÷ baseline
+                          introspection of a valid token, Hummingbird alone (one route, no middleware: the
+                          framework's floor) and NIO alone (HTTP/1.1 answered on the event loop); requests/s and
+                          server CPU µs per request, each ÷ baseline
           --only K        with --operations: only the K-th operation, once (for a profiler)
           --connections C wrk's connections (1...1000, default 32)
           --event-loop-executor  Swift concurrency's jobs on NIO's event loops (NIO's executor take-over) instead of
@@ -63,7 +64,7 @@ struct Options: Sendable {
             case "--operations":
                 options.operations = true
             case "--only":
-                guard let k = Int(value(argument)), (1...6).contains(k) else { fail("--only must be 1...6") }
+                guard let k = Int(value(argument)), (1...7).contains(k) else { fail("--only must be 1...7") }
                 options.only = k
             case "--connections":
                 guard let c = Int(value(argument)), (1...1000).contains(c) else { fail("--connections must be 1...1000") }

@@ -55,24 +55,6 @@ func withServer<T: Sendable>(_ body: (_ baseURL: String, _ dataDirectory: String
     }
 }
 
-/// Runs `body` against a Hummingbird server of one route (`GET /hello`, answering what the unprotected endpoint
-/// answers) and no middleware, on 127.0.0.1 in this process: the framework's own cost per request.
-func withBareHummingbird<T: Sendable>(_ body: (_ baseURL: String) async throws -> T) async throws -> T {
-    var logger = Logger(label: "hummingbird-floor")
-    logger.logLevel = .warning
-    let router = Router()
-    router.get("hello") { _, _ in
-        Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
-                 body: .init(byteBuffer: ByteBuffer(string: "Hello from an unprotected resource")))
-    }
-    let (ports, continuation) = AsyncStream<Int>.makeStream()
-    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "Gatehouse"),
-                          onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-    return try await running(app, ports: ports, continuation: continuation, logger: logger) { port in
-        try await body("http://127.0.0.1:\(port)")
-    }
-}
-
 /// Runs `app` until `body`, given the port `ports` yields once the app listens, returns; then stops it.
 func running<T: Sendable>(
     _ app: some Service, ports: AsyncStream<Int>, continuation: AsyncStream<Int>.Continuation, logger: Logger,
@@ -154,10 +136,13 @@ func runBenchmark() async throws -> Int32 {
                 var clientIDs = [warmUp.clientID]
                 for index in 1..<max(options.connections, 8) { clientIDs.append(try await client.run(key: keys[index % keys.count]).clientID) }
                 return try await withBareHummingbird { floorURL in
-                    let load = OperationLoad(baseURL: baseURL, floorURL: floorURL, token: warmUp.accessToken, clientIDs: clientIDs,
-                                             seconds: options.seconds, connections: options.connections, only: options.only)
-                    // wrk is waited for on a thread of its own, never on a thread that may serve the server's tasks.
-                    return try await NIOThreadPool.singleton.runIfActive { try load.report() }
+                    try await withBareNIO { nioURL in
+                        let load = OperationLoad(baseURL: baseURL, floorURL: floorURL, nioURL: nioURL, token: warmUp.accessToken,
+                                                 clientIDs: clientIDs, seconds: options.seconds, connections: options.connections,
+                                                 only: options.only)
+                        // wrk is waited for on a thread of its own, never on a thread that may serve the server's tasks.
+                        return try await NIOThreadPool.singleton.runIfActive { try load.report() }
+                    }
                 }
             }
 

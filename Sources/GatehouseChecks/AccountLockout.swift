@@ -87,12 +87,18 @@ public protocol AccountLockouts: Sendable {
     /// answer from a view of the locked accounts that follows other nodes' locks within a few seconds (this node's
     /// own at once). By default the same as ``isLocked(_:now:)``.
     func isLockedAsKnown(_ account: String, now: Int64) async throws -> Bool
+    /// What ``isLockedAsKnown(_:now:)`` answers when it can answer from memory alone (no store read, no suspension,
+    /// for a request answered on the event loop); `nil` when it cannot. By default `nil`.
+    func isLockedFromMemory(_ account: String, now: Int64) -> Bool?
 }
 
 extension AccountLockouts {
     public func isLockedAsKnown(_ account: String, now: Int64) async throws -> Bool {
-        try await isLocked(account, now: now)
+        if let locked = isLockedFromMemory(account, now: now) { return locked }
+        return try await isLocked(account, now: now)
     }
+
+    public func isLockedFromMemory(_ account: String, now: Int64) -> Bool? { nil }
 }
 
 /// Failed logins counted in this process's memory (the gateway; tests).
@@ -108,6 +114,10 @@ public final class InMemoryAccountLockouts: AccountLockouts {
     }
 
     public func isLocked(_ account: String, now: Int64) async throws -> Bool {
+        states.withLock { $0[account]?.isLocked(at: now) ?? false }
+    }
+
+    public func isLockedFromMemory(_ account: String, now: Int64) -> Bool? {
         states.withLock { $0[account]?.isLocked(at: now) ?? false }
     }
 

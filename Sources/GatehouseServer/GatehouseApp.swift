@@ -55,6 +55,9 @@ public struct ServerConfiguration: Sendable {
 
 /// Builds the Gatehouse HTTP application.
 public enum Gatehouse {
+    /// The `Server` field of every answer.
+    static let serverName = "Gatehouse"
+
     /// Opens the store, reads the policy (stopping with a ``PolicyError`` if it is wrong), loads or creates the
     /// signing keys and returns the application, ready to run.
     ///
@@ -78,7 +81,8 @@ public enum Gatehouse {
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                      body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.exposition())))
         }
-        RuntimeRoutes(service: service).add(to: router)
+        let runtime = RuntimeRoutes<GatehouseRequestContext>(service: service)
+        runtime.add(to: router)
         AdapterRoutes(adapters: configuration.adapters, validator: service.validator).add(to: router)
         DiscoveryRoutes(signer: service.signer, issuer: service.issuerName).add(to: router)
         AdminRoutes(admin: AdminService(service: service, registry: configuration.registry)).add(to: router)
@@ -94,16 +98,18 @@ public enum Gatehouse {
                               configuration: .init(idleTimeout: configuration.idleTimeout, streamConfiguration: .init(idleTimeout: idle)))
         } else {
             HTTPServerBuilder { responder in
-                HeadTimeoutChannel(
-                    inner: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idle)),
-                    headerReadTimeout: .nanoseconds(configuration.headerReadTimeout.wholeNanoseconds),
-                    answerBody: #"{"errorCode":"REQUEST_TIMEOUT","errorMsg":"The request head did not arrive in time."}"#)
+                LoopAnswersChannel(
+                    inner: HeadTimeoutChannel(
+                        inner: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idle)),
+                        headerReadTimeout: .nanoseconds(configuration.headerReadTimeout.wholeNanoseconds),
+                        answerBody: #"{"errorCode":"REQUEST_TIMEOUT","errorMsg":"The request head did not arrive in time."}"#),
+                    answers: LoopAnswers(routes: runtime.loopRoutes, serverName: Self.serverName, metrics: service.metrics))
             }
         }
         return Application(
             router: router,
             server: server,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Gatehouse"),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: Self.serverName),
             services: [service.policyWatcher, service.audit],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0

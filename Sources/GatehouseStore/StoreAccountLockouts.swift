@@ -22,11 +22,11 @@ public struct StoreAccountLockouts: AccountLockouts {
         return try await store.accountFailures(account)?.state.isLocked(at: now) ?? false
     }
 
-    /// From ``known`` when it can tell (no store read; another node's lock shows within its refresh), else from the store.
-    public func isLockedAsKnown(_ account: String, now: Int64) async throws -> Bool {
+    /// From ``known`` when it can tell (no store read; another node's lock shows within its refresh); else `nil`,
+    /// and ``isLockedAsKnown(_:now:)`` reads the store.
+    public func isLockedFromMemory(_ account: String, now: Int64) -> Bool? {
         guard policy.threshold > 0 else { return false }
-        if let locked = known?.isLocked(account, now: now) { return locked }
-        return try await isLocked(account, now: now)
+        return known?.isLocked(account, now: now)
     }
 
     public func recordFailure(_ account: String, now: Int64) async throws {

@@ -73,8 +73,13 @@ enum JSONBody {
 
     /// A JSON response.
     static func response(_ status: HTTPResponse.Status = .ok, _ value: some Encodable, headers: HTTPFields = [:]) -> Response {
+        Response(status: status, headers: self.headers(headers), body: .init(byteBuffer: buffer(value)))
+    }
+
+    /// `headers` and the JSON `Content-Type`.
+    static func headers(_ headers: HTTPFields) -> HTTPFields {
         var headers = headers
         headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: buffer(value)))
+        return headers
     }
 }

@@ -21,8 +21,11 @@ enum RequestReading {
     }
 
     /// Parses a form body (`application/x-www-form-urlencoded`).
+    /// The media type of form bodies.
+    static let formType = "application/x-www-form-urlencoded"
+
     static func form(from request: inout Request) async throws -> [String: String] {
-        try requireContentType("application/x-www-form-urlencoded", request)
+        try requireContentType(formType, request)
         let buffer = try await collect(&request)
         return parseForm(String(buffer: buffer))
     }

@@ -55,6 +55,10 @@ public final class GatehouseMetrics: Sendable {
         }
     }
 
+    /// A request of `route` answered from memory on its connection's event loop (``LoopAnswers``); also counted in
+    /// `gatehouse_http_requests_total` like every answer.
+    func answeredOnTheLoop(route: String) { counter("gatehouse_http_loop_answers_total", [("route", route)]).increment() }
+
     func tokenIssued(grant: String) { counter("gatehouse_tokens_issued_total", [("grant", grant)]).increment() }
     func tokenIntrospected(active: Bool) { counter("gatehouse_tokens_introspected_total", [("active", String(active))]).increment() }
     func tokensRevoked(by: String) { counter("gatehouse_tokens_revoked_total", [("by", by)]).increment() }

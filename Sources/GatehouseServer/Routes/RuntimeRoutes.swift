@@ -8,8 +8,11 @@ import NIOCore
 struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
     let service: AuthorizationService
 
+    /// Where the runtime API is served.
+    static var prefix: String { "mfp/api" }
+
     func add(to router: Router<Context>) {
-        let api = router.group("mfp/api")
+        let api = router.group(RouterPath(Self.prefix))
         api.post("registration/v1/self", use: register)
         api.put("registration/v1/self/:clientId", use: updateRegistration)
         api.get("registration/v1/self/:clientId", use: readRegistration)
@@ -17,7 +20,7 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
         api.get("az/v1/authorization", use: authorize)
         api.get("az/v1/authorization/redirect/:clientId", use: redirectTarget)
         api.post("az/v1/token", use: token)
-        api.post("az/v1/introspection", use: introspect)
+        api.post(RouterPath(Self.introspection), use: introspect)
         api.post("az/v1/revoke", use: revoke)
         api.post("preauth/v1/logout", use: logout)
         api.post("preauth/v1/heartbeat", use: heartbeat)
@@ -104,6 +107,21 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
         let form = try await oauthForm(&request)
         let token = try await service.token(form: form, authorization: request.headers.value(of: .authorization), address: context.remoteAddress?.ipAddress)
         return JSONBody.response(.ok, token, headers: [.cacheControl: "no-store", .pragma: "no-cache"])
+    }
+
+    static var introspection: String { "az/v1/introspection" }
+
+    /// The runtime requests answered from memory on the event loop when they can be (``LoopAnswers``): an
+    /// introspection whose caller, token and client were all checked or read before.
+    var loopRoutes: [LoopAnswers.Route] {
+        let path = "/\(Self.prefix)/\(Self.introspection)"
+        return [LoopAnswers.Route(method: .post, path: path, template: path) { [service] request, body in
+            guard let authorization = request.headerFields.value(of: .authorization),
+                  RequestReading.mediaType(of: request.headerFields.value(of: .contentType) ?? "", is: RequestReading.formType),
+                  let answer = service.rememberedIntrospection(form: RequestReading.parseForm(String(buffer: body)), authorization: authorization)
+            else { return nil }
+            return LoopAnswers.Answer(headers: JSONBody.headers([.cacheControl: "no-store"]), body: JSONBody.buffer(answer))
+        }]
     }
 
     @Sendable func introspect(_ request: Request, context: Context) async throws -> Response {

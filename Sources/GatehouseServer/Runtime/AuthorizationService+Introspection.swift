@@ -39,12 +39,8 @@ extension AuthorizationService {
             return .inactive
         }
         metrics.tokenIntrospected(active: true)
-        var answer = TokenIntrospection(
-            active: true, scope: claims.scope, clientID: claims.client_id, exp: claims.exp * 1000, iat: claims.iat_ms, sub: claims.sub,
-            iss: claims.iss, jti: claims.jti, tokenType: "Bearer", username: claims.user ?? "anonymous",
-            checks: Dictionary(uniqueKeysWithValues: claims.checks.map { ($0, JSON.object([:])) }))
-        if let app = claims.app {
-            answer.application = ["id": .string(app.id), "clientPlatform": .string(app.clientPlatform), "version": JSON(app.version)]
+        var answer = Self.introspection(of: claims)
+        if claims.app != nil {
             let now = EpochTime.nowMillis()
             let client = try await introspectedClients.client(claims.client_id, now: now) {
                 guard let (record, stored) = try await store.registrationAndState(clientID: claims.client_id) else { return nil }
@@ -57,10 +53,44 @@ extension AuthorizationService {
                     ],
                     activeUser: snapshot.context.activeUser)
             }
-            if let client {
-                answer.device = client.device
-                if let user = client.activeUser, user.id == claims.user { answer.user = user.json }
-            }
+            if let client { answer.describe(client, tokenUser: claims.user) }
+        }
+        return answer
+    }
+
+    /// ``introspect(form:authorization:)`` from memory alone, for a request answered on the event loop
+    /// (``LoopAnswers``): the answer when the caller's secret or token, the token and its client were all checked
+    /// or read before (and the caller may introspect); `nil` when anything must be verified, read or refused, which
+    /// ``introspect(form:authorization:)`` does. A token that is no longer valid is answered inactive here too.
+    func rememberedIntrospection(form: [String: String], authorization: String) -> TokenIntrospection? {
+        let scope = Scope(Self.introspectScope)
+        if HeaderText.hasPrefixIgnoringCase(authorization, "basic ") {
+            guard let caller = confidentialClients.rememberedClient(authorization: authorization), caller.allows(scope) else { return nil }
+        } else {
+            guard case .success? = validator.rememberedValidation(authorization: authorization, scope: scope) else { return nil }
+        }
+        guard let token = form["token"], !token.isEmpty, let remembered = validator.rememberedClaims(of: token) else { return nil }
+        guard case .success(let claims) = remembered else {
+            metrics.tokenIntrospected(active: false)
+            return .inactive
+        }
+        var answer = Self.introspection(of: claims)
+        if claims.app != nil {
+            guard let client = introspectedClients.remembered(claims.client_id, now: EpochTime.nowMillis()) else { return nil }
+            answer.describe(client, tokenUser: claims.user)
+        }
+        metrics.tokenIntrospected(active: true)
+        return answer
+    }
+
+    /// What the token itself tells: an active token's introspection without its client's device and user.
+    private static func introspection(of claims: AccessTokenClaims) -> TokenIntrospection {
+        var answer = TokenIntrospection(
+            active: true, scope: claims.scope, clientID: claims.client_id, exp: claims.exp * 1000, iat: claims.iat_ms, sub: claims.sub,
+            iss: claims.iss, jti: claims.jti, tokenType: "Bearer", username: claims.user ?? "anonymous",
+            checks: Dictionary(uniqueKeysWithValues: claims.checks.map { ($0, JSON.object([:])) }))
+        if let app = claims.app {
+            answer.application = ["id": .string(app.id), "clientPlatform": .string(app.clientPlatform), "version": JSON(app.version)]
         }
         return answer
     }
@@ -84,5 +114,13 @@ extension AuthorizationService {
         metrics.tokensRevoked(by: "client")
         audit.record("token.revoked", clientID: claims.client_id, application: claims.app?.id, user: claims.user, address: address,
                            actor: callerID, detail: "one token")
+    }
+}
+
+extension TokenIntrospection {
+    /// Adds the client's device (`mfp-device`) and, for a token of the client's active user, the user (`mfp-user`).
+    fileprivate mutating func describe(_ client: IntrospectedClients.Client, tokenUser: String?) {
+        device = client.device
+        if let user = client.activeUser, user.id == tokenUser { self.user = user.json }
     }
 }

@@ -68,17 +68,36 @@ final class ConfidentialClients: Sendable {
             return nil
         }
         let digest = SHA256.hash(data: Data(secret.utf8))
-        if let known = verified.withLock({ $0[id] }) {
-            var difference: UInt8 = 0
-            for (a, b) in zip(known, digest) { difference |= a ^ b }
-            guard difference == 0 else {
-                try await passwords.lockouts.recordFailure(account, now: now)
-                return nil
-            }
-            return try await passwords.lockouts.isLockedAsKnown(account, now: now) ? nil : client
+        switch rememberedSecret(of: id, matches: digest) {
+        case true?: return try await passwords.lockouts.isLockedAsKnown(account, now: now) ? nil : client
+        case false?:
+            try await passwords.lockouts.recordFailure(account, now: now)
+            return nil
+        case nil:
+            guard try await passwords.verify(secret, hash: client.secretHash, account: account, now: now) else { return nil }
+            verified.withLock { $0[id] = digest }
+            return client
         }
-        guard try await passwords.verify(secret, hash: client.secretHash, account: account, now: now) else { return nil }
-        verified.withLock { $0[id] = digest }
+    }
+
+    /// ``authenticate(authorization:)`` from memory alone, for a request answered on the event loop: the client when
+    /// its secret was verified before and matches, and the node's view of the locked accounts says it is not locked;
+    /// `nil` for anything else (a wrong secret must be counted, a new one verified: that is
+    /// ``authenticate(authorization:)``'s work).
+    func rememberedClient(authorization: String) -> ConfidentialClient? {
+        guard let (id, secret) = ClientSecretBasic.parse(authorization), let client = clients[id],
+              rememberedSecret(of: id, matches: SHA256.hash(data: Data(secret.utf8))) == true,
+              passwords.lockouts.isLockedFromMemory("client:\(id)", now: EpochTime.nowMillis()) == false
+        else { return nil }
         return client
+    }
+
+    /// Whether `digest` is the digest of client `id`'s verified secret (compared in constant time); `nil` when no
+    /// secret of it was verified yet.
+    private func rememberedSecret(of id: String, matches digest: SHA256.Digest) -> Bool? {
+        guard let known = verified.withLock({ $0[id] }) else { return nil }
+        var difference: UInt8 = 0
+        for (a, b) in zip(known, digest) { difference |= a ^ b }
+        return difference == 0
     }
 }

@@ -53,6 +53,12 @@ final class IntrospectedClients: Sendable {
         return client
     }
 
+    /// The client `clientID` if it was read within the last ``lifetime``, for a request answered on the event loop
+    /// (which reads nothing); `nil` when it must be read.
+    func remembered(_ clientID: String, now: Int64) -> Client? {
+        state.withLock { $0.entries.value(for: clientID, now: now) }
+    }
+
     /// Forgets `clientID`: this node changed what introspection answers about it. A read of it under way now is not
     /// kept either.
     func forget(_ clientID: String) {

@@ -70,11 +70,30 @@ public final class TokenValidator: Sendable {
         try await verified(cachedAs: CacheKey(text: token)) { token }.claims
     }
 
+    /// ``claims(of:)`` from memory alone, for a request answered on the event loop: the claims of a valid token
+    /// verified before, a rejection of one verified before and unusable now, or `nil` for a token not verified yet.
+    func rememberedClaims(of token: String) -> Result<AccessTokenClaims, TokenRejection>? {
+        remembered(CacheKey(text: token), now: Date()).map { $0.map(\.claims) }
+    }
+
+    /// ``validate(authorization:scope:)`` from memory alone, as ``rememberedClaims(of:)``.
+    func rememberedValidation(authorization: String, scope: Scope) -> Result<AccessTokenClaims, TokenRejection>? {
+        remembered(CacheKey(text: authorization), now: Date()).map { result in
+            result.flatMap { $0.scope.contains(scope) ? .success($0.claims) : .failure(.insufficientScope(scope)) }
+        }
+    }
+
+    /// The verified token under `key`, checked for use; `nil` when it is not in the cache.
+    private func remembered(_ key: CacheKey, now: Date) -> Result<Verified, TokenRejection>? {
+        guard let cached = cache.withLock({ $0.value(for: key, now: now) }) else { return nil }
+        return Result { () throws(TokenRejection) in try usable(cached, now: now) }
+    }
+
     /// The token that `key` stands for, from the cache or verified (`token` gives it, `nil`: none is there) and
     /// cached under `key`; checked for use either way.
     private func verified(cachedAs key: CacheKey, token: () -> String?) async throws(TokenRejection) -> Verified {
         let now = Date()
-        if let cached = cache.withLock({ $0.value(for: key, now: now) }) { return try usable(cached, now: now) }
+        if let remembered = remembered(key, now: now) { return try remembered.get() }
         guard let token = token() else { throw .missing }
         let verified: Verified
         do {

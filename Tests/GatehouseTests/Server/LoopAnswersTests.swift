@@ -1,0 +1,142 @@
+import Foundation
+import GatehouseProtocol
+@testable import GatehouseServer
+import Testing
+
+/// Introspections answered from memory on the event loop (``LoopAnswers``) are answered byte for byte as the router
+/// answers them, keep their order among pipelined requests, and anything memory cannot answer goes to the router.
+@Suite(.timeLimit(.minutes(2))) struct LoopAnswersTests {
+    static let route = "/mfp/api/az/v1/introspection"
+    static let basic = "Authorization: Basic " + Data("balance-service:s3cret".utf8).base64EncodedString()
+
+    static func loopAnswers(_ server: TestServer) async throws -> Double {
+        let text = String(decoding: try await HTTP.send(.GET, server.baseURL + "/metrics").body, as: UTF8.self)
+        return MetricsTests.samples(text)[#"gatehouse_http_loop_answers_total{route="\#(route)"}"#] ?? 0
+    }
+
+    static func routed(_ server: TestServer, status: Int) async throws -> Double {
+        let text = String(decoding: try await HTTP.send(.GET, server.baseURL + "/metrics").body, as: UTF8.self)
+        return MetricsTests.samples(text)[#"gatehouse_http_requests_total{route="\#(route)",method="POST",status="\#(status)"}"#] ?? 0
+    }
+
+    /// An introspection request as a client writes it, `lines` added to its head.
+    static func introspection(_ token: String, _ lines: [String] = [basic], padding: Int = 0) -> String {
+        let body = "token=\(token)" + (padding > 0 ? "&pad=" + String(repeating: "x", count: padding) : "")
+        return "POST \(route) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+            + lines.map { $0 + "\r\n" }.joined() + "Content-Length: \(body.utf8.count)\r\n\r\n" + body
+    }
+
+    /// A user-login token of a fresh client (so that its introspection names a device and a user).
+    static func userToken(_ server: TestServer) async throws -> (client: ProtocolClient, token: String) {
+        var client = try ProtocolClient(server)
+        try await client.register()
+        let login = try await client.preauthorize(scope: "UserLogin", answers: ["UserLogin": ["username": "john", "password": "demo"]])
+        #expect(login.status == 200)
+        return (client, try await client.obtainToken(scope: "UserLogin").access_token)
+    }
+
+    @Test func anIntrospectionFromMemoryIsAnsweredAsTheRouterAnswersIt() async throws {
+        try await TestServer.run(policy: IntrospectionTests.policy) { server in
+            var (client, token) = try await Self.userToken(server)
+            let connection = try RawHTTPConnection(port: server.port)
+            // The first: the caller's secret, the token and its client are read and checked by the router.
+            await connection.send(Self.introspection(token))
+            let routed = try #require(await connection.readResponse())
+            #expect(try await Self.loopAnswers(server) == 0)
+            // The second, on the same connection: all of it from memory, on the loop.
+            await connection.send(Self.introspection(token))
+            let looped = try #require(await connection.readResponse())
+            #expect(try await Self.loopAnswers(server) == 1)
+            #expect(looped.status == 200)
+            // The same fields in the same order, with the same values but the date's (a second may have passed).
+            func fields(_ response: RawHTTPResponse) -> [String] {
+                response.headers.map { $0.name == "Date" ? "Date" : "\($0.name): \($0.value)" }
+            }
+            #expect(fields(looped) == fields(routed))
+            #expect(fields(looped).contains("Date"))
+            if let date = looped.header("Date"), let routedDate = routed.header("Date") {
+                #expect(date.count == routedDate.count && date.hasSuffix(" GMT"), "\(date) as \(routedDate)")
+            }
+            #expect(looped.body == routed.body)
+            let answer = try JSONDecoder().decode(JSON.self, from: Data(looped.body))
+            #expect(answer["active"] == true)
+            #expect(answer["mfp-user"]?["id"] == "john")
+            #expect(answer["mfp-device"]?["id"] == "device-com.sample.pincodeswift")
+            // Both are counted as requests of the route.
+            #expect(try await Self.routed(server, status: 200) == 2)
+
+            // A caller with a token (scope authorization.introspect): its first request through the router, then the loop.
+            let serviceToken = try #require(try await HTTP.postForm(
+                server.baseURL + "/mfp/api/az/v1/token", [("grant_type", "client_credentials"), ("scope", "authorization.introspect")],
+                headers: [("Authorization", String(Self.basic.dropFirst("Authorization: ".count)))]).json?["access_token"]?.stringValue)
+            for expected in [1.0, 2.0] {
+                await connection.send(Self.introspection(token, ["Authorization: Bearer \(serviceToken)"]))
+                let answer = try #require(await connection.readResponse())
+                #expect(answer.body == routed.body)
+                #expect(try await Self.loopAnswers(server) == expected)
+            }
+
+            // The client logs out: the token, revoked, is answered inactive from memory too.
+            #expect(try await client.logout(securityCheck: "UserLogin").status == 200)
+            await connection.send(Self.introspection(token))
+            #expect(try #require(await connection.readResponse()).text == #"{"active":false}"#)
+            #expect(try await Self.loopAnswers(server) == 3)
+        }
+    }
+
+    @Test func theDateIsWrittenAsHummingbirdWritesIt() {
+        #expect(HTTPDate.format(0) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(1_795_624_740) == "Wed, 25 Nov 2026 16:39:00 GMT")
+        #expect(HTTPDate.format(951_786_061) == "Tue, 29 Feb 2000 01:01:01 GMT")
+    }
+
+    @Test func whatMemoryCannotAnswerGoesToTheRouter() async throws {
+        try await TestServer.run(policy: IntrospectionTests.policy) { server in
+            let (_, token) = try await Self.userToken(server)
+            let connection = try RawHTTPConnection(port: server.port)
+            await connection.send(Self.introspection(token))
+            #expect(await connection.readResponse()?.status == 200)
+            let wrongSecret = "Authorization: Basic " + Data("balance-service:wrong".utf8).base64EncodedString()
+            let cases: [(request: String, status: Int)] = [
+                (Self.introspection(token, [wrongSecret]), 401),                                      // a wrong secret is counted
+                (Self.introspection(token, [Self.basic, "Origin: http://elsewhere.test"]), 200),      // CORS is the router's
+                (Self.introspection(token, [Self.basic], padding: 20 * 1024), 200),                  // a body over 16 KiB
+                (Self.introspection(token + "x", [Self.basic]), 200),                               // a token never verified
+                (Self.introspection(token, []), 401),                                                // no caller
+            ]
+            for (request, status) in cases {
+                await connection.send(request)
+                #expect(await connection.readResponse()?.status == status, "\(request.prefix(300))")
+            }
+            #expect(try await Self.loopAnswers(server) == 0)
+            // The same connection still answers from memory.
+            await connection.send(Self.introspection(token))
+            #expect(await connection.readResponse()?.status == 200)
+            #expect(try await Self.loopAnswers(server) == 1)
+        }
+    }
+
+    @Test func pipelinedRequestsKeepTheirOrder() async throws {
+        try await TestServer.run(policy: IntrospectionTests.policy) { server in
+            let (_, token) = try await Self.userToken(server)
+            let connection = try RawHTTPConnection(port: server.port)
+            await connection.send(Self.introspection(token))
+            let active = try #require(await connection.readResponse()).text
+            let health = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            let inactive = Self.introspection("not-a-token")
+            // Answered from memory (two), by the router, then introspections behind a routed request (handed on
+            // too, to be answered in turn), and one from memory again at the end.
+            await connection.send(Self.introspection(token) + Self.introspection(token) + health + Self.introspection(token)
+                                  + inactive + Self.introspection(token) + health + Self.introspection(token))
+            let ok = #"{"status":"ok"}"#, inactiveAnswer = #"{"active":false}"#
+            let expected = [active, active, ok, active, inactiveAnswer, active, ok, active]
+            for (index, body) in expected.enumerated() {
+                let response = await connection.readResponse()
+                #expect(response?.status == 200, "answer \(index)")
+                #expect(response?.text == body, "answer \(index)")
+            }
+            let looped = try await Self.loopAnswers(server)
+            #expect(looped >= 2 && looped <= 6, "\(looped) of the 6 introspections answered on the loop")
+        }
+    }
+}
