@@ -24,6 +24,14 @@ struct LoopAnswers: Sendable {
         var body: ByteBuffer
     }
 
+    /// A request collected whole.
+    struct Request {
+        let head: HTTPRequest
+        let body: ByteBuffer
+        /// The connection's peer (the client, or a reverse proxy), as the router's context has it.
+        let remoteAddress: SocketAddress?
+    }
+
     /// A route answered from memory when it can be.
     struct Route: Sendable {
         let method: HTTPRequest.Method
@@ -31,7 +39,7 @@ struct LoopAnswers: Sendable {
         let path: String
         /// The route's template in the request metrics (what the router's ``RequestMetricsMiddleware`` counts).
         let template: String
-        let respond: @Sendable (_ request: HTTPRequest, _ body: ByteBuffer) -> Answer?
+        let respond: @Sendable (Request) -> Answer?
     }
 
     let routes: [Route]
@@ -96,7 +104,7 @@ final class LoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             guard case .collecting(let request, let body, let route, let start) = state else { return context.fireChannelRead(data) }
             state = .passing
-            guard let answer = route.respond(request, body) else {
+            guard let answer = route.respond(LoopAnswers.Request(head: request, body: body, remoteAddress: context.channel.remoteAddress)) else {
                 handOn(context: context, request, body)
                 return context.fireChannelRead(data)
             }

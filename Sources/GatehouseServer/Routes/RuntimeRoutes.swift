@@ -19,7 +19,7 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
         api.post("preauth/v1/preauthorize", use: preauthorize)
         api.get("az/v1/authorization", use: authorize)
         api.get("az/v1/authorization/redirect/:clientId", use: redirectTarget)
-        api.post("az/v1/token", use: token)
+        api.post(RouterPath(Self.token), use: token)
         api.post(RouterPath(Self.introspection), use: introspect)
         api.post("az/v1/revoke", use: revoke)
         api.post("preauth/v1/logout", use: logout)
@@ -106,29 +106,53 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
         var request = request
         let form = try await oauthForm(&request)
         let token = try await service.token(form: form, authorization: request.headers.value(of: .authorization), address: context.remoteAddress?.ipAddress)
-        return JSONBody.response(.ok, token, headers: [.cacheControl: "no-store", .pragma: "no-cache"])
+        return JSONBody.response(.ok, token, headers: Self.tokenFields)
     }
 
     static var introspection: String { "az/v1/introspection" }
 
     /// The runtime requests answered from memory on the event loop when they can be (``LoopAnswers``): an
-    /// introspection whose caller, token and client were all checked or read before.
+    /// introspection whose caller, token and client were all checked or read before, and a client-credentials
+    /// token for a caller whose secret was verified before. Each as the router answers it.
     var loopRoutes: [LoopAnswers.Route] {
-        let path = "/\(Self.prefix)/\(Self.introspection)"
-        return [LoopAnswers.Route(method: .post, path: path, template: path) { [service] request, body in
-            guard let authorization = request.headerFields.value(of: .authorization),
-                  RequestReading.mediaType(of: request.headerFields.value(of: .contentType) ?? "", is: RequestReading.formType),
-                  let answer = service.rememberedIntrospection(form: RequestReading.parseForm(String(buffer: body)), authorization: authorization)
-            else { return nil }
-            return LoopAnswers.Answer(headers: JSONBody.headers([.cacheControl: "no-store"]), body: JSONBody.buffer(answer))
-        }]
+        let service = self.service
+        let introspection = "/\(Self.prefix)/\(Self.introspection)", token = "/\(Self.prefix)/\(Self.token)"
+        return [
+            LoopAnswers.Route(method: .post, path: introspection, template: introspection) { request in
+                guard let (form, authorization) = Self.form(request),
+                      let answer = service.rememberedIntrospection(form: form, authorization: authorization)
+                else { return nil }
+                return LoopAnswers.Answer(headers: JSONBody.headers(Self.introspectionFields), body: JSONBody.buffer(answer))
+            },
+            LoopAnswers.Route(method: .post, path: token, template: token) { request in
+                guard let (form, authorization) = Self.form(request),
+                      let answer = service.rememberedClientCredentials(form: form, authorization: authorization,
+                                                                       address: request.remoteAddress?.ipAddress)
+                else { return nil }
+                return LoopAnswers.Answer(headers: JSONBody.headers(Self.tokenFields), body: JSONBody.buffer(answer))
+            },
+        ]
     }
+
+    /// The form of a request answered on the loop, if it has the form's media type and an `Authorization` field.
+    private static func form(_ request: LoopAnswers.Request) -> (form: [String: String], authorization: String)? {
+        guard let authorization = request.head.headerFields.value(of: .authorization),
+              RequestReading.mediaType(of: request.head.headerFields.value(of: .contentType) ?? "", is: RequestReading.formType)
+        else { return nil }
+        return (RequestReading.parseForm(String(buffer: request.body)), authorization)
+    }
+
+    static var token: String { "az/v1/token" }
+    /// The fields of a token answer besides its type.
+    static var tokenFields: HTTPFields { [.cacheControl: "no-store", .pragma: "no-cache"] }
+    /// The fields of an introspection answer besides its type.
+    static var introspectionFields: HTTPFields { [.cacheControl: "no-store"] }
 
     @Sendable func introspect(_ request: Request, context: Context) async throws -> Response {
         var request = request
         let form = try await oauthForm(&request)
         return JSONBody.response(.ok, try await service.introspect(form: form, authorization: request.headers.value(of: .authorization)),
-                                 headers: [.cacheControl: "no-store"])
+                                 headers: Self.introspectionFields)
     }
 
     @Sendable func revoke(_ request: Request, context: Context) async throws -> Response {

@@ -61,6 +61,21 @@ extension AuthorizationService {
         guard let client = try await confidentialClients.authenticate(authorization: authorization) else {
             throw GatehouseError.invalidConfidentialClient
         }
+        return try issueToken(to: client, form: form, address: address)
+    }
+
+    /// ``clientCredentials(form:authorization:address:)`` from memory alone, for a request answered on the event loop
+    /// (``LoopAnswers``): the token when the caller's secret was verified before and it may have the scope; `nil`
+    /// for anything else (a secret to verify or count, an error to answer), which the router's path does.
+    func rememberedClientCredentials(form: [String: String], authorization: String, address: String?) -> TokenResponse? {
+        guard form["grant_type"] == "client_credentials", let client = confidentialClients.rememberedClient(authorization: authorization),
+              client.allows(Scope(form["scope"]))
+        else { return nil }
+        return try? issueToken(to: client, form: form, address: address)
+    }
+
+    /// A client-credentials token for an authenticated confidential client.
+    private func issueToken(to client: ConfidentialClient, form: [String: String], address: String?) throws -> TokenResponse {
         let scope = Scope(form["scope"])
         guard client.allows(scope) else {
             throw GatehouseError(.badRequest, "invalid_scope", "Scope '\(scope.normalized.prefix(256))' is not allowed for client \(client.id).", style: .oauth)
@@ -70,7 +85,7 @@ extension AuthorizationService {
             iss: issuer, sub: client.id, exp: now / 1000 + Int64(confidentialTokenLifetime), iat: now / 1000, iat_ms: now,
             jti: Self.randomToken(bytes: 16),
             scope: scope.normalized, client_id: client.id, app: nil, checks: [], user: nil)
-        let token = TokenResponse(accessToken: try await signer.sign(claims), expiresIn: confidentialTokenLifetime, scope: scope.normalized)
+        let token = TokenResponse(accessToken: try signer.signed(claims), expiresIn: confidentialTokenLifetime, scope: scope.normalized)
         metrics.tokenIssued(grant: "client_credentials")
         audit.record("token.issued", clientID: client.id, address: address, actor: client.id, detail: "scope '\(scope.normalized)'")
         return token

@@ -115,6 +115,12 @@ public struct TokenSigner: Sendable {
     /// rather than by jwt-kit — one JSON encoding of the claims and the header made once per key, instead of two
     /// encodings and jwt-kit's generic layers on every token (measured: a fifth of a client_credentials token's CPU).
     public func sign(_ claims: AccessTokenClaims) async throws -> String {
+        try signed(claims)
+    }
+
+    /// ``sign(_:)`` without suspending (the signature is computed on the caller's thread either way), for a token
+    /// issued on the event loop (``LoopAnswers``).
+    func signed(_ claims: AccessTokenClaims) throws -> String {
         guard let signer = ring.currentSigner else { throw TokenError.noKey }
         let input = signer.encodedHeader + "." + Base64URL.encode(claims.jsonText)
         let signature = try signer.key.signature(for: Data(input.utf8)).rawRepresentation

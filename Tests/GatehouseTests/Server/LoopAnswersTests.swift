@@ -9,14 +9,21 @@ import Testing
     static let route = "/mfp/api/az/v1/introspection"
     static let basic = "Authorization: Basic " + Data("balance-service:s3cret".utf8).base64EncodedString()
 
-    static func loopAnswers(_ server: TestServer) async throws -> Double {
+    static let tokenRoute = "/mfp/api/az/v1/token"
+
+    static func loopAnswers(_ server: TestServer, route: String = route) async throws -> Double {
         let text = String(decoding: try await HTTP.send(.GET, server.baseURL + "/metrics").body, as: UTF8.self)
         return MetricsTests.samples(text)[#"gatehouse_http_loop_answers_total{route="\#(route)"}"#] ?? 0
     }
 
-    static func routed(_ server: TestServer, status: Int) async throws -> Double {
+    static func routed(_ server: TestServer, route: String = route, status: Int) async throws -> Double {
         let text = String(decoding: try await HTTP.send(.GET, server.baseURL + "/metrics").body, as: UTF8.self)
         return MetricsTests.samples(text)[#"gatehouse_http_requests_total{route="\#(route)",method="POST",status="\#(status)"}"#] ?? 0
+    }
+
+    /// The fields of an answer, in order, with their values but the date's (a second may pass between two answers).
+    static func fields(_ response: RawHTTPResponse) -> [String] {
+        response.headers.map { $0.name == "Date" ? "Date" : "\($0.name): \($0.value)" }
     }
 
     /// An introspection request as a client writes it, `lines` added to its head.
@@ -48,12 +55,8 @@ import Testing
             let looped = try #require(await connection.readResponse())
             #expect(try await Self.loopAnswers(server) == 1)
             #expect(looped.status == 200)
-            // The same fields in the same order, with the same values but the date's (a second may have passed).
-            func fields(_ response: RawHTTPResponse) -> [String] {
-                response.headers.map { $0.name == "Date" ? "Date" : "\($0.name): \($0.value)" }
-            }
-            #expect(fields(looped) == fields(routed))
-            #expect(fields(looped).contains("Date"))
+            #expect(Self.fields(looped) == Self.fields(routed))
+            #expect(Self.fields(looped).contains("Date"))
             if let date = looped.header("Date"), let routedDate = routed.header("Date") {
                 #expect(date.count == routedDate.count && date.hasSuffix(" GMT"), "\(date) as \(routedDate)")
             }
@@ -81,6 +84,39 @@ import Testing
             await connection.send(Self.introspection(token))
             #expect(try #require(await connection.readResponse()).text == #"{"active":false}"#)
             #expect(try await Self.loopAnswers(server) == 3)
+        }
+    }
+
+    @Test func aClientCredentialsTokenFromMemoryIsAnsweredAsTheRouterAnswersIt() async throws {
+        try await TestServer.run { server in
+            let connection = try RawHTTPConnection(port: server.port)
+            func token(scope: String = "authorization.introspect") async throws -> RawHTTPResponse {
+                let body = "grant_type=client_credentials&scope=\(scope)"
+                await connection.send("POST \(Self.tokenRoute) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                                      + "\(Self.basic)\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+                return try #require(await connection.readResponse())
+            }
+            let routed = try await token()   // the secret verified with bcrypt, by the router
+            #expect(try await Self.loopAnswers(server, route: Self.tokenRoute) == 0)
+            let looped = try await token()
+            #expect(try await Self.loopAnswers(server, route: Self.tokenRoute) == 1)
+            #expect(looped.status == 200)
+            #expect(Self.fields(looped) == Self.fields(routed).map { $0.hasPrefix("Content-Length") ? "Content-Length: \(looped.body.count)" : $0 })
+            let first = try JSONDecoder().decode(JSON.self, from: Data(routed.body)), second = try JSONDecoder().decode(JSON.self, from: Data(looped.body))
+            #expect(first.objectValue?.keys.sorted() == second.objectValue?.keys.sorted())
+            #expect(second["scope"] == first["scope"] && second["token_type"] == first["token_type"] && second["expires_in"] == first["expires_in"], "\(looped.text) after \(routed.text)")
+            let issued = try #require(second["access_token"]?.stringValue)
+            #expect(issued != first["access_token"]?.stringValue)
+            // The token from the loop is a token: it introspects active, as the balance service's.
+            let introspected = try await HTTP.postForm(server.baseURL + Self.route, [("token", issued)],
+                                                       headers: [("Authorization", String(Self.basic.dropFirst("Authorization: ".count)))]).json
+            #expect(introspected?["active"] == true && introspected?["client_id"] == "balance-service")
+            let text = String(decoding: try await HTTP.send(.GET, server.baseURL + "/metrics").body, as: UTF8.self)
+            #expect(MetricsTests.samples(text)[#"gatehouse_tokens_issued_total{grant="client_credentials"}"#] == 2)
+            #expect(try await Self.routed(server, route: Self.tokenRoute, status: 200) == 2)
+            // A scope the client may not have: the router's 400.
+            #expect(try await token(scope: "reports").status == 400)
+            #expect(try await Self.loopAnswers(server, route: Self.tokenRoute) == 1)
         }
     }
 
