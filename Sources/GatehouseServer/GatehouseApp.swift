@@ -42,6 +42,9 @@ public struct ServerConfiguration: Sendable {
     public var auditLines: Logger?
     /// How often the store is asked whether an operator applied a newer policy (on any node).
     public var policyPollInterval: Duration = .seconds(2)
+    /// How long a node answers introspection's device and active user of a client from memory after reading them
+    /// (a change made through another node shows this late at most; this node's own changes show at once).
+    public var introspectedClientLifetime: Duration = .seconds(2)
 
     /// The adapters whose resources the server serves under `/mfp/api/adapters/` (the seeds' sample is
     /// ``ResourceAdapter``).
@@ -144,6 +147,7 @@ public enum Gatehouse {
             audit: AuditLog(store: store, node: nodeName, retentionDays: configuration.auditRetentionDays, logger: logger,
                             lines: configuration.auditLines),
             metrics: metrics,
+            introspectedClients: IntrospectedClients(lifetime: configuration.introspectedClientLifetime.wholeMilliseconds),
             logger: logger)
     }
 

@@ -11,6 +11,8 @@ import Logging
 extension AuthorizationService {
     /// The scope a caller of the introspection endpoint needs.
     public static let introspectScope = "authorization.introspect"
+    /// ``introspectScope`` parsed once.
+    static let introspectScopeElements = Scope(introspectScope)
 
     /// `az/v1/introspection`: for a confidential client holding `authorization.introspect` (by its bearer token
     /// or, as RFC 7662 allows, by HTTP Basic), what a token grants; `{"active":false}` for anything not valid now.
@@ -19,12 +21,12 @@ extension AuthorizationService {
             guard let client = try await confidentialClients.authenticate(authorization: authorization) else {
                 throw GatehouseError.invalidConfidentialClient
             }
-            guard client.allows(Scope(Self.introspectScope)) else {
+            guard client.allows(Self.introspectScopeElements) else {
                 throw GatehouseError(.forbidden, "insufficient_scope", "Client \(client.id) may not introspect tokens.", style: .oauth)
             }
         } else {
             do {
-                _ = try await validator.validate(authorization: authorization, scope: Scope(Self.introspectScope))
+                _ = try await validator.validate(authorization: authorization, scope: Self.introspectScopeElements)
             } catch {
                 throw GatehouseError(error.status == 403 ? .forbidden : .unauthorized, error.status == 403 ? "insufficient_scope" : "invalid_token",
                                      "The caller needs a valid token with scope \(Self.introspectScope).", style: .oauth,
@@ -63,7 +65,7 @@ extension AuthorizationService {
     /// or read before (and the caller may introspect); `nil` when anything must be verified, read or refused, which
     /// ``introspect(form:authorization:)`` does. A token that is no longer valid is answered inactive here too.
     func rememberedIntrospection(form: [String: String], authorization: String) -> TokenIntrospection? {
-        let scope = Scope(Self.introspectScope)
+        let scope = Self.introspectScopeElements
         if HeaderText.hasPrefixIgnoringCase(authorization, "basic ") {
             guard let caller = confidentialClients.rememberedClient(authorization: authorization), caller.allows(scope) else { return nil }
         } else {

@@ -30,7 +30,7 @@ public struct AuthorizationService: Sendable {
     /// The Prometheus metrics (`/metrics`).
     public let metrics: GatehouseMetrics
     /// Clients' devices and active users as introspection answers them, kept for a moment.
-    let introspectedClients = IntrospectedClients()
+    let introspectedClients: IntrospectedClients
     /// Rounds tried again after losing a race for the client's state before answering 409.
     let maxRoundRetries = 8
     /// The lifetime of a confidential client's token, seconds.
@@ -39,7 +39,9 @@ public struct AuthorizationService: Sendable {
     let codeLifetime: Int64 = 120_000
 
     init(policyWatcher: PolicyWatcher, signer: TokenSigner, revocations: RevocationList, issuer: IssuerName,
-         audit: AuditLog, metrics: GatehouseMetrics = GatehouseMetrics(), logger: Logger) {
+         audit: AuditLog, metrics: GatehouseMetrics = GatehouseMetrics(),
+         introspectedClients: IntrospectedClients = IntrospectedClients(), logger: Logger) {
+        self.introspectedClients = introspectedClients
         self.policies = policyWatcher.policies
         self.policyWatcher = policyWatcher
         self.audit = audit

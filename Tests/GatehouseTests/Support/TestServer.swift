@@ -15,7 +15,7 @@ struct TestServer: Sendable {
     static func run<T: Sendable>(
         policy: String = TestPolicies.standard, dataDirectory: String? = nil,
         registry: SecurityCheckRegistry = .builtIn, issuer: String? = nil, headerReadTimeout: Duration? = nil,
-        auditLines: Logger? = nil, _ body: (TestServer) async throws -> T
+        auditLines: Logger? = nil, introspectedClientLifetime: Duration? = nil, _ body: (TestServer) async throws -> T
     ) async throws -> T {
         let directory = dataDirectory ?? Self.temporaryDirectory()
         let policyPath = (directory as NSString).appendingPathComponent("policy.yaml")
@@ -29,6 +29,7 @@ struct TestServer: Sendable {
         configuration.issuer = issuer
         configuration.auditLines = auditLines
         if let headerReadTimeout { configuration.headerReadTimeout = headerReadTimeout }
+        if let introspectedClientLifetime { configuration.introspectedClientLifetime = introspectedClientLifetime }
         var logger = Logger(label: "gatehouse-test")
         logger.logLevel = .warning
         let running = try await RunningApp.start(logger: logger) { onRunning in
