@@ -15,7 +15,8 @@ import NIOHTTPTypes
 /// only what the router would answer the same, with the same headers (`Date` and ``serverName`` included), counted in the
 /// same request metrics.
 ///
-/// Only HTTP/1.1 without TLS (``LoopAnswersChannel``); requests with an `Origin` (CORS) go to the router.
+/// Only HTTP/1.1 without TLS (``LoopAnswersChannel``); requests with an `Origin` (CORS), an `Expect` or a `Connection`
+/// field go to the router.
 struct LoopAnswers: Sendable {
     /// An answer from memory.
     struct Answer: Sendable {
@@ -51,8 +52,11 @@ struct LoopAnswers: Sendable {
     /// The largest body kept to be answered from memory; a larger one goes to the router as it comes.
     var maxBody = 16 * 1024
 
+    /// The route that may answer `request` from memory. Not for a request with an `Origin` (CORS is the router's),
+    /// an `Expect`, or a `Connection` field (Hummingbird's task closes the connection after a `close`).
     func route(for request: HTTPRequest) -> Route? {
-        guard request.headerFields[.origin] == nil, request.headerFields[.expect] == nil else { return nil }
+        guard request.headerFields[.origin] == nil, request.headerFields[.expect] == nil, request.headerFields[.connection] == nil
+        else { return nil }
         return routes.first { $0.method == request.method && $0.path == request.path }
     }
 }

@@ -159,6 +159,7 @@ import Testing
                 (Self.introspection(token, [wrongSecret]), 401),                                      // a wrong secret is counted
                 (Self.introspection(token, [Self.basic, "Origin: http://elsewhere.test"]), 200),      // CORS is the router's
                 (Self.introspection(token, [Self.basic], padding: 20 * 1024), 200),                  // a body over 16 KiB
+                (Self.introspection(token, [Self.basic, "Connection: keep-alive"]), 200),            // a Connection field
                 (Self.introspection(token + "x", [Self.basic]), 200),                               // a token never verified
                 (Self.introspection(token, []), 401),                                                // no caller
             ]
@@ -170,6 +171,11 @@ import Testing
             // The same connection still answers from memory.
             let after = try await Self.onTheLoop(server, connection, Self.introspection(token))
             #expect(after.looped && after.answer.status == 200)
+            // `Connection: close`: answered, then the connection is closed (as the fuzzer's requests expect).
+            await connection.send(Self.introspection(token, [Self.basic, "Connection: close"]))
+            let (bytes, closed) = await connection.readToEnd()
+            #expect(closed)
+            #expect(RawHTTPResponse(bytes)?.status == 200)
         }
     }
 
