@@ -1,5 +1,6 @@
 import Foundation
 import NIOPosix
+import NIOCore
 
 /// Accepts `Authorization: Negotiate <base64 SPNEGO token>` (RFC 4559) with the service's keytab — the KAAZING
 /// `kerberos5` + `gss` modules in one — and maps the client's Kerberos principal to a user and roles.
@@ -27,6 +28,15 @@ public struct NegotiateLoginModule: LoginModule {
         self.principalRoles = principalRoles
     }
 
+    /// Where tokens are accepted: threads of their own, so that whatever else fills NIO's shared blocking pool
+    /// (file I/O, a caller's long work) does not hold up logins (a test that held that pool for 6 s made a curl
+    /// login time out).
+    static let acceptingThreads: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: max(System.coreCount, 2))
+        pool.start()
+        return pool
+    }()
+
     public func login(_ credentials: Credentials, scheme: ChallengeScheme) async -> LoginResult {
         guard let given = credentials.scheme, given.caseInsensitiveCompare("Negotiate") == .orderedSame else {
             return credentials.isEmpty ? .failure("no Negotiate token") : .ignore
@@ -36,8 +46,8 @@ public struct NegotiateLoginModule: LoginModule {
         }
         let accepted: KerberosAcceptor.Accepted
         do {
-            // GSS-API blocks (the keytab, the replay cache): on NIO's blocking pool, never on a thread that serves I/O.
-            accepted = try await NIOThreadPool.singleton.runIfActive { [acceptor] in try acceptor.accept(token) }
+            // GSS-API blocks (the keytab, the replay cache): on threads of its own, never on a thread that serves I/O.
+            accepted = try await Self.acceptingThreads.runIfActive { [acceptor] in try acceptor.accept(token) }
         } catch let error as GSSFailure {
             return .failure("Negotiate token refused: \(error.description)")
         } catch {

@@ -15,9 +15,13 @@ public final class SQLiteStore: GatehouseStore {
     let writes: GroupCommit
     /// The writer's thread, when the store made it (stopped with the store).
     private let ownedWriterThreads: NIOThreadPool?
+    /// Where the reads that do not go with the writes run (``reading(_:)``): threads of the store's own, so that
+    /// NIO's shared blocking pool, busy with others' work, does not hold them up (stopped with the store).
+    private let readerThreads: NIOThreadPool
 
     deinit {
         ownedWriterThreads?.shutdownGracefully { _ in }
+        readerThreads.shutdownGracefully { _ in }
     }
     private let decodedRegistrations = DecodedRegistrations()
 
@@ -33,8 +37,8 @@ public final class SQLiteStore: GatehouseStore {
     /// Opens (and creates or migrates) the database at `path`. The database and its WAL files are the owner's
     /// only (0600): they hold client keys, user hashes and the token-signing keys.
     ///
-    /// Its writes and a request's reads run on a thread of the store's own (``GroupCommit``), so that blocking work
-    /// on NIO's shared pool (bcrypt, GSS-API, policy compiles) never holds up a request's store calls.
+    /// Its writes and a request's reads run on a thread of the store's own (``GroupCommit``), its other reads on two
+    /// more, so that blocking work on NIO's shared pool never holds up a store call.
     public convenience init(path: String, durability: Durability = .normal) throws {
         let writer = NIOThreadPool(numberOfThreads: 1)
         writer.start()
@@ -55,6 +59,8 @@ public final class SQLiteStore: GatehouseStore {
         let synchronous = durability == .full ? "FULL" : "NORMAL"
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
         pool = try DatabasePool(path: path, configuration: configuration)
+        readerThreads = NIOThreadPool(numberOfThreads: 2)
+        readerThreads.start()
         writes = GroupCommit(pool: pool, threads: writerThreads)
         try Self.migrator.migrate(pool)
         for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
@@ -62,14 +68,14 @@ public final class SQLiteStore: GatehouseStore {
         }
     }
 
-    /// Runs a read on a thread of NIO's blocking pool, with GRDB's synchronous API.
+    /// Runs a read on one of the store's reader threads, with GRDB's synchronous API.
     ///
     /// GRDB's `async` reads wait for a free reader on a semaphore inside libdispatch; on Linux the Swift
     /// concurrency pool runs on those same few worker threads (two on two cores), so a burst of concurrent reads
     /// could block every worker and deadlock the process (seen with eight concurrent logins). Blocking waits
     /// belong on threads made for them.
     func reading<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await NIOThreadPool.singleton.runIfActive { [pool] in try pool.read(body) }
+        try await readerThreads.runIfActive { [pool] in try pool.read(body) }
     }
 
     /// A request's read of one client's or one account's rows: on the writer's connection, in the next group with
