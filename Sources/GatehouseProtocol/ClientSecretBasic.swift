@@ -10,20 +10,26 @@ public enum ClientSecretBasic {
     }
 
     /// The id and secret of an `Authorization: Basic ...` value, or `nil`.
-    /// Read over bytes: every confidential client's request (client credentials, introspection) starts here.
+    /// Read over bytes: every confidential client's request (client credentials, introspection) starts here. The
+    /// credentials are split at the first colon byte (RFC 7617), and each part must be UTF-8.
     public static func parse(_ authorization: String?) -> (clientID: String, secret: String)? {
-        guard let authorization else { return nil }
-        let bytes = authorization.utf8
-        guard bytes.count > 6, bytes.prefix(5).elementsEqual("basic".utf8, by: { $0 | 0x20 == $1 }),
-              bytes.dropFirst(5).first == UInt8(ascii: " ")
-        else { return nil }
-        var credentials = bytes.dropFirst(6)
-        while credentials.first == UInt8(ascii: " ") || credentials.first == UInt8(ascii: "\t") { credentials = credentials.dropFirst() }
-        while credentials.last == UInt8(ascii: " ") || credentials.last == UInt8(ascii: "\t") { credentials = credentials.dropLast() }
-        guard let decoded = Base64URL.decode(Substring(credentials)), let text = String(validating: decoded, as: UTF8.self),
-              let colon = text.firstIndex(of: ":")
-        else { return nil }
-        return (decode(text[..<colon]), decode(text[text.index(after: colon)...]))
+        guard var authorization else { return nil }
+        return authorization.withUTF8 { bytes -> (clientID: String, secret: String)? in
+            guard bytes.count > 6, bytes.prefix(5).elementsEqual("basic".utf8, by: { $0 | 0x20 == $1 }), bytes[5] == UInt8(ascii: " ")
+            else { return nil }
+            func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+            var start = 6, end = bytes.count
+            while start < end, isBlank(bytes[start]) { start += 1 }
+            while end > start, isBlank(bytes[end - 1]) { end -= 1 }
+            guard let decoded = Base64URL.decode(utf8: UnsafeBufferPointer(rebasing: bytes[start..<end])) else { return nil }
+            return decoded.withUnsafeBytes { raw -> (clientID: String, secret: String)? in
+                guard let colon = raw.firstIndex(of: UInt8(ascii: ":")),
+                      let id = String(validating: raw[..<colon], as: UTF8.self),
+                      let secret = String(validating: raw[(colon + 1)...], as: UTF8.self)
+                else { return nil }
+                return (decode(id), decode(secret))
+            }
+        }
     }
 
     /// `application/x-www-form-urlencoded` of one value (unreserved characters kept).
@@ -32,8 +38,8 @@ public enum ClientSecretBasic {
         return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
     }
 
-    static func decode(_ value: Substring) -> String {
-        if !value.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) { return String(value) }
+    static func decode(_ value: String) -> String {
+        if !value.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) { return value }
         let spaced = value.replacingOccurrences(of: "+", with: " ")
         return spaced.removingPercentEncoding ?? spaced
     }

@@ -1,6 +1,8 @@
 import HTTPTypes
 import HummingbirdCore
+import GatehouseHTTP
 import Logging
+import Metrics
 import NIOCore
 import NIOHTTPTypes
 
@@ -41,11 +43,31 @@ struct LoopAnswers: Sendable {
         /// The route's template in the request metrics (what the router's ``RequestMetricsMiddleware`` counts).
         let template: String
         let respond: @Sendable (Request) -> Answer?
+        /// Its `200` answers' request metrics and its count of answers on the loop, looked up once (``LoopAnswers``).
+        fileprivate var counted: (ok: KeyedMetricHandles<GatehouseMetrics.RequestKey>.Handles, onTheLoop: Metrics.Counter)?
+
+        init(method: HTTPRequest.Method, path: String, template: String, respond: @escaping @Sendable (Request) -> Answer?) {
+            self.method = method
+            self.path = path
+            self.template = template
+            self.respond = respond
+        }
     }
 
     let routes: [Route]
     /// The `Server` field the application adds to every answer.
     let serverName: String?
+
+    init(routes: [Route], serverName: String?, metrics: GatehouseMetrics) {
+        self.routes = routes.map { route in
+            var route = route
+            route.counted = (metrics.requestHandles(route: route.template, method: route.method.rawValue, status: 200),
+                             metrics.loopAnswers(route: route.template))
+            return route
+        }
+        self.serverName = serverName
+        self.metrics = metrics
+    }
     /// The `Date` field Hummingbird adds to every answer.
     let date = HTTPDate()
     let metrics: GatehouseMetrics
@@ -119,9 +141,15 @@ final class LoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.head(HTTPResponse(status: answer.status, headerFields: headers))), promise: nil)
             if answer.body.readableBytes > 0 { context.write(wrapOutboundOut(.body(answer.body)), promise: nil) }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            answers.metrics.request(route: route.template, method: request.method.rawValue, status: answer.status.code,
-                                    duration: .now - start)
-            answers.metrics.answeredOnTheLoop(route: route.template)
+            if answer.status == .ok, let counted = route.counted {
+                counted.ok.counter.increment()
+                counted.ok.timer.record(.now - start)
+                counted.onTheLoop.increment()
+            } else {
+                answers.metrics.request(route: route.template, method: request.method.rawValue, status: answer.status.code,
+                                        duration: .now - start)
+                answers.metrics.loopAnswers(route: route.template).increment()
+            }
         }
     }
 

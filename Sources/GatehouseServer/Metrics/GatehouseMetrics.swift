@@ -22,15 +22,21 @@ public final class GatehouseMetrics: Sendable {
 
     /// A request answered: by route template (not the path, which would name clients), method and status.
     func request(route: String, method: String, status: Int, duration: Duration) {
-        let handles = requestHandles.handles(RequestKey(route: route, method: method, status: status)) {
-            .init(counter: counter("gatehouse_http_requests_total", [("route", route), ("method", method), ("status", String(status))]),
-                  timer: timer("gatehouse_http_request_duration_seconds", [("route", route), ("method", method)]))
-        }
+        let handles = requestHandles(route: route, method: method, status: status)
         handles.counter.increment()
         handles.timer.record(duration)
     }
 
-    private struct RequestKey: Hashable {
+    /// The counter and timer ``request(route:method:status:duration:)`` records to, for a caller that keeps them
+    /// (``LoopAnswers``: one lookup per route instead of one per answer).
+    func requestHandles(route: String, method: String, status: Int) -> KeyedMetricHandles<RequestKey>.Handles {
+        requestHandles.handles(RequestKey(route: route, method: method, status: status)) {
+            .init(counter: counter("gatehouse_http_requests_total", [("route", route), ("method", method), ("status", String(status))]),
+                  timer: timer("gatehouse_http_request_duration_seconds", [("route", route), ("method", method)]))
+        }
+    }
+
+    struct RequestKey: Hashable {
         let route: String
         let method: String
         let status: Int
@@ -57,7 +63,7 @@ public final class GatehouseMetrics: Sendable {
 
     /// A request of `route` answered from memory on its connection's event loop (``LoopAnswers``); also counted in
     /// `gatehouse_http_requests_total` like every answer.
-    func answeredOnTheLoop(route: String) { counter("gatehouse_http_loop_answers_total", [("route", route)]).increment() }
+    func loopAnswers(route: String) -> Metrics.Counter { counter("gatehouse_http_loop_answers_total", [("route", route)]) }
 
     func tokenIssued(grant: String) { counter("gatehouse_tokens_issued_total", [("grant", grant)]).increment() }
     func tokenIntrospected(active: Bool) { counter("gatehouse_tokens_introspected_total", [("active", String(active))]).increment() }

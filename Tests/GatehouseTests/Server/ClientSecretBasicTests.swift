@@ -16,6 +16,14 @@ import Testing
         #expect(encoded == "svc:a%3Ab")
         #expect(ClientSecretBasic.parse("Bearer x") == nil)
         #expect(ClientSecretBasic.parse("Basic !!!") == nil)
+        // Split at the first colon byte (RFC 7617), even when a combining mark follows it (one Character with it).
+        func basic(_ bytes: [UInt8]) -> String { "Basic " + Data(bytes).base64EncodedString() }
+        let marked = try #require(ClientSecretBasic.parse(basic(Array("svc:\u{0369}x".utf8))))
+        #expect(marked.clientID == "svc" && marked.secret == "\u{0369}x")
+        #expect(ClientSecretBasic.parse(basic(Array("svc".utf8))) == nil, "no colon")
+        #expect(ClientSecretBasic.parse(basic(Array("svc:".utf8) + [0xFF])) == nil, "a secret that is not UTF-8")
+        #expect(ClientSecretBasic.parse("  basic \t" + String(basic(Array("a:b".utf8)).dropFirst(6)) + " ")?.clientID == nil, "leading blanks")
+        #expect(ClientSecretBasic.parse("bAsIc \t" + String(basic(Array("a:b".utf8)).dropFirst(6)) + " \t")?.secret == "b")
     }
 
     @Test func bearerAnswers() {
