@@ -20,9 +20,8 @@ import NIOHTTPTypes
 /// Only HTTP/1.1 without TLS (``LoopAnswersChannel``); requests with an `Origin` (CORS), an `Expect` or a `Connection`
 /// field go to the router.
 struct LoopAnswers: Sendable {
-    /// An answer from memory.
+    /// An answer from memory: always `200 OK` (any other answer is the router's).
     struct Answer: Sendable {
-        var status: HTTPResponse.Status = .ok
         var headers: HTTPFields
         var body: ByteBuffer
     }
@@ -57,6 +56,10 @@ struct LoopAnswers: Sendable {
     let routes: [Route]
     /// The `Server` field the application adds to every answer.
     let serverName: String?
+    /// The `Date` field Hummingbird adds to every answer.
+    let date = HTTPDate()
+    /// The largest body kept to be answered from memory; a larger one goes to the router as it comes.
+    var maxBody = 16 * 1024
 
     init(routes: [Route], serverName: String?, metrics: GatehouseMetrics) {
         self.routes = routes.map { route in
@@ -66,13 +69,7 @@ struct LoopAnswers: Sendable {
             return route
         }
         self.serverName = serverName
-        self.metrics = metrics
     }
-    /// The `Date` field Hummingbird adds to every answer.
-    let date = HTTPDate()
-    let metrics: GatehouseMetrics
-    /// The largest body kept to be answered from memory; a larger one goes to the router as it comes.
-    var maxBody = 16 * 1024
 
     /// The route that may answer `request` from memory. Not for a request with an `Origin` (CORS is the router's),
     /// an `Expect`, or a `Connection` field (Hummingbird's task closes the connection after a `close`).
@@ -138,17 +135,13 @@ final class LoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             headers[.contentLength] = String(answer.body.readableBytes)
             headers[.date] = answers.date.now
             if let serverName = answers.serverName { headers[.server] = serverName }
-            context.write(wrapOutboundOut(.head(HTTPResponse(status: answer.status, headerFields: headers))), promise: nil)
+            context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: headers))), promise: nil)
             if answer.body.readableBytes > 0 { context.write(wrapOutboundOut(.body(answer.body)), promise: nil) }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            if answer.status == .ok, let counted = route.counted {
+            if let counted = route.counted {   // set for every route by `LoopAnswers.init`
                 counted.ok.counter.increment()
                 counted.ok.timer.record(.now - start)
                 counted.onTheLoop.increment()
-            } else {
-                answers.metrics.request(route: route.template, method: request.method.rawValue, status: answer.status.code,
-                                        duration: .now - start)
-                answers.metrics.loopAnswers(route: route.template).increment()
             }
         }
     }
