@@ -701,8 +701,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             finish(exchange)
             closing = true
             let drain = !exchange.requestEnded
-            written.assumeIsolated().whenComplete { [weak self] _ in
-                guard let self, let context = self.context else { return }
+            // `self`, not a weak reference: a weak reference would move every later retain and release of the
+            // handler (several per request) onto the runtime's slow path; the write's future always completes.
+            written.assumeIsolated().whenComplete { _ in
+                guard let context = self.context else { return }
                 if drain {
                     LingeringClose.answerAndClose(context, nil)
                 } else {
@@ -765,8 +767,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     private func scheduleIdleCheck(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
-            guard let self else { return }
+        // Holds `self` until it runs or is cancelled (`close`, `channelInactive`, `handlerRemoved` cancel it): no weak
+        // reference, which would put every retain and release of the handler on the runtime's slow path.
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
             self.idleTimer = nil
             guard !self.closing, !self.removed, let context = self.context else { return }
             let due = self.lastRead + self.idleTimeout

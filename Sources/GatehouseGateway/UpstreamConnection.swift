@@ -61,12 +61,16 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart
 
+    /// Where the connection goes.
+    let key: UpstreamKey
     /// The exchange served now; `nil` while idle in the pool.
     var exchange: (any UpstreamExchange)?
-    /// Called once when the connection closes (the pool forgets it).
-    var onClose: (() -> Void)?
+    /// Called once when the connection closes (the pool forgets it), with this handler.
+    var onClose: ((UpstreamResponseHandler) -> Void)?
     private var context: ChannelHandlerContext?
     private var reads = ReadGate()
+
+    init(key: UpstreamKey) { self.key = key }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
@@ -107,8 +111,9 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
         let exchange = self.exchange
         self.exchange = nil
         exchange?.upstreamFailed()
-        onClose?()
-        onClose = nil
+        let onClose = self.onClose
+        self.onClose = nil
+        onClose?(self)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

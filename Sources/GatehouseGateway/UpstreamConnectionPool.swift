@@ -56,7 +56,7 @@ final class UpstreamConnectionPool {
                     // No header validator: ``UpstreamRequestHead`` only sends values that are checked already.
                     try operations.addHTTPClientHandlers(enableOutboundHeaderValidation: false)
                     try operations.addHandler(IdleStateHandler(readTimeout: readTimeout))
-                    try operations.addHandler(UpstreamResponseHandler())
+                    try operations.addHandler(UpstreamResponseHandler(key: key))
                 }
             }
             .connect(host: key.host, port: key.port)
@@ -82,10 +82,10 @@ final class UpstreamConnectionPool {
         connection.idleSince = .now()
         idle[connection.key, default: []].append(connection)
         if connection.handler.onClose == nil {
-            connection.handler.onClose = { [weak self, weak connection] in
-                guard let self, let connection else { return }
-                self.forget(connection)
-            }
+            // By its handler, not a weak reference to the connection: an object once weakly referenced has every later
+            // retain and release on the runtime's slow path, and connections are retained several times a request.
+            // The pool is one per event loop for the gateway's life: held strongly.
+            connection.handler.onClose = { handler in self.forget(handler) }
         }
         scheduleSweep()
     }
@@ -95,8 +95,7 @@ final class UpstreamConnectionPool {
     /// the pool's work).
     private func scheduleSweep() {
         guard sweep == nil else { return }
-        sweep = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(Self.idleLifetime.nanoseconds / 4)) { [weak self] in
-            guard let self else { return }
+        sweep = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(Self.idleLifetime.nanoseconds / 4)) {
             self.sweep = nil
             let cutoff = NIODeadline.now() - Self.idleLifetime
             for connection in self.idle.values.joined() where connection.idleSince <= cutoff { connection.close() }
@@ -108,8 +107,9 @@ final class UpstreamConnectionPool {
         }
     }
 
-    private func forget(_ connection: UpstreamConnection) {
-        idle[connection.key]?.removeAll { $0 === connection }
+    /// Forgets the idle connection whose handler is `handler` (its channel closed).
+    private func forget(_ handler: UpstreamResponseHandler) {
+        idle[handler.key]?.removeAll { $0.handler === handler }
     }
 }
 

@@ -408,8 +408,10 @@ final class WebSocketBridge {
 
     /// Closes a side that has not answered its close within a few seconds.
     private func scheduleForcedClose(_ side: Side) {
-        eventLoop.assumeIsolated().scheduleTask(in: .seconds(5)) { [weak self] in
-            guard let self, self.open.contains(side) else { return }
+        // Holds the bridge for these seconds at most: no weak reference, which would put every later retain and
+        // release of the bridge (several per frame) on the runtime's slow path.
+        eventLoop.assumeIsolated().scheduleTask(in: .seconds(5)) {
+            guard self.open.contains(side) else { return }
             self.handlers[side]?.close()
         }
     }
@@ -422,8 +424,9 @@ final class WebSocketBridge {
         guard let deadline, !finished else { return }
         let delay = deadline.instant - ContinuousClock.now
         let nanoseconds = max(0, delay.wholeNanoseconds)
-        timer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { [weak self] in
-            self?.deadlineReached()
+        // Cancelled when the relay finishes (`finishIfDone`), so it holds the bridge no longer than the bridge lives.
+        timer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) {
+            self.deadlineReached()
         }
     }
 
