@@ -36,6 +36,41 @@ final class WebSocketBridge {
         var authority: String
     }
 
+    /// A set of sides as two bits: a `Set<Side>` hashes its member at every call, and the bridge asks several
+    /// times a frame.
+    struct Sides {
+        private var bits: UInt8 = 0
+
+        private static func bit(_ side: Side) -> UInt8 { side == .client ? 1 : 2 }
+
+        var isEmpty: Bool { bits == 0 }
+
+        func contains(_ side: Side) -> Bool { bits & Self.bit(side) != 0 }
+
+        mutating func insert(_ side: Side) { bits |= Self.bit(side) }
+
+        /// Removes `side`; returns it if it was there.
+        @discardableResult
+        mutating func remove(_ side: Side) -> Side? {
+            guard contains(side) else { return nil }
+            bits &= ~Self.bit(side)
+            return side
+        }
+    }
+
+    /// Each side's handler, in two stored properties rather than a dictionary (no hashing per frame).
+    struct SideHandlers {
+        private var client: WebSocketSideHandler?
+        private var upstream: WebSocketSideHandler?
+
+        subscript(side: Side) -> WebSocketSideHandler? {
+            get { side == .client ? client : upstream }
+            set {
+                if side == .client { client = newValue } else { upstream = newValue }
+            }
+        }
+    }
+
     /// One direction's progress through the current data message.
     private struct MessageFilter {
         enum Mode { case idle, pass, drop, held, answer }
@@ -56,10 +91,10 @@ final class WebSocketBridge {
     private let openWebSockets: OpenWebSockets
     private let tls: UpstreamPools
     private let eventLoop: any EventLoop
-    private var handlers: [Side: WebSocketSideHandler] = [:]
-    private var open: Set<Side> = []
-    private var closeSent: Set<Side> = []
-    private var flushPending: Set<Side> = []
+    private var handlers = SideHandlers()
+    private var open = Sides()
+    private var closeSent = Sides()
+    private var flushPending = Sides()
     /// Each direction's filter. Taken out while a frame is read (``data(_:from:)``) and put back, so that its
     /// buffers are never shared and never copied on write.
     private var clientFilter = MessageFilter()
@@ -274,7 +309,7 @@ final class WebSocketBridge {
                 if other == .client {
                     handler.writeAndClose(relayed(frame, to: other))
                 } else {
-                    handler.write(relayed(frame, to: other))
+                    write(frame, relayedTo: other, by: handler)
                     handler.flush()
                     scheduleForcedClose(other)
                 }
@@ -285,7 +320,7 @@ final class WebSocketBridge {
         if open.contains(other), !closeSent.contains(other), let handler = handlers[other] {
             // This side starts the handshake: the other answers it through the bridge.
             closeSent.insert(other)
-            handler.write(relayed(frame, to: other))
+            write(frame, relayedTo: other, by: handler)
             handler.flush()
             scheduleForcedClose(other)
             scheduleForcedClose(side)
@@ -376,9 +411,18 @@ final class WebSocketBridge {
     private func forward(_ frame: WebSocketFrame, from side: Side) {
         let target = side.other
         guard let handler = handlers[target], !closeSent.contains(target) else { return }
-        handler.write(relayed(frame, to: target))
+        write(frame, relayedTo: target, by: handler)
         flushPending.insert(target)
         if !handler.isWritable { handlers[side]?.pauseReads() }
+    }
+
+    /// Writes `frame` to `target` as it came when it may go so — a client's frame upstream with the client's key and
+    /// its masked payload, an upstream's unmasked frame to the client — with no copy of its payload
+    /// (``WebSocketSideHandler/writeAsItCame(_:)``); anything else through NIO's encoder, as ``relayed(_:to:)`` says.
+    private func write(_ frame: WebSocketFrame, relayedTo target: Side, by handler: WebSocketSideHandler) {
+        let asItCame = target == .upstream ? frame.maskKey != nil : frame.maskKey == nil
+        if asItCame, handler.writeAsItCame(frame) { return }
+        handler.write(relayed(frame, to: target))
     }
 
     /// `frame` as sent to `target` (NIO's encoder masks the data with the frame's key): unmasked towards the
@@ -496,7 +540,12 @@ final class WebSocketSideHandler: ChannelDuplexHandler {
     let side: WebSocketBridge.Side
     private let bridge: WebSocketBridge
     private var context: ChannelHandlerContext?
+    /// NIO's frame encoder's place in the pipeline: a frame relayed as it came is written from there, past the encoder.
+    private var encoderContext: ChannelHandlerContext?
     private var reads = ReadGate()
+    /// Payloads up to this size are written in one buffer with their header (one copy of a few bytes is cheaper than
+    /// a second buffer in the socket's write); larger ones go as they are, after a header of their own.
+    static let inlinePayload = 512
 
     init(side: WebSocketBridge.Side, bridge: WebSocketBridge) {
         self.side = side
@@ -507,7 +556,56 @@ final class WebSocketSideHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        encoderContext = try? context.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
         bridge.attached(self, side: side)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        encoderContext = nil
+    }
+
+    /// Writes `frame` exactly as it was received — its header bits, its mask key if any and its payload as it
+    /// arrived (still masked when it came masked) — past NIO's frame encoder, which would copy the payload to
+    /// unmask it and mask it again. `false` when it cannot (no encoder in the pipeline, extension data): the caller
+    /// writes it through the encoder.
+    func writeAsItCame(_ frame: WebSocketFrame) -> Bool {
+        guard let encoderContext, let (head, rest) = Self.asItCame(frame, allocator: encoderContext.channel.allocator) else { return false }
+        encoderContext.write(NIOAny(head), promise: nil)
+        if let rest { encoderContext.write(NIOAny(rest), promise: nil) }
+        return true
+    }
+
+    /// The bytes of `frame` as it was received: its header (FIN, RSV and opcode bits, the mask bit, the length in
+    /// its shortest form, the mask key if any), then its payload as it stands (masked when it came masked). A payload
+    /// up to ``inlinePayload`` bytes is copied after the header; a larger one is the second buffer, as it is. `nil`
+    /// for a frame with extension data (no extension is negotiated; NIO's encoder writes such a frame).
+    static func asItCame(_ frame: WebSocketFrame, allocator: ByteBufferAllocator) -> (ByteBuffer, ByteBuffer?)? {
+        guard frame.extensionData == nil else { return nil }
+        var payload = frame.data
+        let length = payload.readableBytes
+        let inline = length <= inlinePayload
+        var buffer = allocator.buffer(capacity: 14 + (inline ? length : 0))
+        var first = frame.opcode.rawFrameBits
+        if frame.fin { first |= 0x80 }
+        if frame.rsv1 { first |= 0x40 }
+        if frame.rsv2 { first |= 0x20 }
+        if frame.rsv3 { first |= 0x10 }
+        buffer.writeInteger(first)
+        let mask: UInt8 = frame.maskKey == nil ? 0 : 0x80
+        if length <= 125 {
+            buffer.writeInteger(mask | UInt8(length))
+        } else if length <= Int(UInt16.max) {
+            buffer.writeInteger(mask | 126)
+            buffer.writeInteger(UInt16(length))
+        } else {
+            buffer.writeInteger(mask | 127)
+            buffer.writeInteger(UInt64(length))
+        }
+        if let key = frame.maskKey { buffer.writeBytes(key) }
+        guard inline else { return (buffer, payload) }
+        buffer.writeBuffer(&payload)
+        return (buffer, nil)
     }
 
     func write(_ frame: WebSocketFrame) {
@@ -550,4 +648,9 @@ final class WebSocketSideHandler: ChannelDuplexHandler {
         // A malformed or oversized frame, a TLS failure: this side ends (the bridge closes the other).
         context.close(promise: nil)
     }
+}
+
+extension WebSocketOpcode {
+    /// The opcode's four bits as they stand in a frame's first byte.
+    fileprivate var rawFrameBits: UInt8 { UInt8(webSocketOpcode: self) & 0x0F }
 }
