@@ -18,8 +18,8 @@ import NIOWebSocket
 /// revalidates, never forwarded; at the deadline the client is challenged in band, or both sides are closed (1008
 /// to the client, 1001 upstream); messages are bounded by `maxMessageSize` (1009); an upstream that cannot be
 /// reached closes the client with 1011. Frames are relayed as they are (fragments, pings, pongs and the close
-/// handshake end to end), re-masked towards the upstream. Backpressure: a side's reads stop while the other
-/// side's socket is full.
+/// handshake end to end), written as they came (a client's with its own mask key, its payload never copied).
+/// Backpressure: a side's reads stop while the other side's socket is full.
 final class WebSocketBridge {
     enum Side {
         case client, upstream
