@@ -23,7 +23,9 @@ public struct Subject: Sendable, Equatable {
     mutating func merge(_ other: Subject) {
         if name == nil { name = other.name }
         if successChallenge == nil { successChallenge = other.successChallenge }
-        roles.formUnion(other.roles)
+        // The first module's roles are taken as they are (a chain of one merges into an empty subject on every
+        // request): no new set to hash them into.
+        if roles.isEmpty { roles = other.roles } else { roles.formUnion(other.roles) }
         if let expiry = other.expiresAt { expiresAt = min(expiresAt ?? expiry, expiry) }
     }
 
