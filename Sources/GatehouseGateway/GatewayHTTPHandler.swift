@@ -461,14 +461,16 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         }
     }
 
-    /// The connection's pipeline after a `101`: NIO's WebSocket frame codec and the bridge's client side in place of
-    /// the HTTP codec, this handler, Hummingbird's upgrader (its connection task ends) and the first-request guard.
+    /// The connection's pipeline after a `101`: NIO's WebSocket frame encoder, the frames' reader and the bridge's
+    /// client side in place of the HTTP codec, this handler, Hummingbird's upgrader (its connection task
+    /// ends) and the first-request guard.
     private func switchToWebSocket(_ context: ChannelHandlerContext, bridge: WebSocketBridge) {
         let operations = context.pipeline.syncOperations
         do {
             // Socket side first: the encoder must see what the bridge writes.
-            try operations.addHandlers([WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: gateway.maxMessageSize)),
-                                        WebSocketSideHandler(side: .client, bridge: bridge)], position: .after(self))
+            let side = WebSocketSideHandler(side: .client, bridge: bridge)
+            try operations.addHandlers([WebSocketFrameEncoder(), WebSocketFrameReadingHandler(maxFrameSize: gateway.maxMessageSize, side: side), side],
+                                       position: .after(self))
             if let upgrader = try? operations.handler(type: NIOTypedHTTPServerUpgradeHandler<HTTP1WebSocketUpgradeChannel.UpgradeResult>.self) {
                 operations.removeHandler(upgrader, promise: nil)
             }

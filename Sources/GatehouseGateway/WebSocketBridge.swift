@@ -531,7 +531,9 @@ final class WebSocketBridge {
 }
 
 /// One side of a ``WebSocketBridge``: the last handler of the client's or the upstream's pipeline, behind NIO's
-/// WebSocket frame codec. Holds its socket's reads while the bridge asks (backpressure).
+/// WebSocket frame encoder, and behind the frames' reader — on the client's side a ``WebSocketFrameReadingHandler``,
+/// which hands it each frame directly, on the upstream's NIO's decoder, which its upgrader put there. Holds its
+/// socket's reads while the bridge asks (backpressure).
 final class WebSocketSideHandler: ChannelDuplexHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundIn = WebSocketFrame
@@ -629,7 +631,12 @@ final class WebSocketSideHandler: ChannelDuplexHandler {
     func read(context: ChannelHandlerContext) { reads.read(context) }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        bridge.received(unwrapInboundIn(data), from: side)
+        received(unwrapInboundIn(data))
+    }
+
+    /// A frame read from this side's socket.
+    func received(_ frame: WebSocketFrame) {
+        bridge.received(frame, from: side)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {

@@ -8,7 +8,9 @@ import Testing
 
 /// The bridge relays a frame as it came (`WebSocketSideHandler.asItCame`), past NIO's encoder: its bytes are the
 /// ones NIO's encoder writes for the same frame (a masked one with its payload masked under the same key), in every
-/// length form, and messages on either side of the inline-payload limit cross the gateway whole both ways.
+/// length form, and messages on either side of the inline-payload limit cross the gateway whole both ways. The client
+/// side's frames are read by `WebSocketFrameReader`, which reads what NIO's decoder reads, however the bytes are cut,
+/// and refuses what it refuses.
 @Suite(.timeLimit(.minutes(1))) struct WebSocketFramingTests {
     /// What NIO's encoder writes for `frame`.
     static func encodedByNIO(_ frame: WebSocketFrame) throws -> [UInt8] {
@@ -44,6 +46,76 @@ import Testing
         // Reserved bits are kept as they came.
         let reserved = WebSocketFrame(fin: false, rsv1: true, rsv2: false, rsv3: true, opcode: .text, data: payload)
         #expect(try Self.asItCame(reserved) == Self.encodedByNIO(reserved))
+    }
+
+    /// The frames NIO's decoder reads from `bytes` (in one piece), or its error.
+    static func decodedByNIO(_ bytes: [UInt8], maxFrameSize: Int) -> Result<[WebSocketFrame], NIOWebSocketError> {
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxFrameSize)))
+        defer { _ = try? channel.finish() }
+        do {
+            try channel.writeInbound(ByteBuffer(bytes: bytes))
+        } catch let error as NIOWebSocketError {
+            return .failure(error)
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+        var frames: [WebSocketFrame] = []
+        while let frame = try? channel.readInbound(as: WebSocketFrame.self) { frames.append(frame) }
+        return .success(frames)
+    }
+
+    /// The frames the reader reads from `bytes` cut into pieces at `cuts`, or its error.
+    static func read(_ bytes: [UInt8], cuts: [Int], maxFrameSize: Int) -> Result<[WebSocketFrame], NIOWebSocketError> {
+        var reader = WebSocketFrameReader(maxFrameSize: maxFrameSize)
+        var frames: [WebSocketFrame] = []
+        var start = 0
+        do throws(NIOWebSocketError) {
+            for end in cuts.map({ min($0, bytes.count) }).sorted() + [bytes.count] where end >= start {
+                try reader.read(ByteBuffer(bytes: bytes[start..<end])) { frames.append($0) }
+                start = end
+            }
+        } catch {
+            return .failure(error)
+        }
+        return .success(frames)
+    }
+
+    @Test func theReaderReadsWhatNIOsDecoderReadsHoweverTheBytesAreCut() throws {
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<200 {
+            // A stream of frames of every kind NIO's encoder writes: lengths in each form, masked or not, fragments.
+            var stream: [UInt8] = []
+            for _ in 0..<Int.random(in: 1...6, using: &generator) {
+                let control = Bool.random(using: &generator) && Bool.random(using: &generator)
+                let length = control ? Int.random(in: 0...125, using: &generator)
+                    : [Int.random(in: 0...125, using: &generator), Int.random(in: 126...3000, using: &generator), 65_536 + Int.random(in: 0...100, using: &generator)]
+                        .randomElement(using: &generator)!
+                let opcode: WebSocketOpcode = control ? [.ping, .pong, .connectionClose].randomElement(using: &generator)! : [.text, .binary, .continuation].randomElement(using: &generator)!
+                let frame = WebSocketFrame(fin: control || Bool.random(using: &generator), rsv1: Bool.random(using: &generator), opcode: opcode,
+                                           maskKey: Bool.random(using: &generator) ? .random(using: &generator) : nil,
+                                           data: ByteBuffer(bytes: (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+                stream += try Self.encodedByNIO(frame)
+            }
+            let cuts = (0..<Int.random(in: 0...8, using: &generator)).map { _ in Int.random(in: 0...stream.count, using: &generator) }
+            let expected = Self.decodedByNIO(stream, maxFrameSize: 1 << 20)
+            let read = Self.read(stream, cuts: cuts, maxFrameSize: 1 << 20)
+            #expect(read == expected, "round \(round), cuts \(cuts)")
+        }
+    }
+
+    @Test func theReaderRefusesWhatNIOsDecoderRefuses() {
+        let cases: [(String, [UInt8], Int)] = [
+            ("longer than the limit", [0x82, 0x7E, 0x01, 0x00] + [UInt8](repeating: 0, count: 256), 255),
+            ("longer than the limit, before its payload", [0x82, 0x7F, 0, 0, 0, 0, 0, 0x20, 0, 0], 1 << 20),
+            ("a 64-bit length beyond Int.max", [0x82, 0x7F, 0x80, 0, 0, 0, 0, 0, 0, 0], 1 << 20),
+            ("a fragmented ping", [0x09, 0x00], 1 << 20),
+            ("a close of 126 bytes", [0x88, 0x7E, 0x00, 0x7E] + [UInt8](repeating: 0, count: 126), 1 << 20),
+        ]
+        for (name, bytes, limit) in cases {
+            let expected = Self.decodedByNIO(bytes, maxFrameSize: limit)
+            if case .success = expected { Issue.record("NIO's decoder accepted \(name)") }
+            #expect(Self.read(bytes, cuts: [1, 3], maxFrameSize: limit) == expected, "\(name)")
+        }
     }
 
     @Test func messagesAroundTheInlineLimitCrossTheGatewayWholeBothWays() async throws {
