@@ -194,7 +194,15 @@ final class WebSocketBridge {
                         maxFrameSize: maxFrameSize, enableAutomaticErrorHandling: false,
                         upgradePipelineHandler: { channel, _ in
                             channel.eventLoop.makeCompletedFuture {
-                                try channel.pipeline.syncOperations.addHandler(WebSocketSideHandler(side: .upstream, bridge: bound.value))
+                                // The frames are read by a reader in front of NIO's decoder, which the upgrader installed:
+                                // the reader takes every byte, so the decoder, whose removal takes effect a moment later,
+                                // never sees one.
+                                let operations = channel.pipeline.syncOperations
+                                let side = WebSocketSideHandler(side: .upstream, bridge: bound.value)
+                                let decoder = try operations.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
+                                try operations.addHandler(WebSocketFrameReadingHandler(maxFrameSize: maxFrameSize, side: side), position: .before(decoder))
+                                operations.removeHandler(decoder, promise: nil)
+                                try operations.addHandler(side)
                                 return true
                             }
                         })
@@ -531,8 +539,7 @@ final class WebSocketBridge {
 }
 
 /// One side of a ``WebSocketBridge``: the last handler of the client's or the upstream's pipeline, behind NIO's
-/// WebSocket frame encoder, and behind the frames' reader — on the client's side a ``WebSocketFrameReadingHandler``,
-/// which hands it each frame directly, on the upstream's NIO's decoder, which its upgrader put there. Holds its
+/// WebSocket frame encoder and a ``WebSocketFrameReadingHandler``, which hands it each frame directly. Holds its
 /// socket's reads while the bridge asks (backpressure).
 final class WebSocketSideHandler: ChannelDuplexHandler {
     typealias InboundIn = WebSocketFrame

@@ -70,11 +70,12 @@ struct WebSocketFrameReader {
     }
 }
 
-/// The client side's frame reader, right in front of its ``WebSocketSideHandler``: it reads the frames from the
+/// A side's frame reader, in front of its ``WebSocketSideHandler``: it reads the frames from the
 /// socket's bytes (``WebSocketFrameReader``) and hands each to the side handler directly — no `ByteToMessageHandler`
 /// and its generic machinery, no boxing of every frame on its way through the pipeline. A frame that cannot be read
 /// closes the connection, as NIO's decoder's error does in front of the side handler (the bridge then closes the other
-/// side). The upstream's side keeps NIO's decoder: its upgrader puts one there, and removes nothing synchronously.
+/// side). On the upstream's side it stands in front of the decoder NIO's upgrader installs, and takes every byte
+/// before that decoder leaves the pipeline (a `ByteToMessageHandler` leaves a moment after its removal is asked).
 final class WebSocketFrameReadingHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
