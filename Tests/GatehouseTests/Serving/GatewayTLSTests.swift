@@ -55,7 +55,7 @@ import Testing
             "serve", "--port", "0", "--data", TestServer.temporaryDirectory(),
             "--tls-certificate", certificates.certificatePath, "--tls-key", certificates.keyPath,
         ])
-        defer { server.process.terminate() }
+        defer { server.stop() }
         let banner = try await server.waitForLine(containing: "listens on https://")
         let upstream = try #require(banner.split(separator: " ").first { $0.hasPrefix("https://") }.map(String.init))
         func gateway(caFile: String?, _ body: (GatewayFixture) async throws -> Void) async throws {

@@ -17,7 +17,7 @@ import Testing
         let server = try GatehouseProcess.start([
             "serve", "--port", "0", "--data", data, "--tls-certificate", certificates.certificatePath, "--tls-key", certificates.keyPath,
         ])
-        defer { server.process.terminate() }
+        defer { server.stop() }
         let banner = try await server.waitForLine(containing: "listens on https://")
         let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("https://") }.map(String.init))
 
@@ -92,8 +92,8 @@ import Testing
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        defer { process.terminate() }
         let server = GatehouseProcess(process: process, output: output, errors: Pipe())
+        defer { server.stop() }
         let banner = try await server.waitForLine(containing: "listens on http://")
         let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
         let metadata = try await HTTP.send(.GET, base + "/.well-known/oauth-authorization-server")
@@ -116,7 +116,7 @@ import Testing
             "serve", "--port", "0", "--data", directory, "--policy", policyPath, "--sample-adapter", "true",
             "--tls-certificate", certificates.certificatePath, "--tls-key", certificates.keyPath,
         ])
-        defer { server.process.terminate() }
+        defer { server.stop() }
         let banner = try await server.waitForLine(containing: "listens on https://")
         let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("https://") }.map(String.init))
         let named = base.replacingOccurrences(of: "127.0.0.1", with: "localhost")   // SNI needs a name

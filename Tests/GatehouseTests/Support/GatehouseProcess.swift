@@ -46,6 +46,24 @@ struct GatehouseProcess {
         throw TestFailure("no line containing '\(marker)' within \(seconds) s; got: \(buffer.prefix(500))")
     }
 
+    /// Ends the process: SIGTERM, then SIGKILL if it is still there `seconds` later — watched on a thread of its own,
+    /// so the caller does not wait. A SIGKILL is said on standard error with the command line: a server that does not
+    /// exit on SIGTERM shows in the suite's output instead of living on after it.
+    func stop(within seconds: Double = 10) {
+        guard process.isRunning else { return }
+        let pid = process.processIdentifier
+        let command = (process.arguments ?? []).prefix(8).joined(separator: " ")
+        process.terminate()
+        Thread {
+            let deadline = Date().addingTimeInterval(seconds)
+            // Foundation reaps the child once it exits; until then (or a zombie) kill(pid, 0) answers 0.
+            while kill(pid, 0) == 0, Date() < deadline { usleep(50_000) }
+            guard kill(pid, 0) == 0 else { return }
+            FileHandle.standardError.write(Data("gatehouse \(command) (pid \(pid)) did not exit within \(seconds) s of SIGTERM: killed\n".utf8))
+            kill(pid, SIGKILL)
+        }.start()
+    }
+
     /// Waits for the process to end, within `seconds`, and returns its exit status.
     func waitForExit(seconds: Double = 30) async throws -> Int32 {
         let deadline = Date().addingTimeInterval(seconds)
