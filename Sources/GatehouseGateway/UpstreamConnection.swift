@@ -25,18 +25,19 @@ protocol UpstreamExchange: AnyObject {
 /// one exchange at a time, its handler relays the answer's parts to that exchange.
 final class UpstreamConnection {
     let channel: any Channel
-    let key: UpstreamKey
     let handler: UpstreamResponseHandler
     /// Exchanges this connection has served (a reused one may have been closed by the upstream meanwhile).
     var exchanges = 0
     /// When the connection went back to the pool (its pool closes it once idle too long).
     var idleSince = NIODeadline.now()
 
-    init(channel: any Channel, key: UpstreamKey, handler: UpstreamResponseHandler) {
+    init(channel: any Channel, handler: UpstreamResponseHandler) {
         self.channel = channel
-        self.key = key
         self.handler = handler
     }
+
+    /// Where it goes (its handler knows: the pool forgets a closed connection by its handler).
+    var key: UpstreamKey { handler.key }
 
     /// Sends a part of the request (not flushed).
     func write(_ part: HTTPClientRequestPart) { handler.write(part) }

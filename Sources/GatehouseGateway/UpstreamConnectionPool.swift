@@ -65,7 +65,7 @@ final class UpstreamConnectionPool {
                 done(result.flatMap { channel in
                     Result {
                         let handler = try channel.pipeline.syncOperations.handler(type: UpstreamResponseHandler.self)
-                        return UpstreamConnection(channel: channel, key: key, handler: handler)
+                        return UpstreamConnection(channel: channel, handler: handler)
                     }
                 })
             }

@@ -6,8 +6,10 @@ import NIOPosix
 import NIOSSL
 import NIOWebSocket
 
-// One file on purpose: the bridge and its two side handlers share the bridge's private state (both
-// channels, the deadline, the revalidation in flight); the rules it applies are `WebSocketRelay`'s.
+// One file on purpose: the bridge is one state machine — both sides, the message filters, the deadline, the
+// revalidation in flight — whose state is private to it. What is not that state lives apart: `WebSocketSideHandler`
+// and `WebSocketFrameReadingHandler` (the pipelines' ends), `WebSocketFrameWire` (frames' bytes both ways),
+// `WebSocketBridge+Sides` (its per-side storage), `WebSocketRelay` (the rules it applies).
 
 /// An accepted WebSocket relayed to its upstream on the client connection's event loop: frames go from one socket
 /// to the other as NIO decodes them, with no task, no async sequence and no message assembly, so that an idle
@@ -34,41 +36,6 @@ final class WebSocketBridge {
         var target: String
         /// The `Host` value.
         var authority: String
-    }
-
-    /// A set of sides as two bits: a `Set<Side>` hashes its member at every call, and the bridge asks several
-    /// times a frame.
-    struct Sides {
-        private var bits: UInt8 = 0
-
-        private static func bit(_ side: Side) -> UInt8 { side == .client ? 1 : 2 }
-
-        var isEmpty: Bool { bits == 0 }
-
-        func contains(_ side: Side) -> Bool { bits & Self.bit(side) != 0 }
-
-        mutating func insert(_ side: Side) { bits |= Self.bit(side) }
-
-        /// Removes `side`; returns it if it was there.
-        @discardableResult
-        mutating func remove(_ side: Side) -> Side? {
-            guard contains(side) else { return nil }
-            bits &= ~Self.bit(side)
-            return side
-        }
-    }
-
-    /// Each side's handler, in two stored properties rather than a dictionary (no hashing per frame).
-    struct SideHandlers {
-        private var client: WebSocketSideHandler?
-        private var upstream: WebSocketSideHandler?
-
-        subscript(side: Side) -> WebSocketSideHandler? {
-            get { side == .client ? client : upstream }
-            set {
-                if side == .client { client = newValue } else { upstream = newValue }
-            }
-        }
     }
 
     /// One direction's progress through the current data message.
@@ -299,7 +266,7 @@ final class WebSocketBridge {
 
     func readComplete(_ side: Side) {
         let target = side.other
-        if flushPending.remove(target) != nil { handlers[target]?.flush() }
+        if flushPending.remove(target) { handlers[target]?.flush() }
     }
 
     func writabilityChanged(_ side: Side) {
@@ -536,135 +503,4 @@ final class WebSocketBridge {
             sendClose(to: .upstream, code: .normalClosure, reason: "")
         }
     }
-}
-
-/// One side of a ``WebSocketBridge``: the last handler of the client's or the upstream's pipeline, behind NIO's
-/// WebSocket frame encoder and a ``WebSocketFrameReadingHandler``, which hands it each frame directly. Holds its
-/// socket's reads while the bridge asks (backpressure).
-final class WebSocketSideHandler: ChannelDuplexHandler {
-    typealias InboundIn = WebSocketFrame
-    typealias OutboundIn = WebSocketFrame
-    typealias OutboundOut = WebSocketFrame
-
-    let side: WebSocketBridge.Side
-    private let bridge: WebSocketBridge
-    private var context: ChannelHandlerContext?
-    /// NIO's frame encoder's place in the pipeline: a frame relayed as it came is written from there, past the encoder.
-    private var encoderContext: ChannelHandlerContext?
-    private var reads = ReadGate()
-    /// Payloads up to this size are written in one buffer with their header (one copy of a few bytes is cheaper than
-    /// a second buffer in the socket's write); larger ones go as they are, after a header of their own.
-    static let inlinePayload = 512
-
-    init(side: WebSocketBridge.Side, bridge: WebSocketBridge) {
-        self.side = side
-        self.bridge = bridge
-    }
-
-    var isWritable: Bool { context?.channel.isWritable ?? false }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        self.context = context
-        encoderContext = try? context.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
-        bridge.attached(self, side: side)
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        self.context = nil
-        encoderContext = nil
-    }
-
-    /// Writes `frame` exactly as it was received — its header bits, its mask key if any and its payload as it
-    /// arrived (still masked when it came masked) — past NIO's frame encoder, which would copy the payload to
-    /// unmask it and mask it again. `false` when it cannot (no encoder in the pipeline, extension data): the caller
-    /// writes it through the encoder.
-    func writeAsItCame(_ frame: WebSocketFrame) -> Bool {
-        guard let encoderContext, let (head, rest) = Self.asItCame(frame, allocator: encoderContext.channel.allocator) else { return false }
-        encoderContext.write(NIOAny(head), promise: nil)
-        if let rest { encoderContext.write(NIOAny(rest), promise: nil) }
-        return true
-    }
-
-    /// The bytes of `frame` as it was received: its header (FIN, RSV and opcode bits, the mask bit, the length in
-    /// its shortest form, the mask key if any), then its payload as it stands (masked when it came masked). A payload
-    /// up to ``inlinePayload`` bytes is copied after the header; a larger one is the second buffer, as it is. `nil`
-    /// for a frame with extension data (no extension is negotiated; NIO's encoder writes such a frame).
-    static func asItCame(_ frame: WebSocketFrame, allocator: ByteBufferAllocator) -> (ByteBuffer, ByteBuffer?)? {
-        guard frame.extensionData == nil else { return nil }
-        var payload = frame.data
-        let length = payload.readableBytes
-        let inline = length <= inlinePayload
-        var buffer = allocator.buffer(capacity: 14 + (inline ? length : 0))
-        var first = frame.opcode.rawFrameBits
-        if frame.fin { first |= 0x80 }
-        if frame.rsv1 { first |= 0x40 }
-        if frame.rsv2 { first |= 0x20 }
-        if frame.rsv3 { first |= 0x10 }
-        buffer.writeInteger(first)
-        let mask: UInt8 = frame.maskKey == nil ? 0 : 0x80
-        if length <= 125 {
-            buffer.writeInteger(mask | UInt8(length))
-        } else if length <= Int(UInt16.max) {
-            buffer.writeInteger(mask | 126)
-            buffer.writeInteger(UInt16(length))
-        } else {
-            buffer.writeInteger(mask | 127)
-            buffer.writeInteger(UInt64(length))
-        }
-        if let key = frame.maskKey { buffer.writeBytes(key) }
-        guard inline else { return (buffer, payload) }
-        buffer.writeBuffer(&payload)
-        return (buffer, nil)
-    }
-
-    func write(_ frame: WebSocketFrame) {
-        context?.write(wrapOutboundOut(frame), promise: nil)
-    }
-
-    func flush() { context?.flush() }
-
-    func close() { context?.close(promise: nil) }
-
-    /// Writes `frame`, then closes the connection.
-    func writeAndClose(_ frame: WebSocketFrame) {
-        guard let context else { return }
-        context.writeAndFlush(wrapOutboundOut(frame)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-    }
-
-    func pauseReads() { reads.pause() }
-
-    func resumeReads() { reads.resume(context) }
-
-    func read(context: ChannelHandlerContext) { reads.read(context) }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        received(unwrapInboundIn(data))
-    }
-
-    /// A frame read from this side's socket.
-    func received(_ frame: WebSocketFrame) {
-        bridge.received(frame, from: side)
-    }
-
-    func channelReadComplete(context: ChannelHandlerContext) {
-        bridge.readComplete(side)
-    }
-
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        bridge.writabilityChanged(side)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        bridge.closed(side)
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A malformed or oversized frame, a TLS failure: this side ends (the bridge closes the other).
-        context.close(promise: nil)
-    }
-}
-
-extension WebSocketOpcode {
-    /// The opcode's four bits as they stand in a frame's first byte.
-    fileprivate var rawFrameBits: UInt8 { UInt8(webSocketOpcode: self) & 0x0F }
 }

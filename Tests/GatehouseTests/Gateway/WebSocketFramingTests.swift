@@ -6,7 +6,7 @@ import NIOEmbedded
 import NIOWebSocket
 import Testing
 
-/// The bridge relays a frame as it came (`WebSocketSideHandler.asItCame`), past NIO's encoder: its bytes are the
+/// The bridge relays a frame as it came (`WebSocketFrameWriter.asItCame`), past NIO's encoder: its bytes are the
 /// ones NIO's encoder writes for the same frame (a masked one with its payload masked under the same key), in every
 /// length form, and messages on either side of the inline-payload limit cross the gateway whole both ways. The client
 /// side's frames are read by `WebSocketFrameReader`, which reads what NIO's decoder reads, however the bytes are cut,
@@ -23,8 +23,8 @@ import Testing
     }
 
     static func asItCame(_ frame: WebSocketFrame) throws -> [UInt8] {
-        let (head, rest) = try #require(WebSocketSideHandler.asItCame(frame, allocator: ByteBufferAllocator()))
-        #expect((rest == nil) == (frame.data.readableBytes <= WebSocketSideHandler.inlinePayload))
+        let (head, rest) = try #require(WebSocketFrameWriter.asItCame(frame, allocator: ByteBufferAllocator()))
+        #expect((rest == nil) == (frame.data.readableBytes <= WebSocketFrameWriter.inlinePayload))
         return Array(head.readableBytesView) + (rest.map { Array($0.readableBytesView) } ?? [])
     }
 
@@ -121,7 +121,7 @@ import Testing
     @Test func messagesAroundTheInlineLimitCrossTheGatewayWholeBothWays() async throws {
         try await RecordingFixture.run({ GatewayRelayTests.configuration($0) }) { fixture async throws in
             // The echo upstream answers "got:" + the text: both directions cross the limit (and the 126 form).
-            let limit = WebSocketSideHandler.inlinePayload
+            let limit = WebSocketFrameWriter.inlinePayload
             let texts = [limit - 4, limit, limit + 1, 12_000].map { length in
                 String((0..<length).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) })
             }

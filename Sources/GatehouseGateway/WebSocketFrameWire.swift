@@ -1,3 +1,5 @@
+// A WebSocket frame's bytes both ways, for the bridge's relay: read from a side's socket (`WebSocketFrameReader`)
+// and written as they came (`WebSocketFrameWriter`).
 import NIOCore
 import NIOWebSocket
 
@@ -70,32 +72,47 @@ struct WebSocketFrameReader {
     }
 }
 
-/// A side's frame reader, in front of its ``WebSocketSideHandler``: it reads the frames from the
-/// socket's bytes (``WebSocketFrameReader``) and hands each to the side handler directly — no `ByteToMessageHandler`
-/// and its generic machinery, no boxing of every frame on its way through the pipeline. A frame that cannot be read
-/// closes the connection, as NIO's decoder's error does in front of the side handler (the bridge then closes the other
-/// side). On the upstream's side it stands in front of the decoder NIO's upgrader installs, and takes every byte
-/// before that decoder leaves the pipeline (a `ByteToMessageHandler` leaves a moment after its removal is asked).
-final class WebSocketFrameReadingHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
+/// Writes a relayed frame's bytes as it came (``WebSocketSideHandler/writeAsItCame(_:)``), past NIO's frame encoder,
+/// which would copy a masked payload to unmask it and mask it again.
+enum WebSocketFrameWriter {
+    /// Payloads up to this size are written in one buffer with their header (one copy of a few bytes is cheaper than
+    /// a second buffer in the socket's write); larger ones go as they are, after a header of their own.
+    static let inlinePayload = 512
 
-    private var reader: WebSocketFrameReader
-    private let side: WebSocketSideHandler
-    /// A frame could not be read: the connection is closing, nothing more is read.
-    private var unreadable = false
-
-    init(maxFrameSize: Int, side: WebSocketSideHandler) {
-        reader = WebSocketFrameReader(maxFrameSize: maxFrameSize)
-        self.side = side
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !unreadable else { return }
-        do {
-            try reader.read(unwrapInboundIn(data)) { frame in side.received(frame) }
-        } catch {
-            unreadable = true
-            context.close(promise: nil)
+    /// The bytes of `frame` as it was received: its header (FIN, RSV and opcode bits, the mask bit, the length in
+    /// its shortest form, the mask key if any), then its payload as it stands (masked when it came masked). A payload
+    /// up to ``inlinePayload`` bytes is copied after the header; a larger one is the second buffer, as it is. `nil`
+    /// for a frame with extension data (no extension is negotiated; NIO's encoder writes such a frame).
+    static func asItCame(_ frame: WebSocketFrame, allocator: ByteBufferAllocator) -> (ByteBuffer, ByteBuffer?)? {
+        guard frame.extensionData == nil else { return nil }
+        var payload = frame.data
+        let length = payload.readableBytes
+        let inline = length <= inlinePayload
+        var buffer = allocator.buffer(capacity: 14 + (inline ? length : 0))
+        var first = frame.opcode.rawFrameBits
+        if frame.fin { first |= 0x80 }
+        if frame.rsv1 { first |= 0x40 }
+        if frame.rsv2 { first |= 0x20 }
+        if frame.rsv3 { first |= 0x10 }
+        buffer.writeInteger(first)
+        let mask: UInt8 = frame.maskKey == nil ? 0 : 0x80
+        if length <= 125 {
+            buffer.writeInteger(mask | UInt8(length))
+        } else if length <= Int(UInt16.max) {
+            buffer.writeInteger(mask | 126)
+            buffer.writeInteger(UInt16(length))
+        } else {
+            buffer.writeInteger(mask | 127)
+            buffer.writeInteger(UInt64(length))
         }
+        if let key = frame.maskKey { buffer.writeBytes(key) }
+        guard inline else { return (buffer, payload) }
+        buffer.writeBuffer(&payload)
+        return (buffer, nil)
     }
+}
+
+extension WebSocketOpcode {
+    /// The opcode's four bits as they stand in a frame's first byte.
+    fileprivate var rawFrameBits: UInt8 { UInt8(webSocketOpcode: self) & 0x0F }
 }

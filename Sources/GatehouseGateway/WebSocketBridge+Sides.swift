@@ -1,0 +1,36 @@
+extension WebSocketBridge {
+    /// A set of sides as two bits: a `Set<Side>` hashes its member at every call, and the bridge asks several
+    /// times a frame.
+    struct Sides {
+        private var bits: UInt8 = 0
+
+        private static func bit(_ side: Side) -> UInt8 { side == .client ? 1 : 2 }
+
+        var isEmpty: Bool { bits == 0 }
+
+        func contains(_ side: Side) -> Bool { bits & Self.bit(side) != 0 }
+
+        mutating func insert(_ side: Side) { bits |= Self.bit(side) }
+
+        /// Removes `side`; whether it was there.
+        @discardableResult
+        mutating func remove(_ side: Side) -> Bool {
+            let was = contains(side)
+            bits &= ~Self.bit(side)
+            return was
+        }
+    }
+
+    /// Each side's handler, in two stored properties rather than a dictionary (no hashing per frame).
+    struct SideHandlers {
+        private var client: WebSocketSideHandler?
+        private var upstream: WebSocketSideHandler?
+
+        subscript(side: Side) -> WebSocketSideHandler? {
+            get { side == .client ? client : upstream }
+            set {
+                if side == .client { client = newValue } else { upstream = newValue }
+            }
+        }
+    }
+}
