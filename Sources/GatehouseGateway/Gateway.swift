@@ -103,10 +103,29 @@ public final class Gateway: Sendable {
     /// ``admit(headers:query:to:)`` when the realm decides without suspending (no realm, no credentials, or
     /// credentials its modules remember: ``Realm/decideNow(_:requiredRoles:)``), else `nil`.
     func admitNow(headers: HTTPFields, query: String?, to service: ProtectedService) -> Admission? {
-        guard let realm = service.realm else { return .allow(nil) }
+        admitNowRemembering(headers: headers, query: query, to: service)?.admission
+    }
+
+    /// ``admitNow(headers:query:to:)``, and the admission for the connection to remember when it may
+    /// (``RememberedAdmission``).
+    func admitNowRemembering(headers: HTTPFields, query: String?, to service: ProtectedService)
+        -> (admission: Admission, remembered: RememberedAdmission?)? {
+        guard let realm = service.realm else { return (.allow(nil), nil) }
+        // Read before the chain looks at the accounts: a password failing after this makes the memory useless.
+        let failures = UnsettledAccounts.shared.failures
         let credentials = realm.credentials(headers: headers, query: query)
-        return realm.decideNow(credentials, requiredRoles: service.requiredRoles)
-            .map { admission($0, realm: realm, credentials: credentials) }
+        guard let (decision, until) = realm.decideRemembering(credentials, requiredRoles: service.requiredRoles) else { return nil }
+        var remembered: RememberedAdmission?
+        if let until, case .allow(let subject) = decision, realm.readsAuthorizationOnly, let authorization = headers.value(of: .authorization) {
+            remembered = RememberedAdmission(service: service, authorization: authorization, subject: subject, until: until, failures: failures)
+        }
+        return (admission(decision, realm: realm, credentials: credentials), remembered)
+    }
+
+    /// A remembered admission used again: counted as a success with credentials, as the chain's would be.
+    func readmit(_ remembered: RememberedAdmission, realm: Realm) -> Admission {
+        statistics.recordReadmission(realm: realm.name)
+        return .allow(remembered.subject)
     }
 
     /// A realm's decision counted, logged and turned into an admission.

@@ -111,6 +111,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private lazy var peerIsTrusted = gateway.trustedProxies.contains(peer)
     /// The forwarding fields of the last request from a peer that is not a trusted proxy, and its `Host`.
     private var lastForwarding: (host: String?, fields: ForwardingHeaders)?
+    /// The last admission by remembered `Basic` credentials on this connection, to admit the next request with
+    /// the same `Authorization` without asking the login chain again.
+    private var remembered: RememberedAdmission?
 
     init(gateway: Gateway, progress: FirstRequestProgress) {
         self.gateway = gateway
@@ -372,10 +375,16 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         }
         exchange.route = (service, remainder, target)
         exchange.fields = UpstreamRequestHead.admissionFields(head.headers, realm: service.realm)
-        if let admission = gateway.admitNow(headers: exchange.fields, query: target.query, to: service) {
+        if let remembered, let realm = service.realm, remembered.admits(exchange.fields, to: service) {
+            admitted(exchange, gateway.readmit(remembered, realm: realm))
+            return
+        }
+        if let (admission, remembering) = gateway.admitNowRemembering(headers: exchange.fields, query: target.query, to: service) {
+            remembered = remembering
             admitted(exchange, admission)
             return
         }
+        remembered = nil
         admitOnTask(exchange, target: target, service: service) { handler, exchange, admission in handler.admitted(exchange, admission) }
     }
 

@@ -106,13 +106,22 @@ public final class GatewayStatistics: Sendable {
     public func counters(realm: String) -> Counters { realms.withLock { $0[realm]?.counters ?? Counters() } }
 
     func record(realm: String, credentials: Credentials, decision: Realm.Decision) {
+        record(realm: realm, withCredentials: !credentials.isEmpty, decision: decision)
+    }
+
+    /// A request admitted again by its connection's ``RememberedAdmission``: a success with credentials.
+    func recordReadmission(realm: String) {
+        record(realm: realm, withCredentials: true, decision: .allow(Subject()))
+    }
+
+    private func record(realm: String, withCredentials: Bool, decision: Realm.Decision) {
         let result = switch decision {
         case .allow: "success"
         case .forbidden: "forbidden"
-        case .challenge: credentials.isEmpty ? "challenge" : "failure"
+        case .challenge: withCredentials ? "failure" : "challenge"
         }
         let counter = realms.withLock { all in
-            all[realm, default: RealmCounts()].count(decision, withCredentials: !credentials.isEmpty)
+            all[realm, default: RealmCounts()].count(decision, withCredentials: withCredentials)
             if let counter = all[realm]?.authentications[result] { return counter }
             let made = handles.counter("gatehouse_gateway_authentications_total", [("realm", realm), ("result", result)])
             all[realm]?.authentications[result] = made

@@ -34,12 +34,30 @@ public struct LoginChain: Sendable {
     /// The chain's outcome when every module it runs answers ``LoginModule/cachedLogin(_:scheme:)`` (no suspension),
     /// else `nil` (run ``login(_:scheme:)``). The same JAAS semantics: the results are combined by the same ``Run``.
     public func cachedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> Outcome? {
+        rememberedLogin(credentials, scheme: scheme)?.outcome
+    }
+
+    /// ``cachedLogin(_:scheme:)``, and until when an `authenticated` outcome holds for the same credentials as long
+    /// as no password fails meanwhile (``UnsettledAccounts/failures``): known when every module the chain ran is a
+    /// ``UsersLoginModule`` (the earliest end of the pairs' verified lifetimes), `nil` otherwise.
+    func rememberedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> (outcome: Outcome, until: ContinuousClock.Instant?)? {
         var run = Run()
+        var known = true
+        var until: ContinuousClock.Instant?
         for entry in entries {
-            guard let result = entry.module.cachedLogin(credentials, scheme: scheme) else { return nil }
-            if let outcome = run.step(result, flag: entry.flag) { return outcome }
+            let result: LoginResult
+            if let users = entry.module as? UsersLoginModule {
+                guard let remembered = users.rememberedLogin(credentials) else { return nil }
+                result = remembered.result
+                if let end = remembered.until { until = min(until ?? end, end) }
+            } else {
+                guard let cached = entry.module.cachedLogin(credentials, scheme: scheme) else { return nil }
+                result = cached
+                known = false
+            }
+            if let outcome = run.step(result, flag: entry.flag) { return (outcome, known ? until : nil) }
         }
-        return run.outcome
+        return (run.outcome, known ? until : nil)
     }
 
     /// The state of one run of the chain: each module's result is added by ``step(_:flag:)``.

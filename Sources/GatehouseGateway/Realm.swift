@@ -90,9 +90,22 @@ public struct Realm: Sendable {
     /// ``decide(_:requiredRoles:)`` when the login chain can answer without suspending
     /// (``LoginChain/cachedLogin(_:scheme:)``), else `nil`.
     public func decideNow(_ credentials: Credentials, requiredRoles: [String]) -> Decision? {
-        if let refused = refusal(of: credentials) { return refused }
-        return chain.cachedLogin(credentials, scheme: scheme).map { decision($0, requiredRoles: requiredRoles) }
+        decideRemembering(credentials, requiredRoles: requiredRoles)?.decision
     }
+
+    /// ``decideNow(_:requiredRoles:)``, and for an `allow` without an expiry of its own, until when it holds for the
+    /// same credentials as long as no password fails meanwhile (``LoginChain/rememberedLogin(_:scheme:)``).
+    func decideRemembering(_ credentials: Credentials, requiredRoles: [String]) -> (decision: Decision, until: ContinuousClock.Instant?)? {
+        if let refused = refusal(of: credentials) { return (refused, nil) }
+        guard let (outcome, until) = chain.rememberedLogin(credentials, scheme: scheme) else { return nil }
+        let decision = decision(outcome, requiredRoles: requiredRoles)
+        guard case .allow(let subject) = decision, subject.expiresAt == nil else { return (decision, nil) }
+        return (decision, until)
+    }
+
+    /// Whether a request's credentials for this realm are its `Authorization` header alone (no credential headers,
+    /// query parameters or cookies declared).
+    var readsAuthorizationOnly: Bool { headers.isEmpty && queryParameters.isEmpty && cookies.isEmpty }
 
     /// The challenge for credentials the chain never sees: none, or only an `Authorization` of another scheme.
     private func refusal(of credentials: Credentials) -> Decision? {

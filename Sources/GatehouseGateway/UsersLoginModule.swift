@@ -68,14 +68,21 @@ public struct UsersLoginModule: LoginModule {
     /// account cannot be locked, so the lockout check of ``login(_:scheme:)`` would say the same. Anything else
     /// (a wrong or unknown pair, another lockout store) runs ``login(_:scheme:)``.
     public func cachedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> LoginResult? {
+        rememberedLogin(credentials)?.result
+    }
+
+    /// ``cachedLogin(_:scheme:)``, and until when a success stays true as long as no account has a failed
+    /// password meanwhile (``UnsettledAccounts/failures``): the end of the pair's `verifiedLifetime`. `nil` for
+    /// other results, which depend on the credentials alone.
+    func rememberedLogin(_ credentials: Credentials) -> (result: LoginResult, until: ContinuousClock.Instant?)? {
         guard let (username, password) = credentials.basic else {
-            return credentials.isEmpty ? .failure("no credentials") : .ignore
+            return (credentials.isEmpty ? .failure("no credentials") : .ignore, nil)
         }
         guard let verified, passwords.lockouts is InMemoryAccountLockouts,
               !UnsettledAccounts.shared.isUnsettled("user:\(username)", in: passwords.lockouts),
-              let subject = verified.subject(username: username, password: password)
+              let (subject, expires) = verified.entry(username: username, password: password)
         else { return nil }
-        return .success(subject)
+        return (.success(subject), expires)
     }
 }
 
@@ -93,6 +100,11 @@ final class UnsettledAccounts: Sendable {
     static let shared = UnsettledAccounts()
     private let capacity = 100_000
     private let state = Mutex<(accounts: Set<String>, overflowed: Bool)>(([], false))
+    private let failureCount = Atomic<UInt64>(0)
+
+    /// How many failed passwords there have been in this process, in any store: an admission remembered while
+    /// it read the same number has seen no account become unsettled since (``RememberedAdmission``).
+    var failures: UInt64 { failureCount.load(ordering: .acquiring) }
 
     private func key(_ account: String, _ store: any AccountLockouts) -> String {
         "\(ObjectIdentifier(store as AnyObject).hashValue):\(account)"
@@ -104,6 +116,7 @@ final class UnsettledAccounts: Sendable {
             if state.accounts.count >= capacity { state.overflowed = true }
             state.accounts.insert(key)
         }
+        failureCount.add(1, ordering: .releasing)
     }
 
     func settled(_ account: String, in store: any AccountLockouts) {

@@ -57,9 +57,14 @@ final class VerifiedPasswordCache: Sendable {
 
     /// The subject of a pair verified less than `lifetime` ago.
     func subject(username: String, password: String) -> Subject? {
+        entry(username: username, password: password)?.subject
+    }
+
+    /// The subject of a pair verified less than `lifetime` ago, and when that will be `lifetime` ago.
+    func entry(username: String, password: String) -> (subject: Subject, expires: ContinuousClock.Instant)? {
         let fingerprint = fingerprint(username, password)
         let now = ContinuousClock.now
-        return entries.withLock { $0.value(for: fingerprint, now: now) }
+        return entries.withLock { $0.entry(for: fingerprint, now: now) }.map { ($0.value, $0.expires) }
     }
 
     /// Remembers a pair that bcrypt has just verified.

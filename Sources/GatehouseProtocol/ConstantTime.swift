@@ -13,4 +13,19 @@ public enum ConstantTime {
         for (x, y) in zip(ha, hb) { difference |= x ^ y }
         return difference == 0
     }
+
+    /// Whether `a` and `b` hold the same bytes, in time that depends on their lengths only: for comparing a secret
+    /// with one of the same origin (a credential a connection sent before), where hashing would cost more than
+    /// the comparison saves.
+    public static func sameBytes(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                guard x.count == y.count else { return false }
+                var difference: UInt8 = 0
+                for index in 0..<x.count { difference |= x[index] ^ y[index] }
+                return difference == 0
+            }
+        }
+    }
 }

@@ -31,12 +31,17 @@ public struct ExpiringEntries<Key: Hashable, Value, Instant: Comparable> {
 
     /// The value of `key` if it has not expired at `now`; an expired entry is removed.
     public mutating func value(for key: Key, now: Instant) -> Value? {
+        entry(for: key, now: now)?.value
+    }
+
+    /// The value of `key` and when it expires, if it has not expired at `now`; an expired entry is removed.
+    public mutating func entry(for key: Key, now: Instant) -> (value: Value, expires: Instant)? {
         guard let entry = entries[key] else { return nil }
         guard entry.expires > now else {
             entries[key] = nil
             return nil
         }
-        return entry.value
+        return entry
     }
 
     /// Keeps `value` for `key` until `expires`; `false` when a full cache refused it.
