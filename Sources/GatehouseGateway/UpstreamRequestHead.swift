@@ -60,9 +60,11 @@ enum UpstreamRequestHead {
                      user: String?) -> HTTPRequestHead {
         let tokens = connectionTokens(client.headers)
         let credentialHeaders = realm.map { Set($0.headers.map { $0.lowercased() }) } ?? []
-        var headers = HTTPHeaders()
+        // Collected as pairs and made `HTTPHeaders` once: its `add` checks every name for ASCII again (names from
+        // NIO's parser are tokens already, ours are constants).
+        var headers: [(String, String)] = []
         headers.reserveCapacity(client.headers.count + 6)
-        headers.add(name: "Host", value: authority)
+        headers.append(("Host", authority))
         var cookies: [String] = []
         var chunked = false
         var hasLength = false
@@ -82,20 +84,20 @@ enum UpstreamRequestHead {
             }
             if HTTPProxy.hopByHop.contains(lower) || tokens.contains(lower) || lower == "authorization" || lower == "x-gateway-user"
                 || credentialHeaders.contains(lower) || ForwardingHeaders.isForwardingField(lower) { continue }
-            headers.add(name: name, value: value)
+            headers.append((name, value))
         }
         if !cookies.isEmpty, let cookie = CredentialCarriers.cookieField(cookies, removing: Set(realm?.cookies ?? [])) {
-            headers.add(name: "Cookie", value: cookie)
+            headers.append(("Cookie", cookie))
         }
-        for (name, value) in forwarding.fields { headers.add(name: name, value: value) }
-        if let user { headers.add(name: HTTPProxy.userHeader, value: user) }
+        for (name, value) in forwarding.fields { headers.append((name, value)) }
+        if let user { headers.append((HTTPProxy.userHeader, user)) }
         if chunked, !hasLength {
-            headers.add(name: "Transfer-Encoding", value: "chunked")
+            headers.append(("Transfer-Encoding", "chunked"))
         } else if !hasLength, client.method != .GET, client.method != .HEAD {
             // No body: say so, rather than let NIO's encoder frame an empty chunked one.
-            headers.add(name: "Content-Length", value: "0")
+            headers.append(("Content-Length", "0"))
         }
-        return HTTPRequestHead(version: .http1_1, method: client.method, uri: target, headers: headers)
+        return HTTPRequestHead(version: .http1_1, method: client.method, uri: target, headers: HTTPHeaders(headers))
     }
 
     /// The upstream's answer head for the client: hop-by-hop fields and those its `Connection` names dropped,
@@ -103,20 +105,20 @@ enum UpstreamRequestHead {
     /// client connection ends after it.
     static func response(_ upstream: HTTPResponseHead, version: HTTPVersion, challenge: String?, close: Bool) -> HTTPResponseHead {
         let tokens = connectionTokens(upstream.headers)
-        var headers = HTTPHeaders()
+        var headers: [(String, String)] = []
         headers.reserveCapacity(upstream.headers.count + 1)
         for (name, value) in upstream.headers {
             let lower = HeaderText.lowercased(name)
             if HTTPProxy.hopByHop.contains(lower) || tokens.contains(lower) { continue }
             if challenge != nil, lower == "www-authenticate" { continue }
-            headers.add(name: name, value: value)
+            headers.append((name, value))
         }
-        if let challenge { headers.add(name: "WWW-Authenticate", value: challenge) }
+        if let challenge { headers.append(("WWW-Authenticate", challenge)) }
         if close {
-            headers.add(name: "Connection", value: "close")
+            headers.append(("Connection", "close"))
         } else if version == .http1_0 {
-            headers.add(name: "Connection", value: "keep-alive")
+            headers.append(("Connection", "keep-alive"))
         }
-        return HTTPResponseHead(version: version, status: upstream.status, headers: headers)
+        return HTTPResponseHead(version: version, status: upstream.status, headers: HTTPHeaders(headers))
     }
 }
