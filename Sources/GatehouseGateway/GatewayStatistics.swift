@@ -11,10 +11,13 @@ import Synchronization
 public final class GatewayStatistics: Sendable {
     /// One realm's counters.
     public struct Counters: Sendable, Equatable {
-        /// Requests that carried credentials and ran the login chain.
+        /// Requests that carried credentials.
         public var attempts = 0
         /// Of those, the ones that authenticated (allowed or forbidden).
         public var successes = 0
+        /// Of the successes, the ones admitted again by their connection's remembered credentials
+        /// (``RememberedAdmission``) rather than by the login chain.
+        public var remembered = 0
         /// Of those, the ones answered by a new challenge.
         public var failures = 0
         /// Requests answered with 401 (with or without credentials).
@@ -111,10 +114,10 @@ public final class GatewayStatistics: Sendable {
 
     /// A request admitted again by its connection's ``RememberedAdmission``: a success with credentials.
     func recordReadmission(realm: String) {
-        record(realm: realm, withCredentials: true, decision: .allow(Subject()))
+        record(realm: realm, withCredentials: true, decision: .allow(Subject()), remembered: true)
     }
 
-    private func record(realm: String, withCredentials: Bool, decision: Realm.Decision) {
+    private func record(realm: String, withCredentials: Bool, decision: Realm.Decision, remembered: Bool = false) {
         let result = switch decision {
         case .allow: "success"
         case .forbidden: "forbidden"
@@ -122,6 +125,7 @@ public final class GatewayStatistics: Sendable {
         }
         let counter = realms.withLock { all in
             all[realm, default: RealmCounts()].count(decision, withCredentials: withCredentials)
+            if remembered { all[realm]?.counters.remembered += 1 }
             if let counter = all[realm]?.authentications[result] { return counter }
             let made = handles.counter("gatehouse_gateway_authentications_total", [("realm", realm), ("result", result)])
             all[realm]?.authentications[result] = made

@@ -25,12 +25,12 @@ struct RememberedAdmission {
     let until: ContinuousClock.Instant
     let failures: UInt64
 
-    /// Whether a request to `service` with `headers` is admitted again as ``subject``.
-    func admits(_ headers: HTTPFields, to service: ProtectedService) -> Bool {
+    /// Whether a request to `service` with `headers` is admitted again as ``subject`` (at `now`, the present when `nil`).
+    func admits(_ headers: HTTPFields, to service: ProtectedService, now: ContinuousClock.Instant? = nil) -> Bool {
         guard service === self.service, let given = headers.value(of: .authorization),
               ConstantTime.sameBytes(given, authorization),
               UnsettledAccounts.shared.failures == failures
         else { return false }
-        return ContinuousClock.now < until
+        return (now ?? .now) < until
     }
 }

@@ -14,9 +14,10 @@ public enum ConstantTime {
         return difference == 0
     }
 
-    /// Whether `a` and `b` hold the same bytes, in time that depends on their lengths only: for comparing a secret
-    /// with one of the same origin (a credential a connection sent before), where hashing would cost more than
-    /// the comparison saves.
+    /// Whether `a` and `b` hold the same bytes, in time that depends on their lengths only (the lengths are not
+    /// hidden: unequal ones answer at once): for comparing a secret with one of the same origin (a credential a
+    /// connection sent before), where hashing would cost more than the comparison saves.
+    @inline(never)
     public static func sameBytes(_ a: String, _ b: String) -> Bool {
         var a = a, b = b
         return a.withUTF8 { x in

@@ -6,13 +6,13 @@ import Testing
 
 /// A keep-alive connection's `Basic` admission is remembered (``RememberedAdmission``), never beyond what the
 /// login chain itself would admit: not for other credentials, another service, after a password failed anywhere,
-/// or past the pair's verified lifetime.
-@Suite(.timeLimit(.minutes(1))) struct GatewayRememberedAdmissionTests {
+/// past the pair's verified lifetime, or when the realm or its chain reads more than remembered passwords.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct GatewayRememberedAdmissionTests {
     /// A realm that reads `Authorization` alone (no query parameter), as the memory needs.
-    static func configuration(_ upstream: String, module: String = "users") -> GatewayConfiguration {
+    static func configuration(_ upstream: String, modules: [LoginModuleConfiguration]? = nil) -> GatewayConfiguration {
         var configuration = GatewayConfiguration(
-            realms: [RealmConfiguration(name: "demo", scheme: .basic, loginModules: [
-                LoginModuleConfiguration(type: module, flag: .required, users: module == "users" ? [GatewayFixture.joe, GatewayFixture.ann] : nil),
+            realms: [RealmConfiguration(name: "demo", scheme: .basic, loginModules: modules ?? [
+                LoginModuleConfiguration(type: "users", flag: .required, users: [GatewayFixture.joe, GatewayFixture.ann]),
             ])],
             services: [
                 ServiceConfiguration(name: "api", path: "/api", upstream: upstream, realm: "demo", requireRoles: []),
@@ -30,19 +30,76 @@ import Testing
         return (response.status, user)
     }
 
+    static let joe: HTTPFields = [.authorization: basicAuthorization("joe", "welcome")]
+
+    /// A gateway of `configuration` (no upstream) and its two services.
+    static func gateway(_ configuration: GatewayConfiguration, modules: [String: any LoginModule] = [:]) throws
+        -> (gateway: Gateway, api: ProtectedService, admin: ProtectedService) {
+        let gateway = try Gateway(configuration: configuration, customModules: modules, logger: GatewayFixture.logger)
+        let (api, _) = try #require(gateway.route(try RequestTarget(parsing: "/api/x")))
+        let (admin, _) = try #require(gateway.route(try RequestTarget(parsing: "/admin/x")))
+        return (gateway, api, admin)
+    }
+
+    /// A memory of joe's admission to `service` that admits him now: verified by the chain (bcrypt), then
+    /// remembered. A password failing in another test meanwhile resets it, so a few tries; `nil` when none is made.
+    static func remembered(_ gateway: Gateway, _ service: ProtectedService) async -> RememberedAdmission? {
+        for _ in 0..<20 {
+            guard case .allow = await gateway.admit(headers: joe, query: nil, to: service),
+                  let made = gateway.admitNowRemembering(headers: joe, query: nil, to: service)?.remembered else { return nil }
+            if made.admits(joe, to: service) { return made }
+        }
+        return nil
+    }
+
     @Test func oneConnectionIsAnsweredForWhoeverItsCredentialsName() async throws {
         try await GatewayFixture.run({ Self.configuration($0) }) { fixture in
             let connection = try RawHTTPConnection(port: fixture.gatewayApp.port)
-            let joe = basicAuthorization("joe", "welcome")
+            let joe = basicAuthorization("joe", "welcome"), ann = basicAuthorization("ann", "secret")
             for _ in 0..<3 { #expect(try await Self.get(connection, "/api/x", joe) == (200, "joe")) }
-            // A wrong password of the same length, then another user, on the same connection.
+            // Several users on one connection (a proxy's), each meeting the other's remembered admission.
+            #expect(try await Self.get(connection, "/api/x", ann) == (200, "ann"))
+            #expect(try await Self.get(connection, "/api/x", ann) == (200, "ann"))
+            #expect(try await Self.get(connection, "/api/x", joe) == (200, "joe"))
+            // A wrong password of the same length right after joe's admission.
             #expect(try await Self.get(connection, "/api/x", basicAuthorization("joe", "welcomf")).status == 401)
             #expect(try await Self.get(connection, "/api/x", joe) == (200, "joe"))
-            #expect(try await Self.get(connection, "/api/x", basicAuthorization("ann", "secret")) == (200, "ann"))
             // Another service with another constraint: ann lacks its role, joe has it.
-            #expect(try await Self.get(connection, "/admin/x", basicAuthorization("ann", "secret")).status == 403)
+            #expect(try await Self.get(connection, "/admin/x", ann).status == 403)
             #expect(try await Self.get(connection, "/admin/x", joe) == (200, "joe"))
             #expect(try await Self.get(connection, "/api/x", "Basic " + Data("joe:welcome ".utf8).base64EncodedString()).status == 401)
+        }
+    }
+
+    @Test func aConnectionsRepeatedCredentialsAreAdmittedByItsMemoryAndCountedAsBefore() async throws {
+        try await GatewayFixture.run({ Self.configuration($0) }) { fixture in
+            let requests = 8
+            // The pair verified by bcrypt first, on a connection of its own.
+            #expect(try await Self.get(RawHTTPConnection(port: fixture.gatewayApp.port), "/api/x", basicAuthorization("joe", "welcome")) == (200, "joe"))
+            var made = 1
+            // On a fresh connection each time: the first request is admitted from the verified pairs, the rest by
+            // the connection's memory. A password failing in another test meanwhile sends the next request back to
+            // the chain, so the exact count is checked in a run where none failed (a few tries), bounded otherwise.
+            for attempt in 1...5 {
+                let before = fixture.gateway.statistics.counters(realm: "demo")
+                let failuresBefore = UnsettledAccounts.shared.failures
+                let connection = try RawHTTPConnection(port: fixture.gatewayApp.port)
+                for _ in 0..<requests { #expect(try await Self.get(connection, "/api/x", basicAuthorization("joe", "welcome")) == (200, "joe")) }
+                made += requests
+                let failed = Int(UnsettledAccounts.shared.failures - failuresBefore)
+                let counters = fixture.gateway.statistics.counters(realm: "demo")
+                #expect(counters.attempts - before.attempts == requests)
+                #expect(counters.successes - before.successes == requests)
+                let remembered = counters.remembered - before.remembered
+                #expect(remembered <= requests - 1)
+                if failed == 0 {
+                    #expect(remembered == requests - 1)
+                    break
+                }
+                #expect(remembered >= requests - 1 - failed || attempt < 5)
+            }
+            let scrape = String(decoding: fixture.gateway.statistics.exposition(), as: UTF8.self)
+            #expect(scrape.contains(#"gatehouse_gateway_authentications_total{realm="demo",result="success"} \#(made)"#))
         }
     }
 
@@ -62,56 +119,81 @@ import Testing
 
     @Test func theMemoryHoldsOnlyWhatTheChainWouldAdmit() async throws {
         let users = UsersLoginModule(users: [GatewayFixture.joe, GatewayFixture.ann], verifiedLifetime: .milliseconds(400))
-        let gateway = try Gateway(configuration: Self.configuration("http://127.0.0.1:9", module: "short"), customModules: ["short": users],
-                                  logger: GatewayFixture.logger)
-        let (api, _) = try #require(gateway.route(try RequestTarget(parsing: "/api/x")))
-        let (admin, _) = try #require(gateway.route(try RequestTarget(parsing: "/admin/x")))
-        let joe: HTTPFields = [.authorization: basicAuthorization("joe", "welcome")]
-
-        /// A memory of joe's admission that admits him now: verified by the chain (bcrypt), then remembered. A
-        /// password failing in another test meanwhile resets it, so a few tries.
-        func remembered() async -> RememberedAdmission? {
-            for _ in 0..<20 {
-                guard case .allow = await gateway.admit(headers: joe, query: nil, to: api),
-                      let made = gateway.admitNowRemembering(headers: joe, query: nil, to: api)?.remembered else { continue }
-                if made.admits(joe, to: api) { return made }
-            }
-            return nil
-        }
-
-        let memory = try #require(await remembered())
+        let (gateway, api, admin) = try Self.gateway(Self.configuration("http://127.0.0.1:9", modules: [LoginModuleConfiguration(type: "short")]),
+                                                     modules: ["short": users])
+        let verifiedAt = ContinuousClock.now
+        let memory = try #require(await Self.remembered(gateway, api))
         #expect(memory.subject.name == "joe")
-        #expect(!memory.admits(joe, to: admin))
+        #expect(!memory.admits(Self.joe, to: admin))
         #expect(!memory.admits([.authorization: basicAuthorization("joe", "welcomf")], to: api))
         #expect(!memory.admits([.authorization: basicAuthorization("ann", "secret")], to: api))
         #expect(!memory.admits([:], to: api))
+        // It ends with the pair's verified lifetime, whatever else holds.
+        #expect(memory.until > verifiedAt && memory.until <= ContinuousClock.now.advanced(by: .milliseconds(400)))
+        #expect(!memory.admits(Self.joe, to: api, now: memory.until))
         // A password failing anywhere ends it.
-        UnsettledAccounts.shared.failed("user:somebody-else", in: InMemoryAccountLockouts(policy: AccountLockoutPolicy()))
-        #expect(!memory.admits(joe, to: api))
-
-        // So does the end of the pair's verified lifetime, though no password failed since it was made (checked
-        // in a moment when no other test failed one).
-        var checkedExpiry = false
-        for _ in 0..<5 where !checkedExpiry {
-            let late = try #require(await remembered())
-            try await Task.sleep(for: .milliseconds(450))
-            guard UnsettledAccounts.shared.failures == late.failures else { continue }
-            #expect(!late.admits(joe, to: api))
-            #expect(gateway.admitNowRemembering(headers: joe, query: nil, to: api) == nil)   // bcrypt again, on a task
-            checkedExpiry = true
-        }
-        #expect(checkedExpiry)
+        let store = InMemoryAccountLockouts(policy: AccountLockoutPolicy())
+        UnsettledAccounts.shared.failed("user:somebody-else", in: store)
+        UnsettledAccounts.shared.settled("user:somebody-else", in: store)
+        #expect(!memory.admits(Self.joe, to: api))
+        // Once the lifetime is over, the chain does not answer from memory either: bcrypt again, on a task.
+        try await Task.sleep(for: .milliseconds(450))
+        #expect(gateway.admitNowRemembering(headers: Self.joe, query: nil, to: api) == nil)
     }
 
-    @Test func onlyRealmsReadingAuthorizationAloneAreRemembered() async throws {
-        var configuration = Self.configuration("http://127.0.0.1:9")
-        configuration.realms[0].queryParameters = ["credentials"]
-        let gateway = try Gateway(configuration: configuration, logger: GatewayFixture.logger)
-        let (api, _) = try #require(gateway.route(try RequestTarget(parsing: "/api/x")))
-        let joe: HTTPFields = [.authorization: basicAuthorization("joe", "welcome")]
-        guard case .allow = await gateway.admit(headers: joe, query: nil, to: api) else { Issue.record("joe was not admitted"); return }
-        let now = try #require(gateway.admitNowRemembering(headers: joe, query: nil, to: api))
-        guard case .allow = now.admission else { Issue.record("joe was not admitted from memory"); return }
-        #expect(now.remembered == nil)
+    /// A module that answers from memory without being a `users` module: how long its answer holds is unknown.
+    struct RoleGranting: LoginModule {
+        func login(_ credentials: Credentials, scheme: ChallengeScheme) async -> LoginResult { .success(Subject(roles: ["EXTRA"])) }
+        func cachedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> LoginResult? { .success(Subject(roles: ["EXTRA"])) }
+    }
+
+    @Test func onlyRemembersAuthorizationAloneAndUsersModulesAlone() async throws {
+        var carriers: [GatewayConfiguration] = []
+        for carrier in ["query", "header", "cookie"] {
+            var configuration = Self.configuration("http://127.0.0.1:9")
+            switch carrier {
+            case "query": configuration.realms[0].queryParameters = ["credentials"]
+            case "header": configuration.realms[0].headers = ["X-Credentials"]
+            default: configuration.realms[0].cookies = ["credentials"]
+            }
+            carriers.append(configuration)
+        }
+        for configuration in carriers {
+            let (gateway, api, _) = try Self.gateway(configuration)
+            guard case .allow = await gateway.admit(headers: Self.joe, query: nil, to: api) else { Issue.record("joe was not admitted"); continue }
+            let now = try #require(gateway.admitNowRemembering(headers: Self.joe, query: nil, to: api))
+            guard case .allow = now.admission else { Issue.record("joe was not admitted from memory"); continue }
+            #expect(now.remembered == nil)
+        }
+
+        // A chain with another module that answers from memory (users first and sufficient, then the other; and
+        // users required with the other optional): admitted from memory, never remembered for the connection.
+        for flags in [(LoginModuleFlag.required, LoginModuleFlag.optional), (.requisite, .required)] {
+            let (gateway, api, _) = try Self.gateway(
+                Self.configuration("http://127.0.0.1:9", modules: [
+                    LoginModuleConfiguration(type: "users", flag: flags.0, users: [GatewayFixture.joe]),
+                    LoginModuleConfiguration(type: "granting", flag: flags.1),
+                ]), modules: ["granting": RoleGranting()])
+            guard case .allow = await gateway.admit(headers: Self.joe, query: nil, to: api) else { Issue.record("joe was not admitted"); continue }
+            let now = try #require(gateway.admitNowRemembering(headers: Self.joe, query: nil, to: api))
+            guard case .allow(let subject) = now.admission else { Issue.record("joe was not admitted from memory"); continue }
+            #expect(subject?.roles == ["AUTHORIZED", "EXTRA"])
+            #expect(now.remembered == nil)
+        }
+
+        // Two users modules, the first sufficient: remembered with the first one's answer alone.
+        let (gateway, api, _) = try Self.gateway(Self.configuration("http://127.0.0.1:9", modules: [
+            LoginModuleConfiguration(type: "users", flag: .sufficient, users: [GatewayFixture.joe]),
+            LoginModuleConfiguration(type: "granting", flag: .required),
+        ]), modules: ["granting": RoleGranting()])
+        let memory = try #require(await Self.remembered(gateway, api))
+        #expect(memory.subject.roles == ["AUTHORIZED"])
+
+        // No verified lifetime: nothing answers from memory at all.
+        let unremembering = UsersLoginModule(users: [GatewayFixture.joe], verifiedLifetime: .zero)
+        let (plain, plainAPI, _) = try Self.gateway(Self.configuration("http://127.0.0.1:9", modules: [LoginModuleConfiguration(type: "plain")]),
+                                                    modules: ["plain": unremembering])
+        guard case .allow = await plain.admit(headers: Self.joe, query: nil, to: plainAPI) else { Issue.record("joe was not admitted"); return }
+        #expect(plain.admitNowRemembering(headers: Self.joe, query: nil, to: plainAPI) == nil)
     }
 }
