@@ -248,7 +248,8 @@ let package = Package(
         .executableTarget(
             name: "GatewayBenchmark",
             dependencies: [
-                "BenchmarkSupport", "GatehouseGateway",
+                "BenchmarkSupport", "GatehouseGateway", "GatehouseProtocol", "GatehouseResourceServer",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -12,8 +12,8 @@ import Logging
 import ServiceLifecycle
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "--serve-gateway", arguments.count == 3 {
-    try await GatewayChild.run(upstream: arguments[1], portFile: arguments[2])
+if arguments.first == "--serve-gateway", arguments.count == 4 {
+    try await GatewayChild.run(upstream: arguments[1], portFile: arguments[2], jwksURL: arguments[3])
     exit(0)
 }
 
@@ -45,15 +45,23 @@ var logger = Logger(label: "bench-echo")
 logger.logLevel = .error
 let (ports, continuation) = AsyncStream<Int>.makeStream()
 let echo = EchoService.makeApplication(logger: logger) { port in continuation.yield(port) }
-let echoGroup = ServiceGroup(configuration: .init(services: [echo], gracefulShutdownSignals: [], logger: logger))
+// The key set the token realm verifies the load's token against (fetched once by the gateway).
+let (token, jwks) = try await BenchToken.make()
+let (jwksPorts, jwksContinuation) = AsyncStream<Int>.makeStream()
+let jwksRouter = Router()
+jwksRouter.get("/jwks") { _, _ in Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: jwks))) }
+let jwksServer = Application(router: jwksRouter, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                             onServerRunning: { jwksContinuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
+let echoGroup = ServiceGroup(configuration: .init(services: [echo, jwksServer], gracefulShutdownSignals: [], logger: logger))
 let echoTask = Task { try await echoGroup.run() }
 func firstPort(_ ports: AsyncStream<Int>) async -> Int? {
     var iterator = ports.makeAsyncIterator()
     return await iterator.next()
 }
 guard let echoPort = await firstPort(ports) else { fatalError("the echo upstream did not start") }
+guard let jwksPort = await firstPort(jwksPorts) else { fatalError("the key set server did not start") }
 let upstream = "http://127.0.0.1:\(echoPort)"
-let (child, gatewayPort) = try GatewayChild.start(upstream: upstream)
+let (child, gatewayPort) = try GatewayChild.start(upstream: upstream, jwksURL: "http://127.0.0.1:\(jwksPort)/jwks")
 let gateway = "http://127.0.0.1:\(gatewayPort)"
 let authorization = GatewayChild.authorization
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores shared by the load, the gateway and the upstream")
@@ -76,20 +84,28 @@ do {
     // HTTP, alternating direct, through the gateway and through nginx; CPU per request of the proxy in the path.
     var direct: [Double] = []
     var through: [Double] = []
+    var throughTokens: [Double] = []
     var viaNginx: [Double] = []
-    var gatewayCPU = ProcessCPU.Split(), nginxCPU = ProcessCPU.Split(), gatewayRequests = 0.0, nginxRequests = 0.0
+    var gatewayCPU = ProcessCPU.Split(), tokenCPU = ProcessCPU.Split(), nginxCPU = ProcessCPU.Split()
+    var gatewayRequests = 0.0, tokenRequests = 0.0, nginxRequests = 0.0
     for round in 1...2 {
         let d = try Wrk.run(url: upstream + "/echo/hello", connections: 32, seconds: seconds)
         let (g, gCPU, _) = try await costing { try Wrk.run(url: gateway + "/echo/hello", connections: 32, seconds: seconds, authorization: authorization) }
-        let (n, _, nCPU) = try await costing { try Wrk.run(url: "http://127.0.0.1:\(nginx.port)/echo/hello", connections: 32, seconds: seconds) }
-        guard d.non2xx == 0, g.non2xx == 0, n.non2xx == 0 else {
-            throw Wrk.Failure(description: "non-2xx answers: direct \(d.non2xx), gateway \(g.non2xx), nginx \(n.non2xx)")
+        let (t, tCPU, _) = try await costing {
+            try Wrk.run(url: gateway + "/token-echo/hello", connections: 32, seconds: seconds, authorization: "Bearer \(token)")
         }
-        print("HTTP round \(round): direct \(fixed(d.requestsPerSecond)) req/s, gateway \(fixed(g.requestsPerSecond)) req/s, nginx \(fixed(n.requestsPerSecond)) req/s")
+        let (n, _, nCPU) = try await costing { try Wrk.run(url: "http://127.0.0.1:\(nginx.port)/echo/hello", connections: 32, seconds: seconds) }
+        guard d.non2xx == 0, g.non2xx == 0, t.non2xx == 0, n.non2xx == 0 else {
+            throw Wrk.Failure(description: "non-2xx answers: direct \(d.non2xx), gateway \(g.non2xx), token realm \(t.non2xx), nginx \(n.non2xx)")
+        }
+        print("HTTP round \(round): direct \(fixed(d.requestsPerSecond)) req/s, gateway \(fixed(g.requestsPerSecond)) req/s "
+              + "(token realm \(fixed(t.requestsPerSecond))), nginx \(fixed(n.requestsPerSecond)) req/s")
         direct.append(d.requestsPerSecond)
         through.append(g.requestsPerSecond)
+        throughTokens.append(t.requestsPerSecond)
         viaNginx.append(n.requestsPerSecond)
         gatewayCPU += gCPU; gatewayRequests += g.requestsPerSecond * seconds
+        tokenCPU += tCPU; tokenRequests += t.requestsPerSecond * seconds
         nginxCPU += nCPU; nginxRequests += n.requestsPerSecond * seconds
     }
     let httpRatio = through.reduce(0, +) / direct.reduce(0, +)
@@ -139,6 +155,7 @@ do {
         HTTP through the gateway / direct:       \(fixed(httpRatio, 3))  (\(fixed(through.reduce(0, +) / 2)) / \(fixed(direct.reduce(0, +) / 2)) req/s)
         HTTP gateway / nginx:                    \(fixed(httpNginxRatio, 3))  (nginx \(fixed(viaNginx.reduce(0, +) / 2)) req/s)
         HTTP CPU per request:                    gateway \(perOperation(gatewayCPU, gatewayRequests)), nginx \(perOperation(nginxCPU, nginxRequests)) (ratio \(ratio(gatewayCPU, gatewayRequests, nginxCPU, nginxRequests)))
+        HTTP token realm (Bearer) / nginx:       \(fixed(throughTokens.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(throughTokens.reduce(0, +) / 2)) req/s); CPU per request \(perOperation(tokenCPU, tokenRequests)) (ratio \(ratio(tokenCPU, tokenRequests, nginxCPU, nginxRequests)))
         WebSocket echo through the gateway / direct: \(fixed(wsRatio, 3))  (\(fixed(wsThrough.reduce(0, +) / 2)) / \(fixed(wsDirect.reduce(0, +) / 2)) msg/s)
         WebSocket echo gateway / nginx:          \(fixed(wsNginxRatio, 3))  (nginx \(fixed(wsNginx.reduce(0, +) / 2)) msg/s)
         WebSocket CPU per message:               gateway \(perOperation(wsGatewayCPU, wsGatewayMessages)), nginx \(perOperation(wsNginxCPU, wsNginxMessages)) (ratio \(ratio(wsGatewayCPU, wsGatewayMessages, wsNginxCPU, wsNginxMessages)))

@@ -15,16 +15,44 @@ public struct GatehouseTokenLoginModule: LoginModule {
     }
 
     public func login(_ credentials: Credentials, scheme: ChallengeScheme) async -> LoginResult {
+        switch carried(credentials, scheme: scheme) {
+        case .answer(let result):
+            return result
+        case .token(let token):
+            do {
+                return result(try await verifier.verify(token))
+            } catch {
+                return .failure("invalid or expired token")
+            }
+        }
+    }
+
+    /// A token the verifier remembers as valid (``TokenVerifier/rememberedVerification(of:)``), or credentials
+    /// without a token, answered on the event loop; `nil` for a token to verify on a task.
+    public func cachedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> LoginResult? {
+        switch carried(credentials, scheme: scheme) {
+        case .answer(let result): result
+        case .token(let token): verifier.rememberedVerification(of: token).map(result)
+        }
+    }
+
+    /// What the credentials carry for `scheme`: a token to verify, or the answer without one.
+    private enum Carried {
+        case token(String)
+        case answer(LoginResult)
+    }
+
+    private func carried(_ credentials: Credentials, scheme: ChallengeScheme) -> Carried {
         let base = scheme == .applicationToken || scheme == .bearer ? scheme.baseScheme : "Token"
         let token = credentials.secret(baseScheme: base)
             ?? (credentials.scheme.map { ["token", "bearer"].contains($0.lowercased()) } == true ? credentials.value : nil)
-        guard let token, !token.isEmpty else { return credentials.isEmpty ? .failure("no token") : .ignore }
-        do {
-            let verified = try await verifier.verify(token)
-            if let requiredScope, !verified.scope.contains(requiredScope) { return .failure("insufficient scope") }
-            return .success(Subject(name: verified.userID ?? verified.clientID, roles: verified.scope.elements, expiresAt: verified.expiresAt))
-        } catch {
-            return .failure("invalid or expired token")
-        }
+        guard let token, !token.isEmpty else { return .answer(credentials.isEmpty ? .failure("no token") : .ignore) }
+        return .token(token)
+    }
+
+    /// The result for a verified token: its scope's elements as roles, expiring with it.
+    private func result(_ verified: VerifiedToken) -> LoginResult {
+        if let requiredScope, !verified.scope.contains(requiredScope) { return .failure("insufficient scope") }
+        return .success(Subject(name: verified.userID ?? verified.clientID, roles: verified.scope.elements, expiresAt: verified.expiresAt))
     }
 }

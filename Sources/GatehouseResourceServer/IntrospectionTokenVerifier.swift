@@ -35,9 +35,16 @@ public final class IntrospectionTokenVerifier: TokenVerifier {
         self.cacheDuration = cacheDuration
     }
 
-    public func verify(_ token: String) async throws(TokenRejection) -> VerifiedToken {
+    /// An answer kept for `cacheDuration` and still valid (never with the default of 0: every token is asked about).
+    public func rememberedVerification(of token: String) -> VerifiedToken? {
         let now = Date()
-        if let cached = state.withLock({ $0.answers[token] }), cached.until > now, cached.token.expiresAt > now { return cached.token }
+        guard let cached = state.withLock({ $0.answers[token] }), cached.until > now, cached.token.expiresAt > now else { return nil }
+        return cached.token
+    }
+
+    public func verify(_ token: String) async throws(TokenRejection) -> VerifiedToken {
+        if let remembered = rememberedVerification(of: token) { return remembered }
+        let now = Date()
         do {
             var (status, answer) = try await introspect(token, renew: false)
             if status == 401 { (status, answer) = try await introspect(token, renew: true) }

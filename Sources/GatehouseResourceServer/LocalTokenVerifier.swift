@@ -51,6 +51,12 @@ public final class LocalTokenVerifier: TokenVerifier {
         return verified
     }
 
+    /// A token verified before and not expired: the cache's answer, which ``verify(_:)`` gives first too.
+    public func rememberedVerification(of token: String) -> VerifiedToken? {
+        let now = Date()
+        return state.withLock { $0.verified.value(for: token, now: now) }
+    }
+
     /// The key collection, fetched anew when `kid` is unknown and the last fetch is old enough.
     private func keys(for kid: String) async throws(TokenRejection) -> JWTKeyCollection {
         let (current, known, lastFetch) = state.withLock { ($0.keys, $0.kids.contains(kid), $0.lastFetch) }

@@ -5,9 +5,16 @@ import GatehouseProtocol
 public protocol TokenVerifier: Sendable {
     /// The verified token, or ``TokenRejection/invalidToken`` (or ``TokenRejection/conflict``).
     func verify(_ token: String) async throws(TokenRejection) -> VerifiedToken
+
+    /// What ``verify(_:)`` would answer for a token this verifier remembers as valid now, without suspending
+    /// (no key set to fetch, no server to ask); `nil` when it would have to. The gateway admits such a request on
+    /// its connection's event loop. The default is `nil`: every token is verified on a task.
+    func rememberedVerification(of token: String) -> VerifiedToken?
 }
 
 extension TokenVerifier {
+    public func rememberedVerification(of token: String) -> VerifiedToken? { nil }
+
     /// Checks an `Authorization` header value against a required scope.
     public func authorize(authorization: String?, scope required: Scope) async throws(TokenRejection) -> VerifiedToken {
         guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else { throw .missing }

@@ -1,0 +1,63 @@
+import Foundation
+@testable import GatehouseGateway
+import HTTPTypes
+import Testing
+
+/// A token realm admits a token its verifier remembers on the connection's event loop
+/// (``GatehouseTokenLoginModule/cachedLogin(_:scheme:)``), deciding exactly as the chain on a task does.
+@Suite(.timeLimit(.minutes(3))) struct GatewayTokenOnLoopTests {
+    @Test func aVerifiedTokenIsAdmittedOnTheEventLoop() async throws {
+        try await TestServer.run { server async throws in
+            let configuration = GatewayConfiguration(
+                realms: [GatewayTokenTests.tokenRealm(server)],
+                services: [ServiceConfiguration(name: "t", path: "/t", upstream: "http://127.0.0.1:9", realm: "tokens", requireRoles: ["accessRestricted"])])
+            let gateway = try Gateway(configuration: configuration, logger: GatewayFixture.logger)
+            let (service, _) = try #require(gateway.route(try RequestTarget(parsing: "/t/x")))
+            let client = try await TokenTests.pinClient(server)
+            let token = try await client.obtainToken(scope: "accessRestricted").access_token
+            let headers: HTTPFields = [.authorization: "Token \(token)"]
+
+            // Not verified yet (the key set not even fetched): the chain runs on a task.
+            #expect(gateway.admitNow(headers: headers, query: nil, to: service) == nil)
+            guard case .allow(let subject) = await gateway.admit(headers: headers, query: nil, to: service) else {
+                Issue.record("the token was refused")
+                return
+            }
+            // Verified once: admitted on the loop from then on, with the same subject; never remembered per
+            // connection (the subject expires with the token).
+            guard case .allow(let again) = gateway.admitNow(headers: headers, query: nil, to: service) else {
+                Issue.record("the verified token was not admitted on the loop")
+                return
+            }
+            #expect(again == subject)
+            #expect(subject?.roles.contains("accessRestricted") == true && subject?.expiresAt != nil)
+            #expect(gateway.admitNowRemembering(headers: headers, query: nil, to: service)?.remembered == nil)
+
+            // A token without the service's role: 403 on the loop as on the task.
+            let registered: HTTPFields = [.authorization: "Token \(try await client.obtainToken(scope: nil).access_token)"]
+            guard case .answer(let onTask) = await gateway.admit(headers: registered, query: nil, to: service),
+                  case .answer(let onLoop) = gateway.admitNow(headers: registered, query: nil, to: service) else {
+                Issue.record("a token without the role was admitted")
+                return
+            }
+            #expect(onTask.status == .forbidden && onLoop.status == .forbidden)
+
+            // A forged signature is never remembered: every try goes to the chain, and is refused there.
+            let forged: HTTPFields = [.authorization: "Token \(GatewayTokenTests.foreign(token))"]
+            for _ in 0..<2 {
+                guard case .answer(let refused) = await gateway.admit(headers: forged, query: nil, to: service) else {
+                    Issue.record("a forged token was admitted")
+                    return
+                }
+                #expect(refused.status == .unauthorized)
+                #expect(gateway.admitNow(headers: forged, query: nil, to: service) == nil)
+            }
+            // No token at all: challenged on the loop.
+            guard case .answer(let challenge) = gateway.admitNow(headers: [:], query: nil, to: service) else {
+                Issue.record("a request without a token was not challenged on the loop")
+                return
+            }
+            #expect(challenge.status == .unauthorized)
+        }
+    }
+}
