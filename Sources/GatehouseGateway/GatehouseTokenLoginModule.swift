@@ -4,7 +4,7 @@ import GatehouseResourceServer
 /// Accepts Gatehouse access tokens (`Authorization: Token <jwt>` or `Bearer <jwt>`, or a declared header, query
 /// parameter or cookie), checked by a ``TokenVerifier`` (JWKS or introspection). The roles are the scope's
 /// elements; the subject expires with the token.
-public struct GatehouseTokenLoginModule: LoginModule {
+public struct GatehouseTokenLoginModule: LoginModule, RememberingLoginModule {
     let verifier: any TokenVerifier
     let requiredScope: Scope?
 
@@ -30,9 +30,18 @@ public struct GatehouseTokenLoginModule: LoginModule {
     /// A token the verifier remembers as valid (``TokenVerifier/rememberedVerification(of:)``), or credentials
     /// without a token, answered on the event loop; `nil` for a token to verify on a task.
     public func cachedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> LoginResult? {
+        rememberedLogin(credentials, scheme: scheme)?.result
+    }
+
+    /// ``cachedLogin(_:scheme:)``, and for a remembered token until when the verifier will answer the same
+    /// without asking (its expiry with the JWKS verifier; the kept answer's end with introspection).
+    func rememberedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> (result: LoginResult, until: ContinuousClock.Instant?)? {
         switch carried(credentials, scheme: scheme) {
-        case .answer(let result): result
-        case .token(let token): verifier.rememberedVerification(of: token).map(result)
+        case .answer(let result):
+            return (result, nil)
+        case .token(let token):
+            guard let (verified, until) = verifier.rememberedVerification(of: token) else { return nil }
+            return (result(verified), ContinuousClock.now.advanced(by: .seconds(until.timeIntervalSinceNow)))
         }
     }
 

@@ -38,16 +38,16 @@ public struct LoginChain: Sendable {
     }
 
     /// ``cachedLogin(_:scheme:)``, and until when an `authenticated` outcome holds for the same credentials as long
-    /// as no password fails meanwhile (``UnsettledAccounts/failures``): known when every module the chain ran is a
-    /// ``UsersLoginModule`` (the earliest end of the pairs' verified lifetimes), `nil` otherwise.
+    /// as no password fails meanwhile (``UnsettledAccounts/failures``): known when every module the chain ran can
+    /// tell (a ``RememberingLoginModule``: the earliest end of their answers), `nil` otherwise.
     func rememberedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> (outcome: Outcome, until: ContinuousClock.Instant?)? {
         var run = Run()
         var known = true
         var until: ContinuousClock.Instant?
         for entry in entries {
             let result: LoginResult
-            if let users = entry.module as? UsersLoginModule {
-                guard let remembered = users.rememberedLogin(credentials) else { return nil }
+            if let remembering = entry.module as? any RememberingLoginModule {
+                guard let remembered = remembering.rememberedLogin(credentials, scheme: scheme) else { return nil }
                 result = remembered.result
                 if let end = remembered.until { until = min(until ?? end, end) }
             } else {

@@ -25,6 +25,16 @@ extension LoginModule {
     public func cachedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> LoginResult? { nil }
 }
 
+/// A login module that can tell how long a remembered answer holds, so that a connection may remember an admission
+/// (``RememberedAdmission``): ``UsersLoginModule`` (a verified pair's lifetime) and ``GatehouseTokenLoginModule``
+/// (its verifier's memory of a token).
+protocol RememberingLoginModule: LoginModule {
+    /// ``LoginModule/cachedLogin(_:scheme:)``, and until when a success stays true for the same credentials as long as
+    /// no password fails meanwhile (``UnsettledAccounts/failures``); `nil` for results that depend on the
+    /// credentials alone.
+    func rememberedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> (result: LoginResult, until: ContinuousClock.Instant?)?
+}
+
 /// How a module's result counts in the chain (JAAS `LoginModuleControlFlag`, as KAAZING Gateway's `login-module` element uses it).
 public enum LoginModuleFlag: String, Sendable, Codable {
     /// Must succeed; the chain goes on either way.

@@ -93,13 +93,13 @@ public struct Realm: Sendable {
         decideRemembering(credentials, requiredRoles: requiredRoles)?.decision
     }
 
-    /// ``decideNow(_:requiredRoles:)``, and for an `allow` without an expiry of its own, until when it holds for the
-    /// same credentials as long as no password fails meanwhile (``LoginChain/rememberedLogin(_:scheme:)``).
+    /// ``decideNow(_:requiredRoles:)``, and for an `allow`, until when it holds for the same credentials as long as
+    /// no password fails meanwhile (``LoginChain/rememberedLogin(_:scheme:)``) and its subject has not expired.
     func decideRemembering(_ credentials: Credentials, requiredRoles: [String]) -> (decision: Decision, until: ContinuousClock.Instant?)? {
         if let refused = refusal(of: credentials) { return (refused, nil) }
         guard let (outcome, until) = chain.rememberedLogin(credentials, scheme: scheme) else { return nil }
         let decision = decision(outcome, requiredRoles: requiredRoles)
-        guard case .allow(let subject) = decision, subject.expiresAt == nil else { return (decision, nil) }
+        guard case .allow = decision else { return (decision, nil) }
         return (decision, until)
     }
 

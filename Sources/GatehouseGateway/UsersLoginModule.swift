@@ -25,7 +25,7 @@ public struct GatewayUser: Sendable, Codable, Equatable {
 /// Passwords go through the same ``PasswordVerifier`` as the server's `UserLogin`: failures counted per user name
 /// (``AccountLockouts``: a locked account answers like a wrong password, even with the right one) and a decoy at the
 /// users' own bcrypt cost for unknown names.
-public struct UsersLoginModule: LoginModule {
+public struct UsersLoginModule: LoginModule, RememberingLoginModule {
     private let users: [String: GatewayUser]
     private let verified: VerifiedPasswordCache?
     private let passwords: PasswordVerifier
@@ -68,13 +68,13 @@ public struct UsersLoginModule: LoginModule {
     /// account cannot be locked, so the lockout check of ``login(_:scheme:)`` would say the same. Anything else
     /// (a wrong or unknown pair, another lockout store) runs ``login(_:scheme:)``.
     public func cachedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> LoginResult? {
-        rememberedLogin(credentials)?.result
+        rememberedLogin(credentials, scheme: scheme)?.result
     }
 
     /// ``cachedLogin(_:scheme:)``, and until when a success stays true as long as no account has a failed
     /// password meanwhile (``UnsettledAccounts/failures``): the end of the pair's `verifiedLifetime`. `nil` for
     /// other results, which depend on the credentials alone.
-    func rememberedLogin(_ credentials: Credentials) -> (result: LoginResult, until: ContinuousClock.Instant?)? {
+    func rememberedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> (result: LoginResult, until: ContinuousClock.Instant?)? {
         guard let (username, password) = credentials.basic else {
             return (credentials.isEmpty ? .failure("no credentials") : .ignore, nil)
         }

@@ -36,14 +36,14 @@ public final class IntrospectionTokenVerifier: TokenVerifier {
     }
 
     /// An answer kept for `cacheDuration` and still valid (never with the default of 0: every token is asked about).
-    public func rememberedVerification(of token: String) -> VerifiedToken? {
+    public func rememberedVerification(of token: String) -> (token: VerifiedToken, until: Date)? {
         let now = Date()
         guard let cached = state.withLock({ $0.answers[token] }), cached.until > now, cached.token.expiresAt > now else { return nil }
-        return cached.token
+        return (cached.token, min(cached.until, cached.token.expiresAt))
     }
 
     public func verify(_ token: String) async throws(TokenRejection) -> VerifiedToken {
-        if let remembered = rememberedVerification(of: token) { return remembered }
+        if let remembered = rememberedVerification(of: token) { return remembered.token }
         let now = Date()
         do {
             var (status, answer) = try await introspect(token, renew: false)

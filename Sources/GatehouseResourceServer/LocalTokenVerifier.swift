@@ -51,10 +51,11 @@ public final class LocalTokenVerifier: TokenVerifier {
         return verified
     }
 
-    /// A token verified before and not expired: the cache's answer, which ``verify(_:)`` gives first too.
-    public func rememberedVerification(of token: String) -> VerifiedToken? {
+    /// A token verified before and not expired: the cache's answer, which ``verify(_:)`` gives first too, until the
+    /// token expires.
+    public func rememberedVerification(of token: String) -> (token: VerifiedToken, until: Date)? {
         let now = Date()
-        return state.withLock { $0.verified.value(for: token, now: now) }
+        return state.withLock { $0.verified.value(for: token, now: now) }.map { ($0, $0.expiresAt) }
     }
 
     /// The key collection, fetched anew when `kid` is unknown and the last fetch is old enough.

@@ -7,13 +7,14 @@ public protocol TokenVerifier: Sendable {
     func verify(_ token: String) async throws(TokenRejection) -> VerifiedToken
 
     /// What ``verify(_:)`` would answer for a token this verifier remembers as valid now, without suspending
-    /// (no key set to fetch, no server to ask); `nil` when it would have to. The gateway admits such a request on
-    /// its connection's event loop. The default is `nil`: every token is verified on a task.
-    func rememberedVerification(of token: String) -> VerifiedToken?
+    /// (no key set to fetch, no server to ask), and until when it will answer so without asking; `nil` when it
+    /// would have to. The gateway admits such a request on its connection's event loop. The default is `nil`:
+    /// every token is verified on a task.
+    func rememberedVerification(of token: String) -> (token: VerifiedToken, until: Date)?
 }
 
 extension TokenVerifier {
-    public func rememberedVerification(of token: String) -> VerifiedToken? { nil }
+    public func rememberedVerification(of token: String) -> (token: VerifiedToken, until: Date)? { nil }
 
     /// Checks an `Authorization` header value against a required scope.
     public func authorize(authorization: String?, scope required: Scope) async throws(TokenRejection) -> VerifiedToken {

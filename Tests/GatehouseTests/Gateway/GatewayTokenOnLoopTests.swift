@@ -23,15 +23,26 @@ import Testing
                 Issue.record("the token was refused")
                 return
             }
-            // Verified once: admitted on the loop from then on, with the same subject; never remembered per
-            // connection (the subject expires with the token).
+            // Verified once: admitted on the loop from then on, with the same subject, and remembered by the
+            // connection until the token expires.
             guard case .allow(let again) = gateway.admitNow(headers: headers, query: nil, to: service) else {
                 Issue.record("the verified token was not admitted on the loop")
                 return
             }
             #expect(again == subject)
-            #expect(subject?.roles.contains("accessRestricted") == true && subject?.expiresAt != nil)
-            #expect(gateway.admitNowRemembering(headers: headers, query: nil, to: service)?.remembered == nil)
+            let expiry = try #require(subject?.expiresAt)
+            #expect(subject?.roles.contains("accessRestricted") == true)
+            let memory = try #require(gateway.admitNowRemembering(headers: headers, query: nil, to: service)?.remembered)
+            #expect(memory.subject == subject)
+            #expect(memory.until <= ContinuousClock.now.advanced(by: .seconds(expiry.timeIntervalSinceNow + 1)))
+            #expect(!memory.admits([.authorization: "Token \(GatewayTokenTests.foreign(token))"], to: service))
+            #expect(!memory.admits(headers, to: service, now: memory.until))
+            // An expired subject is never admitted again, whatever the memory's end says.
+            var expired = memory.subject
+            expired.expiresAt = Date(timeIntervalSinceNow: -1)
+            let stale = RememberedAdmission(service: service, authorization: memory.authorization, subject: expired, until: memory.until,
+                                            failures: UnsettledAccounts.shared.failures)
+            #expect(!stale.admits(headers, to: service))
 
             // A token without the service's role: 403 on the loop as on the task.
             let registered: HTTPFields = [.authorization: "Token \(try await client.obtainToken(scope: nil).access_token)"]
