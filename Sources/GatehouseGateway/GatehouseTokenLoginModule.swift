@@ -33,15 +33,19 @@ public struct GatehouseTokenLoginModule: LoginModule, RememberingLoginModule {
         rememberedLogin(credentials, scheme: scheme)?.result
     }
 
-    /// ``cachedLogin(_:scheme:)``, and for a remembered token until when the verifier will answer the same
-    /// without asking (its expiry with the JWKS verifier; the kept answer's end with introspection).
+    /// ``cachedLogin(_:scheme:)``, and for a token the verifier remembers until it expires (the JWKS verifier), the
+    /// token's expiry as an instant: the subject's own expiry, which ``RememberedAdmission`` checks on the wall clock
+    /// as the realm does, is then the memory's exact end. A kept answer that ends earlier (introspection's
+    /// `cacheDuration`) is answered here request by request, never remembered by a connection: its end is a wall-clock
+    /// time that an instant would not follow if the clock jumped.
     func rememberedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> (result: LoginResult, until: ContinuousClock.Instant?)? {
         switch carried(credentials, scheme: scheme) {
         case .answer(let result):
             return (result, nil)
         case .token(let token):
             guard let (verified, until) = verifier.rememberedVerification(of: token) else { return nil }
-            return (result(verified), ContinuousClock.now.advanced(by: .seconds(until.timeIntervalSinceNow)))
+            guard until >= verified.expiresAt else { return (result(verified), nil) }
+            return (result(verified), ContinuousClock.now.advanced(by: .seconds(verified.expiresAt.timeIntervalSinceNow)))
         }
     }
 

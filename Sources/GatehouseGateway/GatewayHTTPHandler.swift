@@ -111,8 +111,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private lazy var peerIsTrusted = gateway.trustedProxies.contains(peer)
     /// The forwarding fields of the last request from a peer that is not a trusted proxy, and its `Host`.
     private var lastForwarding: (host: String?, fields: ForwardingHeaders)?
-    /// The last admission by remembered `Basic` credentials on this connection, to admit the next request with
-    /// the same `Authorization` without asking the login chain again.
+    /// The last admission by remembered credentials (`Basic`, a token) on this connection, to admit the next request
+    /// with the same `Authorization` without asking the login chain again.
     private var remembered: RememberedAdmission?
 
     init(gateway: Gateway, progress: FirstRequestProgress) {

@@ -7,9 +7,10 @@ public protocol TokenVerifier: Sendable {
     func verify(_ token: String) async throws(TokenRejection) -> VerifiedToken
 
     /// What ``verify(_:)`` would answer for a token this verifier remembers as valid now, without suspending
-    /// (no key set to fetch, no server to ask), and until when it will answer so without asking; `nil` when it
-    /// would have to. The gateway admits such a request on its connection's event loop. The default is `nil`:
-    /// every token is verified on a task.
+    /// (no key set to fetch, no server to ask), and until when it will answer so without asking — never later than
+    /// the token's expiry; `nil` when it would have to ask. The gateway admits such a request on its connection's
+    /// event loop, and when `until` is the token's expiry, lets the connection remember the admission until then.
+    /// The default is `nil`: every token is verified on a task.
     func rememberedVerification(of token: String) -> (token: VerifiedToken, until: Date)?
 }
 
