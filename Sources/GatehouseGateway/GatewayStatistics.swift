@@ -6,7 +6,7 @@ import Synchronization
 
 /// Counters of the gateway's authentication decisions, per realm, and its Prometheus metrics (`/metrics`):
 /// connections, requests by service and status with latency, WebSocket upgrades, authentications by realm and
-/// result, expired WebSockets and upstream errors. A registry of its own per gateway, so that several gateways in
+/// result (and how many of the successes a connection remembered), expired WebSockets and upstream errors. A registry of its own per gateway, so that several gateways in
 /// one process (as in the tests) count apart.
 public final class GatewayStatistics: Sendable {
     /// One realm's counters.
@@ -34,6 +34,8 @@ public final class GatewayStatistics: Sendable {
     private struct RealmCounts {
         var counters = Counters()
         var authentications: [String: Metrics.Counter] = [:]
+        /// `gatehouse_gateway_remembered_admissions_total` of the realm, made at its first remembered admission.
+        var remembered: Metrics.Counter?
 
         mutating func count(_ decision: Realm.Decision, withCredentials: Bool) {
             if withCredentials { counters.attempts += 1 }
@@ -123,15 +125,21 @@ public final class GatewayStatistics: Sendable {
         case .forbidden: "forbidden"
         case .challenge: withCredentials ? "failure" : "challenge"
         }
-        let counter = realms.withLock { all in
+        let (counter, rememberedCounter) = realms.withLock { all -> (Metrics.Counter, Metrics.Counter?) in
             all[realm, default: RealmCounts()].count(decision, withCredentials: withCredentials)
-            if remembered { all[realm]?.counters.remembered += 1 }
-            if let counter = all[realm]?.authentications[result] { return counter }
+            var rememberedCounter: Metrics.Counter?
+            if remembered {
+                all[realm]?.counters.remembered += 1
+                rememberedCounter = all[realm]?.remembered ?? handles.counter("gatehouse_gateway_remembered_admissions_total", [("realm", realm)])
+                all[realm]?.remembered = rememberedCounter
+            }
+            if let counter = all[realm]?.authentications[result] { return (counter, rememberedCounter) }
             let made = handles.counter("gatehouse_gateway_authentications_total", [("realm", realm), ("result", result)])
             all[realm]?.authentications[result] = made
-            return made
+            return (made, rememberedCounter)
         }
         counter.increment()
+        rememberedCounter?.increment()
     }
 
     func recordExpiry(realm: String) {

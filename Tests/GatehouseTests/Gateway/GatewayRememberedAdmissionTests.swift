@@ -100,6 +100,8 @@ import Testing
             }
             let scrape = String(decoding: fixture.gateway.statistics.exposition(), as: UTF8.self)
             #expect(scrape.contains(#"gatehouse_gateway_authentications_total{realm="demo",result="success"} \#(made)"#))
+            let remembered = fixture.gateway.statistics.counters(realm: "demo").remembered
+            #expect(remembered > 0 && scrape.contains(#"gatehouse_gateway_remembered_admissions_total{realm="demo"} \#(remembered)"#))
         }
     }
 
