@@ -123,8 +123,8 @@ public final class Gateway: Sendable {
     }
 
     /// A remembered admission used again: counted as a success with credentials, as the chain's would be.
-    func readmit(_ remembered: RememberedAdmission, realm: Realm) -> Admission {
-        statistics.recordReadmission(realm: realm.name)
+    func readmit(_ remembered: RememberedAdmission) -> Admission {
+        if let realm = remembered.service.realm { statistics.recordReadmission(realm: realm.name) }
         return .allow(remembered.subject)
     }
 

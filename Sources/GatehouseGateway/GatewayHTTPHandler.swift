@@ -375,8 +375,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         }
         exchange.route = (service, remainder, target)
         exchange.fields = UpstreamRequestHead.admissionFields(head.headers, realm: service.realm)
-        if let remembered, let realm = service.realm, remembered.admits(exchange.fields, to: service) {
-            admitted(exchange, gateway.readmit(remembered, realm: realm))
+        if let remembered, remembered.admits(exchange.fields, to: service) {
+            admitted(exchange, gateway.readmit(remembered))
             return
         }
         if let (admission, remembering) = gateway.admitNowRemembering(headers: exchange.fields, query: target.query, to: service) {

@@ -6,8 +6,8 @@ import Synchronization
 
 /// Counters of the gateway's authentication decisions, per realm, and its Prometheus metrics (`/metrics`):
 /// connections, requests by service and status with latency, WebSocket upgrades, authentications by realm and
-/// result (and how many of the successes a connection remembered), expired WebSockets and upstream errors. A registry of its own per gateway, so that several gateways in
-/// one process (as in the tests) count apart.
+/// result (and how many of the successes a connection remembered), expired WebSockets and upstream errors. A
+/// registry of its own per gateway, so that several gateways in one process (as in the tests) count apart.
 public final class GatewayStatistics: Sendable {
     /// One realm's counters.
     public struct Counters: Sendable, Equatable {

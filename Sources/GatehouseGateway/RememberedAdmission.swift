@@ -18,8 +18,7 @@ import HTTPTypes
 /// - no password has failed anywhere since it was made (``UnsettledAccounts/failures``): a failure may be the
 ///   start of a lockout, and the chain then checks the account again;
 /// - the modules' answers still hold: a pair's verified lifetime (``VerifiedPasswordCache``; after it, bcrypt
-///   verifies it again), a token verifier's memory of the token (until the token expires, or an introspection
-///   answer's kept time);
+///   verifies it again), a token verifier's memory of the token (made only when it lasts until the token expires);
 /// - the subject has not expired (a token's expiry, read on the wall clock as the realm reads it).
 ///
 /// It lives in ``GatewayHTTPHandler``, so it ends with the connection; it holds the `Authorization` value as the

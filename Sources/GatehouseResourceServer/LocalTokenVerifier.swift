@@ -34,8 +34,8 @@ public final class LocalTokenVerifier: TokenVerifier {
     }
 
     public func verify(_ token: String) async throws(TokenRejection) -> VerifiedToken {
+        if let remembered = rememberedVerification(of: token) { return remembered.token }
         let now = Date()
-        if let cached = state.withLock({ $0.verified.value(for: token, now: now) }) { return cached }
         guard let kid = Self.kid(of: token) else { throw .invalidToken }
         let keys = try await keys(for: kid)
         let claims: AccessTokenClaims
