@@ -3,10 +3,13 @@ import Foundation
 import GatehouseGateway
 import Hummingbird
 import Logging
+import NIOPosix
 
 /// The gateway under measurement, run as a process of its own (this executable with `--serve-gateway`) so that
 /// its memory is measured apart from the load: a `Basic` realm with one user in front of the echo upstream at
-/// `/echo`, and a token realm (`gatehouse-token` with the load's key set) in front of it at `/token-echo`.
+/// `/echo`, and a token realm (`gatehouse-token` with the load's key set) in front of it at `/token-echo`. The same
+/// process, on the same event loops, runs a ``ByteRelay`` and an ``HTTPPartsRelay`` to the upstream: NIO's floors for
+/// any proxy and for a proxy on NIO's HTTP codec.
 enum GatewayChild {
     static let user = "bench"
     static let password = "bench-password"
@@ -32,8 +35,15 @@ enum GatewayChild {
             ])
         var logger = Logger(label: "bench-gateway")
         logger.logLevel = .error
+        guard let url = URL(string: upstream), let host = url.host, let upstreamPort = url.port else {
+            throw Wrk.Failure(description: "not an upstream URL: \(upstream)")
+        }
+        let relay = try await ByteRelay.start(upstreamHost: host, upstreamPort: upstreamPort, group: MultiThreadedEventLoopGroup.singleton)
+        let relayPort = relay.localAddress?.port ?? 0
+        let partsRelay = try await HTTPPartsRelay.start(upstreamHost: host, upstreamPort: upstreamPort, group: MultiThreadedEventLoopGroup.singleton)
+        let partsRelayPort = partsRelay.localAddress?.port ?? 0
         let (_, application) = try Gateway.makeApplication(configuration, logger: logger) { port in
-            try? "\(port)".write(toFile: portFile, atomically: true, encoding: .utf8)
+            try? "\(port) \(relayPort) \(partsRelayPort)".write(toFile: portFile, atomically: true, encoding: .utf8)
         }
         // Ends with its parent, even one killed without a chance to stop it.
         Task.detached {
@@ -43,8 +53,9 @@ enum GatewayChild {
         try await application.runService()
     }
 
-    /// Starts the child for `upstream` (tokens verified against `jwksURL`) and returns it with its port (30 s at most).
-    static func start(upstream: String, jwksURL: String) throws -> (Process, Int) {
+    /// Starts the child for `upstream` (tokens verified against `jwksURL`) and returns it with the gateway's port, the
+    /// byte relay's and the HTTP parts relay's (30 s at most).
+    static func start(upstream: String, jwksURL: String) throws -> (Process, gateway: Int, relay: Int, partsRelay: Int) {
         let portFile = NSTemporaryDirectory() + "gatehouse-bench-gateway-\(UUID().uuidString).port"
         defer { try? FileManager.default.removeItem(atPath: portFile) }
         let process = Process()
@@ -53,7 +64,10 @@ enum GatewayChild {
         try process.run()
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
-            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let port = Int(text) { return (process, port) }
+            if let text = try? String(contentsOfFile: portFile, encoding: .utf8) {
+                let ports = text.split(separator: " ").compactMap { Int($0) }
+                if ports.count == 3 { return (process, ports[0], ports[1], ports[2]) }
+            }
             usleep(100_000)
         }
         process.terminate()

@@ -61,11 +61,13 @@ func firstPort(_ ports: AsyncStream<Int>) async -> Int? {
 guard let echoPort = await firstPort(ports) else { fatalError("the echo upstream did not start") }
 guard let jwksPort = await firstPort(jwksPorts) else { fatalError("the key set server did not start") }
 let upstream = "http://127.0.0.1:\(echoPort)"
-let (child, gatewayPort) = try GatewayChild.start(upstream: upstream, jwksURL: "http://127.0.0.1:\(jwksPort)/jwks")
+let (child, gatewayPort, relayPort, partsRelayPort) = try GatewayChild.start(upstream: upstream, jwksURL: "http://127.0.0.1:\(jwksPort)/jwks")
 let gateway = "http://127.0.0.1:\(gatewayPort)"
 let authorization = GatewayChild.authorization
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores shared by the load, the gateway and the upstream")
-print("gateway pid \(child.processIdentifier) on \(gateway), upstream on \(upstream); \(Int(seconds)) s per run, 2 rounds each\n")
+print("gateway pid \(child.processIdentifier) on \(gateway), upstream on \(upstream); \(Int(seconds)) s per run, 2 rounds each")
+print("NIO byte relay (the floor of a proxy on NIO: no parsing, no pooling) in the gateway's process on 127.0.0.1:\(relayPort)")
+print("NIO HTTP parts relay (the floor of a proxy on NIO's HTTP/1.1 codec) in the gateway's process on 127.0.0.1:\(partsRelayPort)\n")
 
 let nginx = try NginxProxy.start(upstreamPort: echoPort)
 print("nginx (pid \(nginx.process.processIdentifier), worker per core) on 127.0.0.1:\(nginx.port), the same upstream, keepalive 512")
@@ -86,8 +88,11 @@ do {
     var through: [Double] = []
     var throughTokens: [Double] = []
     var viaNginx: [Double] = []
-    var gatewayCPU = ProcessCPU.Split(), tokenCPU = ProcessCPU.Split(), nginxCPU = ProcessCPU.Split()
-    var gatewayRequests = 0.0, tokenRequests = 0.0, nginxRequests = 0.0
+    var viaRelay: [Double] = []
+    var viaParts: [Double] = []
+    var partsCPU = ProcessCPU.Split(), partsRequests = 0.0
+    var gatewayCPU = ProcessCPU.Split(), tokenCPU = ProcessCPU.Split(), nginxCPU = ProcessCPU.Split(), relayCPU = ProcessCPU.Split()
+    var gatewayRequests = 0.0, tokenRequests = 0.0, nginxRequests = 0.0, relayRequests = 0.0
     for round in 1...2 {
         let d = try Wrk.run(url: upstream + "/echo/hello", connections: 32, seconds: seconds)
         let (g, gCPU, _) = try await costing { try Wrk.run(url: gateway + "/echo/hello", connections: 32, seconds: seconds, authorization: authorization) }
@@ -95,11 +100,15 @@ do {
             try Wrk.run(url: gateway + "/token-echo/hello", connections: 32, seconds: seconds, authorization: "Bearer \(token)")
         }
         let (n, _, nCPU) = try await costing { try Wrk.run(url: "http://127.0.0.1:\(nginx.port)/echo/hello", connections: 32, seconds: seconds) }
-        guard d.non2xx == 0, g.non2xx == 0, t.non2xx == 0, n.non2xx == 0 else {
-            throw Wrk.Failure(description: "non-2xx answers: direct \(d.non2xx), gateway \(g.non2xx), token realm \(t.non2xx), nginx \(n.non2xx)")
+        let (r, rCPU, _) = try await costing { try Wrk.run(url: "http://127.0.0.1:\(relayPort)/echo/hello", connections: 32, seconds: seconds) }
+        let (p, pCPU, _) = try await costing { try Wrk.run(url: "http://127.0.0.1:\(partsRelayPort)/echo/hello", connections: 32, seconds: seconds) }
+        guard d.non2xx == 0, g.non2xx == 0, t.non2xx == 0, n.non2xx == 0, r.non2xx == 0, p.non2xx == 0 else {
+            throw Wrk.Failure(description: "non-2xx answers: direct \(d.non2xx), gateway \(g.non2xx), token realm \(t.non2xx), nginx \(n.non2xx), "
+                              + "byte relay \(r.non2xx), HTTP parts relay \(p.non2xx)")
         }
         print("HTTP round \(round): direct \(fixed(d.requestsPerSecond)) req/s, gateway \(fixed(g.requestsPerSecond)) req/s "
-              + "(token realm \(fixed(t.requestsPerSecond))), nginx \(fixed(n.requestsPerSecond)) req/s")
+              + "(token realm \(fixed(t.requestsPerSecond))), nginx \(fixed(n.requestsPerSecond)) req/s, NIO byte relay \(fixed(r.requestsPerSecond)) req/s, "
+              + "NIO HTTP parts relay \(fixed(p.requestsPerSecond)) req/s")
         direct.append(d.requestsPerSecond)
         through.append(g.requestsPerSecond)
         throughTokens.append(t.requestsPerSecond)
@@ -107,6 +116,10 @@ do {
         gatewayCPU += gCPU; gatewayRequests += g.requestsPerSecond * seconds
         tokenCPU += tCPU; tokenRequests += t.requestsPerSecond * seconds
         nginxCPU += nCPU; nginxRequests += n.requestsPerSecond * seconds
+        viaRelay.append(r.requestsPerSecond)
+        relayCPU += rCPU; relayRequests += r.requestsPerSecond * seconds
+        viaParts.append(p.requestsPerSecond)
+        partsCPU += pCPU; partsRequests += p.requestsPerSecond * seconds
     }
     let httpRatio = through.reduce(0, +) / direct.reduce(0, +)
     let httpNginxRatio = through.reduce(0, +) / viaNginx.reduce(0, +)
@@ -115,7 +128,9 @@ do {
     var wsDirect: [Double] = []
     var wsThrough: [Double] = []
     var wsNginx: [Double] = []
+    var wsRelay: [Double] = []
     var wsGatewayCPU = ProcessCPU.Split(), wsNginxCPU = ProcessCPU.Split(), wsGatewayMessages = 0.0, wsNginxMessages = 0.0
+    var wsRelayCPU = ProcessCPU.Split(), wsRelayMessages = 0.0
     for round in 1...2 {
         let d = try await EchoLoad.rate(url: "ws://127.0.0.1:\(echoPort)/echo", authorization: nil, connections: connections, seconds: seconds)
         let (g, gCPU, _) = try await costing {
@@ -124,7 +139,13 @@ do {
         let (n, _, nCPU) = try await costing {
             try await EchoLoad.rate(url: "ws://127.0.0.1:\(nginx.port)/echo", authorization: nil, connections: connections, seconds: seconds)
         }
-        print("WebSocket round \(round): direct \(fixed(d)) msg/s, gateway \(fixed(g)) msg/s, nginx \(fixed(n)) msg/s (\(connections) connections)")
+        let (r, rCPU, _) = try await costing {
+            try await EchoLoad.rate(url: "ws://127.0.0.1:\(relayPort)/echo", authorization: nil, connections: connections, seconds: seconds)
+        }
+        print("WebSocket round \(round): direct \(fixed(d)) msg/s, gateway \(fixed(g)) msg/s, nginx \(fixed(n)) msg/s, "
+              + "NIO byte relay \(fixed(r)) msg/s (\(connections) connections)")
+        wsRelay.append(r)
+        wsRelayCPU += rCPU; wsRelayMessages += r * seconds
         wsDirect.append(d)
         wsThrough.append(g)
         wsNginx.append(n)
@@ -155,10 +176,15 @@ do {
         HTTP through the gateway / direct:       \(fixed(httpRatio, 3))  (\(fixed(through.reduce(0, +) / 2)) / \(fixed(direct.reduce(0, +) / 2)) req/s)
         HTTP gateway / nginx:                    \(fixed(httpNginxRatio, 3))  (nginx \(fixed(viaNginx.reduce(0, +) / 2)) req/s)
         HTTP CPU per request:                    gateway \(perOperation(gatewayCPU, gatewayRequests)), nginx \(perOperation(nginxCPU, nginxRequests)) (ratio \(ratio(gatewayCPU, gatewayRequests, nginxCPU, nginxRequests)))
+        HTTP NIO byte relay (floor) / nginx:     \(fixed(viaRelay.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(viaRelay.reduce(0, +) / 2)) req/s); CPU per request \(perOperation(relayCPU, relayRequests)) (ratio \(ratio(relayCPU, relayRequests, nginxCPU, nginxRequests)))
+        HTTP NIO HTTP parts relay / nginx:       \(fixed(viaParts.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(viaParts.reduce(0, +) / 2)) req/s); CPU per request \(perOperation(partsCPU, partsRequests)) (ratio \(ratio(partsCPU, partsRequests, nginxCPU, nginxRequests)))
+        HTTP gateway / NIO byte relay:           \(fixed(through.reduce(0, +) / viaRelay.reduce(0, +), 3)); gateway / NIO HTTP parts relay: \(fixed(through.reduce(0, +) / viaParts.reduce(0, +), 3))
         HTTP token realm (Bearer) / nginx:       \(fixed(throughTokens.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(throughTokens.reduce(0, +) / 2)) req/s); CPU per request \(perOperation(tokenCPU, tokenRequests)) (ratio \(ratio(tokenCPU, tokenRequests, nginxCPU, nginxRequests)))
         WebSocket echo through the gateway / direct: \(fixed(wsRatio, 3))  (\(fixed(wsThrough.reduce(0, +) / 2)) / \(fixed(wsDirect.reduce(0, +) / 2)) msg/s)
         WebSocket echo gateway / nginx:          \(fixed(wsNginxRatio, 3))  (nginx \(fixed(wsNginx.reduce(0, +) / 2)) msg/s)
         WebSocket CPU per message:               gateway \(perOperation(wsGatewayCPU, wsGatewayMessages)), nginx \(perOperation(wsNginxCPU, wsNginxMessages)) (ratio \(ratio(wsGatewayCPU, wsGatewayMessages, wsNginxCPU, wsNginxMessages)))
+        WebSocket NIO byte relay (floor) / nginx: \(fixed(wsRelay.reduce(0, +) / wsNginx.reduce(0, +), 3))  (\(fixed(wsRelay.reduce(0, +) / 2)) msg/s); CPU per message \(perOperation(wsRelayCPU, wsRelayMessages)) (ratio \(ratio(wsRelayCPU, wsRelayMessages, wsNginxCPU, wsNginxMessages)))
+        WebSocket gateway / NIO byte relay:      \(fixed(wsThrough.reduce(0, +) / wsRelay.reduce(0, +), 3))
         gateway memory: \(before / 1024) KiB before, \(after / 1024) KiB with \(opened) idle authenticated WebSockets open
         memory per idle authenticated WebSocket through the gateway: \(fixed(perConnection / 1024)) KiB (client side and upstream side of the relay)
         """)
