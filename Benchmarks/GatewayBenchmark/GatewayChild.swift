@@ -8,8 +8,8 @@ import NIOPosix
 /// The gateway under measurement, run as a process of its own (this executable with `--serve-gateway`) so that
 /// its memory is measured apart from the load: a `Basic` realm with one user in front of the echo upstream at
 /// `/echo`, and a token realm (`gatehouse-token` with the load's key set) in front of it at `/token-echo`. The same
-/// process, on the same event loops, runs a ``ByteRelay`` and an ``HTTPPartsRelay`` to the upstream: NIO's floors for
-/// any proxy and for a proxy on NIO's HTTP codec.
+/// process, on the same event loops, runs a ``ByteRelay`` and an ``HTTPPartsRelay`` to the upstream, NIO's floors for
+/// any proxy and for a proxy on NIO's HTTP codec, and a ``HeadRewritingRelay``, a sketch of a relay without the codec.
 enum GatewayChild {
     static let user = "bench"
     static let password = "bench-password"
@@ -42,8 +42,11 @@ enum GatewayChild {
         let relayPort = relay.localAddress?.port ?? 0
         let partsRelay = try await HTTPPartsRelay.start(upstreamHost: host, upstreamPort: upstreamPort, group: MultiThreadedEventLoopGroup.singleton)
         let partsRelayPort = partsRelay.localAddress?.port ?? 0
+        let sketch = try await HeadRewritingRelay.start(upstreamHost: host, upstreamPort: upstreamPort, authorization: authorization,
+                                                        group: MultiThreadedEventLoopGroup.singleton)
+        let sketchPort = sketch.localAddress?.port ?? 0
         let (_, application) = try Gateway.makeApplication(configuration, logger: logger) { port in
-            try? "\(port) \(relayPort) \(partsRelayPort)".write(toFile: portFile, atomically: true, encoding: .utf8)
+            try? "\(port) \(relayPort) \(partsRelayPort) \(sketchPort)".write(toFile: portFile, atomically: true, encoding: .utf8)
         }
         // Ends with its parent, even one killed without a chance to stop it.
         Task.detached {
@@ -54,8 +57,8 @@ enum GatewayChild {
     }
 
     /// Starts the child for `upstream` (tokens verified against `jwksURL`) and returns it with the gateway's port, the
-    /// byte relay's and the HTTP parts relay's (30 s at most).
-    static func start(upstream: String, jwksURL: String) throws -> (Process, gateway: Int, relay: Int, partsRelay: Int) {
+    /// byte relay's, the HTTP parts relay's and the head-rewriting sketch's (30 s at most).
+    static func start(upstream: String, jwksURL: String) throws -> (Process, gateway: Int, relay: Int, partsRelay: Int, sketch: Int) {
         let portFile = NSTemporaryDirectory() + "gatehouse-bench-gateway-\(UUID().uuidString).port"
         defer { try? FileManager.default.removeItem(atPath: portFile) }
         let process = Process()
@@ -66,7 +69,7 @@ enum GatewayChild {
         while Date() < deadline {
             if let text = try? String(contentsOfFile: portFile, encoding: .utf8) {
                 let ports = text.split(separator: " ").compactMap { Int($0) }
-                if ports.count == 3 { return (process, ports[0], ports[1], ports[2]) }
+                if ports.count == 4 { return (process, ports[0], ports[1], ports[2], ports[3]) }
             }
             usleep(100_000)
         }

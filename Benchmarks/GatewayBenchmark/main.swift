@@ -61,13 +61,14 @@ func firstPort(_ ports: AsyncStream<Int>) async -> Int? {
 guard let echoPort = await firstPort(ports) else { fatalError("the echo upstream did not start") }
 guard let jwksPort = await firstPort(jwksPorts) else { fatalError("the key set server did not start") }
 let upstream = "http://127.0.0.1:\(echoPort)"
-let (child, gatewayPort, relayPort, partsRelayPort) = try GatewayChild.start(upstream: upstream, jwksURL: "http://127.0.0.1:\(jwksPort)/jwks")
+let (child, gatewayPort, relayPort, partsRelayPort, sketchPort) = try GatewayChild.start(upstream: upstream, jwksURL: "http://127.0.0.1:\(jwksPort)/jwks")
 let gateway = "http://127.0.0.1:\(gatewayPort)"
 let authorization = GatewayChild.authorization
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores shared by the load, the gateway and the upstream")
 print("gateway pid \(child.processIdentifier) on \(gateway), upstream on \(upstream); \(Int(seconds)) s per run, 2 rounds each")
 print("NIO byte relay (the floor of a proxy on NIO: no parsing, no pooling) in the gateway's process on 127.0.0.1:\(relayPort)")
-print("NIO HTTP parts relay (the floor of a proxy on NIO's HTTP/1.1 codec) in the gateway's process on 127.0.0.1:\(partsRelayPort)\n")
+print("NIO HTTP parts relay (the floor of a proxy on NIO's HTTP/1.1 codec) in the gateway's process on 127.0.0.1:\(partsRelayPort)")
+print("head-rewriting sketch (heads found and rewritten in the bytes, Authorization checked; not a proxy) on 127.0.0.1:\(sketchPort)\n")
 
 let nginx = try NginxProxy.start(upstreamPort: echoPort)
 print("nginx (pid \(nginx.process.processIdentifier), worker per core) on 127.0.0.1:\(nginx.port), the same upstream, keepalive 512")
@@ -91,6 +92,8 @@ do {
     var viaRelay: [Double] = []
     var viaParts: [Double] = []
     var partsCPU = ProcessCPU.Split(), partsRequests = 0.0
+    var viaSketch: [Double] = []
+    var sketchCPU = ProcessCPU.Split(), sketchRequests = 0.0
     var gatewayCPU = ProcessCPU.Split(), tokenCPU = ProcessCPU.Split(), nginxCPU = ProcessCPU.Split(), relayCPU = ProcessCPU.Split()
     var gatewayRequests = 0.0, tokenRequests = 0.0, nginxRequests = 0.0, relayRequests = 0.0
     for round in 1...2 {
@@ -102,13 +105,16 @@ do {
         let (n, _, nCPU) = try await costing { try Wrk.run(url: "http://127.0.0.1:\(nginx.port)/echo/hello", connections: 32, seconds: seconds) }
         let (r, rCPU, _) = try await costing { try Wrk.run(url: "http://127.0.0.1:\(relayPort)/echo/hello", connections: 32, seconds: seconds) }
         let (p, pCPU, _) = try await costing { try Wrk.run(url: "http://127.0.0.1:\(partsRelayPort)/echo/hello", connections: 32, seconds: seconds) }
-        guard d.non2xx == 0, g.non2xx == 0, t.non2xx == 0, n.non2xx == 0, r.non2xx == 0, p.non2xx == 0 else {
+        let (k, kCPU, _) = try await costing {
+            try Wrk.run(url: "http://127.0.0.1:\(sketchPort)/echo/hello", connections: 32, seconds: seconds, authorization: authorization)
+        }
+        guard d.non2xx == 0, g.non2xx == 0, t.non2xx == 0, n.non2xx == 0, r.non2xx == 0, p.non2xx == 0, k.non2xx == 0 else {
             throw Wrk.Failure(description: "non-2xx answers: direct \(d.non2xx), gateway \(g.non2xx), token realm \(t.non2xx), nginx \(n.non2xx), "
-                              + "byte relay \(r.non2xx), HTTP parts relay \(p.non2xx)")
+                              + "byte relay \(r.non2xx), HTTP parts relay \(p.non2xx), sketch \(k.non2xx)")
         }
         print("HTTP round \(round): direct \(fixed(d.requestsPerSecond)) req/s, gateway \(fixed(g.requestsPerSecond)) req/s "
               + "(token realm \(fixed(t.requestsPerSecond))), nginx \(fixed(n.requestsPerSecond)) req/s, NIO byte relay \(fixed(r.requestsPerSecond)) req/s, "
-              + "NIO HTTP parts relay \(fixed(p.requestsPerSecond)) req/s")
+              + "NIO HTTP parts relay \(fixed(p.requestsPerSecond)) req/s, head-rewriting sketch \(fixed(k.requestsPerSecond)) req/s")
         direct.append(d.requestsPerSecond)
         through.append(g.requestsPerSecond)
         throughTokens.append(t.requestsPerSecond)
@@ -120,6 +126,8 @@ do {
         relayCPU += rCPU; relayRequests += r.requestsPerSecond * seconds
         viaParts.append(p.requestsPerSecond)
         partsCPU += pCPU; partsRequests += p.requestsPerSecond * seconds
+        viaSketch.append(k.requestsPerSecond)
+        sketchCPU += kCPU; sketchRequests += k.requestsPerSecond * seconds
     }
     let httpRatio = through.reduce(0, +) / direct.reduce(0, +)
     let httpNginxRatio = through.reduce(0, +) / viaNginx.reduce(0, +)
@@ -178,6 +186,7 @@ do {
         HTTP CPU per request:                    gateway \(perOperation(gatewayCPU, gatewayRequests)), nginx \(perOperation(nginxCPU, nginxRequests)) (ratio \(ratio(gatewayCPU, gatewayRequests, nginxCPU, nginxRequests)))
         HTTP NIO byte relay (floor) / nginx:     \(fixed(viaRelay.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(viaRelay.reduce(0, +) / 2)) req/s); CPU per request \(perOperation(relayCPU, relayRequests)) (ratio \(ratio(relayCPU, relayRequests, nginxCPU, nginxRequests)))
         HTTP NIO HTTP parts relay / nginx:       \(fixed(viaParts.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(viaParts.reduce(0, +) / 2)) req/s); CPU per request \(perOperation(partsCPU, partsRequests)) (ratio \(ratio(partsCPU, partsRequests, nginxCPU, nginxRequests)))
+        HTTP head-rewriting sketch / nginx:      \(fixed(viaSketch.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(viaSketch.reduce(0, +) / 2)) req/s); CPU per request \(perOperation(sketchCPU, sketchRequests)) (ratio \(ratio(sketchCPU, sketchRequests, nginxCPU, nginxRequests)))
         HTTP gateway / NIO byte relay:           \(fixed(through.reduce(0, +) / viaRelay.reduce(0, +), 3)); gateway / NIO HTTP parts relay: \(fixed(through.reduce(0, +) / viaParts.reduce(0, +), 3))
         HTTP token realm (Bearer) / nginx:       \(fixed(throughTokens.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(throughTokens.reduce(0, +) / 2)) req/s); CPU per request \(perOperation(tokenCPU, tokenRequests)) (ratio \(ratio(tokenCPU, tokenRequests, nginxCPU, nginxRequests)))
         WebSocket echo through the gateway / direct: \(fixed(wsRatio, 3))  (\(fixed(wsThrough.reduce(0, +) / 2)) / \(fixed(wsDirect.reduce(0, +) / 2)) msg/s)
