@@ -64,7 +64,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         var service = "none"
         var route: (service: ProtectedService, remainder: ProtectedService.Remainder, target: RequestTarget)?
         var fields = HTTPFields()
-        var upstreamHead: HTTPRequestHead?
+        /// The request's head as written upstream.
+        var upstreamHead: ByteBuffer?
+        /// Whether the request body goes upstream chunked (NIO's decoder hands it over without its chunks' framing).
+        var upstreamChunked = false
         var upstream: UpstreamConnection?
         /// Whether the upstream connection had served an exchange before (a stale one may close under us).
         var reused = false
@@ -90,6 +93,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private let progress: FirstRequestProgress
     private let idleTimeout: TimeAmount
     private var context: ChannelHandlerContext?
+    /// NIO's response encoder's place in the pipeline: an upstream's answer, relayed as bytes, is written from there,
+    /// past the encoder (the gateway's own answers go through it).
+    private var encoderContext: ChannelHandlerContext?
     private var pool: UpstreamConnectionPool?
     /// Request parts read but not yet taken by an exchange (pipelined requests).
     private var queue = CircularBuffer<HTTPServerRequestPart>()
@@ -123,6 +129,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        encoderContext = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
         pool = gateway.upstreamPools.pool(for: context.eventLoop)
     }
 
@@ -131,6 +138,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         idleTimer = nil
         if let exchange { abandon(exchange) }
         self.context = nil
+        encoderContext = nil
     }
 
     // MARK: The client's side
@@ -311,11 +319,15 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         case .head:
             break
         case .body(let buffer):
-            upstream.write(.body(.byteBuffer(buffer)))
+            if exchange.upstreamChunked {
+                if let chunk = UpstreamRequestHead.chunk(buffer, allocator: upstream.allocator) { upstream.write(chunk) }
+            } else {
+                upstream.write(buffer)
+            }
             exchange.bodySent = true
             upstreamFlushPending = true
         case .end(let trailers):
-            upstream.write(.end(trailers))
+            if exchange.upstreamChunked { upstream.write(UpstreamRequestHead.lastChunk(trailers: trailers, allocator: upstream.allocator)) }
             upstream.flush()
         }
     }
@@ -535,9 +547,12 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             exchange.successChallenge = subject?.successChallenge
             let forwarding = forwarding(exchange)
             let base = route.service.base
-            exchange.upstreamHead = UpstreamRequestHead.make(
+            let (head, chunked) = UpstreamRequestHead.make(
                 from: exchange.head, target: base.target(path: route.remainder.path, query: Gateway.forwardedQuery(route.target, service: route.service)),
-                authority: base.authority, realm: route.service.realm, forwarding: forwarding, user: subject?.name)
+                authority: base.authority, realm: route.service.realm, forwarding: forwarding, user: subject?.name,
+                allocator: context?.channel.allocator ?? ByteBufferAllocator())
+            exchange.upstreamHead = head
+            exchange.upstreamChunked = chunked
             connect(exchange, fresh: false)
         }
     }
@@ -583,8 +598,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.reused = upstream.exchanges > 0
         upstream.exchanges += 1
         upstream.handler.exchange = self
+        upstream.handler.requestWasHEAD = exchange.head.method == .HEAD
+        upstream.handler.dechunk = exchange.head.version == .http1_0
         exchange.phase = .relaying
-        upstream.write(.head(head))
+        upstream.write(head)
         let waiting = exchange.waiting
         exchange.waiting = []
         for part in waiting { forward(part, of: exchange, to: upstream) }
@@ -607,29 +624,33 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     // MARK: The upstream's side
 
-    func upstreamRead(_ part: HTTPClientResponsePart) {
-        guard let context, let exchange, exchange.phase == .relaying, let upstream = exchange.upstream else { return }
-        switch part {
-        case .head(let head):
-            exchange.responseStarted = true
-            exchange.status = Int(head.status.code)
-            exchange.upstreamReusable = head.isKeepAlive
-            let http10 = exchange.head.version == .http1_0
-            if http10, !head.headers.contains(name: "content-length") { exchange.keepAlive = false }
-            var response = UpstreamRequestHead.response(head, version: http10 ? .http1_0 : .http1_1, challenge: exchange.successChallenge,
-                                                        close: !exchange.keepAlive || quiescing)
-            if exchange.head.method == .HEAD, !response.headers.contains(name: "content-length") {
-                // NIO's encoder does not know the method: without a length it would frame an (empty) chunked body.
-                response.headers.add(name: "Content-Length", value: "0")
-            }
-            progress.answered = true
-            context.write(wrapOutboundOut(.head(response)), promise: nil)
-        case .body(let buffer):
-            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-            if !context.channel.isWritable { upstream.handler.pauseReads() }
-        case .end(let trailers):
-            responseDone(exchange, written: context.writeAndFlush(wrapOutboundOut(.end(trailers))))
-        }
+    func upstreamHead(_ head: HTTPMessageHead, bytes: ByteBuffer) {
+        guard let exchange, exchange.phase == .relaying, exchange.upstream != nil, let encoderContext,
+              case .response(let status) = head.startLine else { return }
+        exchange.responseStarted = true
+        exchange.status = status
+        exchange.upstreamReusable = head.framing != .untilClose && UpstreamRequestHead.keepsAlive(head, bytes: bytes)
+        let http10 = exchange.head.version == .http1_0
+        // Without a length, the answer's end is the connection's for an HTTP/1.0 client (its chunks are taken off),
+        // and for any client when the upstream ends its answer by closing.
+        if http10, !head.hasContentLength { exchange.keepAlive = false }
+        if head.framing == .untilClose { exchange.keepAlive = false }
+        let response = UpstreamRequestHead.response(head, bytes: bytes, clientMinorVersion: http10 ? 0 : 1, challenge: exchange.successChallenge,
+                                                    close: !exchange.keepAlive || quiescing, keepTransferEncoding: !http10,
+                                                    allocator: encoderContext.channel.allocator)
+        progress.answered = true
+        encoderContext.write(NIOAny(response), promise: nil)
+    }
+
+    func upstreamBody(_ bytes: ByteBuffer) {
+        guard let exchange, exchange.phase == .relaying, let upstream = exchange.upstream, let encoderContext else { return }
+        encoderContext.write(NIOAny(bytes), promise: nil)
+        if !encoderContext.channel.isWritable { upstream.handler.pauseReads() }
+    }
+
+    func upstreamEnd() {
+        guard let exchange, exchange.phase == .relaying, exchange.upstream != nil, let encoderContext else { return }
+        responseDone(exchange, written: encoderContext.writeAndFlush(NIOAny(encoderContext.channel.allocator.buffer(capacity: 0))))
     }
 
     func upstreamReadComplete() {

@@ -43,6 +43,11 @@ struct HTTPMessageHead: Equatable {
     var minorVersion: Int
     var fields: [Field]
     var framing: Framing
+    /// The `Content-Length` field's value, if the head has one (even where its status or method means no body).
+    var contentLength: Int?
+
+    /// Whether the head has a `Content-Length` field.
+    var hasContentLength: Bool { contentLength != nil }
 
     /// The most bytes a head may have (``RequestHeadLimits``' total, with the start line).
     static let defaultMaxLength = RequestHeadLimits.maxTotalSize
@@ -103,6 +108,7 @@ extension HTTPMessageHead {
             head.fields.append(field)
         }
         head.length = reader.offset
+        head.contentLength = contentLength
         head.framing = try framing(bytes, kind: kind, head: head, contentLength: contentLength, transferEncoding: transferEncoding)
         return head
     }
@@ -128,7 +134,8 @@ extension HTTPMessageHead {
         guard bytes[targetStart] == UInt8(ascii: "/") else { throw HTTPHeadError("a request target not in origin form") }
         index += 1
         guard line.upperBound - index == 8, let minor = version(bytes, at: index) else { throw HTTPHeadError("not HTTP/1.0 or HTTP/1.1") }
-        return HTTPMessageHead(length: 0, startLine: .request(method: method, target: target), minorVersion: minor, fields: [], framing: .none)
+        return HTTPMessageHead(length: 0, startLine: .request(method: method, target: target), minorVersion: minor, fields: [], framing: .none,
+                               contentLength: nil)
     }
 
     private static func statusLine(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws(HTTPHeadError) -> HTTPMessageHead {
@@ -149,7 +156,8 @@ extension HTTPMessageHead {
                 throw HTTPHeadError("a control character in the reason phrase")
             }
         }
-        return HTTPMessageHead(length: 0, startLine: .response(status: status), minorVersion: minor, fields: [], framing: .none)
+        return HTTPMessageHead(length: 0, startLine: .response(status: status), minorVersion: minor, fields: [], framing: .none,
+                               contentLength: nil)
     }
 
     /// The minor version of `HTTP/1.0` or `HTTP/1.1` at `index`.

@@ -1,5 +1,4 @@
 import NIOCore
-import NIOHTTP1
 
 /// Where an upstream connection goes: the pool keeps idle connections apart by it.
 struct UpstreamKey: Hashable, Sendable {
@@ -11,8 +10,13 @@ struct UpstreamKey: Hashable, Sendable {
 /// What an upstream connection tells the exchange it currently serves (``GatewayHTTPHandler``). All calls come on
 /// the connection's event loop, which is the client connection's.
 protocol UpstreamExchange: AnyObject {
-    /// A part of the upstream's answer.
-    func upstreamRead(_ part: HTTPClientResponsePart)
+    /// The answer's head (not an informational one): where its parts are in `bytes`, which are its bytes.
+    func upstreamHead(_ head: HTTPMessageHead, bytes: ByteBuffer)
+    /// Bytes of the answer's body as they came (with their chunks' framing), or only its chunks' data when the
+    /// connection was asked to take the framing off (``UpstreamResponseHandler/dechunk``).
+    func upstreamBody(_ bytes: ByteBuffer)
+    /// The answer is complete.
+    func upstreamEnd()
     /// The end of one read of the upstream's socket: time to flush towards the client.
     func upstreamReadComplete()
     /// The connection closed, failed or timed out before the exchange released it.
@@ -39,8 +43,10 @@ final class UpstreamConnection {
     /// Where it goes (its handler knows: the pool forgets a closed connection by its handler).
     var key: UpstreamKey { handler.key }
 
-    /// Sends a part of the request (not flushed).
-    func write(_ part: HTTPClientRequestPart) { handler.write(part) }
+    /// Sends bytes of the request (not flushed).
+    func write(_ bytes: ByteBuffer) { handler.write(bytes) }
+
+    var allocator: ByteBufferAllocator { channel.allocator }
 
     func flush() { handler.flush() }
 
@@ -54,13 +60,25 @@ final class UpstreamConnection {
     }
 }
 
-/// The last handler of an upstream connection's pipeline (after TLS and NIO's HTTP client codec): hands the
-/// answer's parts to the connection's current exchange, and holds the socket's reads while the client cannot take
-/// more (backpressure), so that a large answer streams at the client's pace without piling up in memory.
+/// The last handler of an upstream connection's pipeline (after TLS, if any): reads the answers in the bytes as they
+/// come — each head in place (``HTTPMessageHead``), its body by its framing (``ChunkedBodyScanner`` for chunks) —
+/// and hands them to the connection's current exchange, with no HTTP codec objects; writes the request's bytes the
+/// exchange makes. Holds the socket's reads while the client cannot take more (backpressure), so that a large answer
+/// streams at the client's pace without piling up in memory.
+///
+/// Informational answers (`1xx`) are dropped. An answer that cannot be read, or bytes after an answer's end, close
+/// the connection (the exchange learns it from the close).
 final class UpstreamResponseHandler: ChannelDuplexHandler {
-    typealias InboundIn = HTTPClientResponsePart
-    typealias OutboundIn = HTTPClientRequestPart
-    typealias OutboundOut = HTTPClientRequestPart
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// How the rest of the current answer's body is read.
+    private enum Body {
+        case length(Int)
+        case chunked(ChunkedBodyScanner)
+        case untilClose
+    }
 
     /// Where the connection goes.
     let key: UpstreamKey
@@ -68,8 +86,16 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     var exchange: (any UpstreamExchange)?
     /// Called once when the connection closes (the pool forgets it), with this handler.
     var onClose: ((UpstreamResponseHandler) -> Void)?
+    /// Whether the request now answered was a `HEAD` (its answer has no body): set with each request.
+    var requestWasHEAD = false
+    /// Whether the body of a chunked answer goes to the exchange as its chunks' data only (for an HTTP/1.0 client).
+    var dechunk = false
     private var context: ChannelHandlerContext?
     private var reads = ReadGate()
+    /// Bytes of a head not complete yet.
+    private var pendingHead: ByteBuffer?
+    /// The body being read, if any.
+    private var body: Body?
 
     init(key: UpstreamKey) { self.key = key }
 
@@ -77,9 +103,9 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
-    func write(_ part: HTTPClientRequestPart) {
+    func write(_ bytes: ByteBuffer) {
         guard let context else { return }
-        context.write(wrapOutboundOut(part), promise: nil)
+        context.write(wrapOutboundOut(bytes), promise: nil)
     }
 
     func flush() { context?.flush() }
@@ -92,12 +118,103 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     func read(context: ChannelHandlerContext) { reads.read(context) }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard let exchange else {
-            // An idle connection that speaks: nothing to relay it to, and its state is unknown.
-            context.close(promise: nil)
-            return
+        var bytes = unwrapInboundIn(data)
+        if var pendingHead {
+            self.pendingHead = nil
+            pendingHead.writeBuffer(&bytes)
+            bytes = pendingHead
         }
-        exchange.upstreamRead(unwrapInboundIn(data))
+        while bytes.readableBytes > 0 {
+            guard let exchange else {
+                // An idle connection that speaks, or bytes after an answer's end: nothing to relay them to, and the
+                // connection's state is unknown.
+                context.close(promise: nil)
+                return
+            }
+            if body != nil {
+                readBody(&bytes, for: exchange, context: context)
+                continue
+            }
+            let head: HTTPMessageHead?
+            do {
+                head = try bytes.withUnsafeReadableBytes { raw throws(HTTPHeadError) in
+                    try HTTPMessageHead.parse(raw, kind: .response(toHEAD: requestWasHEAD))
+                }
+            } catch {
+                context.close(promise: nil)
+                return
+            }
+            guard let head else {
+                pendingHead = bytes
+                return
+            }
+            let headBytes = bytes.readSlice(length: head.length)!
+            guard case .response(let status) = head.startLine, status >= 200 else { continue }
+            switch head.framing {
+            case .none:
+                exchange.upstreamHead(head, bytes: headBytes)
+                ended(context)
+            case .length(let length):
+                body = .length(length)
+                exchange.upstreamHead(head, bytes: headBytes)
+            case .chunked:
+                body = .chunked(ChunkedBodyScanner())
+                exchange.upstreamHead(head, bytes: headBytes)
+            case .untilClose:
+                body = .untilClose
+                exchange.upstreamHead(head, bytes: headBytes)
+            }
+        }
+    }
+
+    /// Hands the body's bytes among `bytes` to `exchange`, and ends the answer when its body is complete.
+    private func readBody(_ bytes: inout ByteBuffer, for exchange: any UpstreamExchange, context: ChannelHandlerContext) {
+        switch body {
+        case .length(let left):
+            let count = min(left, bytes.readableBytes)
+            exchange.upstreamBody(bytes.readSlice(length: count)!)
+            if count == left {
+                ended(context)
+            } else {
+                body = .length(left - count)
+            }
+        case .chunked(var scanner):
+            body = nil
+            var data: [Range<Int>] = []
+            let taken: Int
+            do {
+                let dechunk = self.dechunk
+                taken = try bytes.withUnsafeReadableBytes { raw throws(HTTPHeadError) in
+                    try scanner.scan(raw) { if dechunk { data.append($0) } }
+                }
+            } catch {
+                context.close(promise: nil)
+                bytes.clear()
+                return
+            }
+            let framed = bytes.readSlice(length: taken)!
+            if dechunk {
+                for range in data { exchange.upstreamBody(framed.getSlice(at: framed.readerIndex + range.lowerBound, length: range.count)!) }
+            } else {
+                exchange.upstreamBody(framed)
+            }
+            if scanner.isComplete {
+                ended(context)
+            } else {
+                body = .chunked(scanner)
+            }
+        case .untilClose:
+            exchange.upstreamBody(bytes)
+            bytes.clear()
+        case nil:
+            break
+        }
+    }
+
+    /// The answer is complete: the next bytes start another one (which only a new request may bring).
+    private func ended(_ context: ChannelHandlerContext) {
+        body = nil
+        exchange?.upstreamEnd()
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -109,6 +226,11 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        if case .untilClose = body {
+            // The close ends an answer framed by it.
+            body = nil
+            exchange?.upstreamEnd()
+        }
         let exchange = self.exchange
         self.exchange = nil
         exchange?.upstreamFailed()

@@ -1,5 +1,4 @@
 import NIOCore
-import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import Synchronization
@@ -53,8 +52,8 @@ final class UpstreamConnectionPool {
                 channel.eventLoop.makeCompletedFuture {
                     let operations = channel.pipeline.syncOperations
                     try UpstreamTLS.add(sslContext, host: host, to: operations)
-                    // No header validator: ``UpstreamRequestHead`` only sends values that are checked already.
-                    try operations.addHTTPClientHandlers(enableOutboundHeaderValidation: false)
+                    // No HTTP codec: ``UpstreamRequestHead`` writes the request's bytes (only values checked already) and
+                    // ``UpstreamResponseHandler`` reads the answer's.
                     try operations.addHandler(IdleStateHandler(readTimeout: readTimeout))
                     try operations.addHandler(UpstreamResponseHandler(key: key))
                 }

@@ -1,5 +1,6 @@
 import GatehouseHTTP
 import HTTPTypes
+import NIOCore
 import NIOHTTP1
 
 /// The head of a request as the gateway sends it upstream, and of an upstream's answer as it goes back to the
@@ -51,13 +52,14 @@ enum UpstreamRequestHead {
         return tokens
     }
 
-    /// The upstream request for `client`: its method, `target` (the upstream's base path, the routed remainder and
-    /// the query without the realm's credential parameters), `Host` set to the upstream's authority. Never
-    /// forwarded: hop-by-hop fields, `Authorization`, the realm's credential headers and cookies, a client's
-    /// `X-Gateway-User`, a client's forwarding fields (replaced by `forwarding`). The body's framing is kept:
-    /// `Content-Length` as sent, a chunked body chunked again by NIO's encoder.
+    /// The upstream request's head for `client`, as the bytes written upstream: its method, `target` (the
+    /// upstream's base path, the routed remainder and the query without the realm's credential parameters), `Host`
+    /// set to the upstream's authority. Never forwarded: hop-by-hop fields, `Authorization`, the realm's credential
+    /// headers and cookies, a client's `X-Gateway-User`, a client's forwarding fields (replaced by `forwarding`). The
+    /// body's framing is kept: `Content-Length` as sent, or `chunked` (`chunked` is then `true`: the body, which NIO's
+    /// decoder hands over without its chunks' framing, is chunked again, ``chunk(_:allocator:)``).
     static func make(from client: HTTPRequestHead, target: String, authority: String, realm: Realm?, forwarding: ForwardingHeaders,
-                     user: String?) -> HTTPRequestHead {
+                     user: String?, allocator: ByteBufferAllocator) -> (head: ByteBuffer, chunked: Bool) {
         let tokens = connectionTokens(client.headers)
         let credentialHeaders = realm.map { Set($0.headers.map { $0.lowercased() }) } ?? []
         // Collected as pairs and made `HTTPHeaders` once: its `add` checks every name for ASCII again (names from
@@ -91,34 +93,120 @@ enum UpstreamRequestHead {
         }
         for (name, value) in forwarding.fields { headers.append((name, value)) }
         if let user { headers.append((HTTPProxy.userHeader, user)) }
-        if chunked, !hasLength {
+        let chunkedBody = chunked && !hasLength
+        if chunkedBody {
             headers.append(("Transfer-Encoding", "chunked"))
         } else if !hasLength, client.method != .GET, client.method != .HEAD {
-            // No body: say so, rather than let NIO's encoder frame an empty chunked one.
+            // No body: say so (some servers wait for one, or refuse the request without a length).
             headers.append(("Content-Length", "0"))
         }
-        return HTTPRequestHead(version: .http1_1, method: client.method, uri: target, headers: HTTPHeaders(headers))
+        var head = allocator.buffer(capacity: 128 + target.utf8.count + headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 })
+        head.writeString(client.method.rawValue)
+        head.writeStaticString(" ")
+        head.writeString(target)
+        head.writeStaticString(" HTTP/1.1\r\n")
+        for (name, value) in headers { writeField(name, value, to: &head) }
+        head.writeStaticString("\r\n")
+        return (head, chunkedBody)
     }
 
-    /// The upstream's answer head for the client: hop-by-hop fields and those its `Connection` names dropped,
-    /// `WWW-Authenticate` set to `challenge` (Negotiate's mutual authentication), `Connection: close` when the
-    /// client connection ends after it.
-    static func response(_ upstream: HTTPResponseHead, version: HTTPVersion, challenge: String?, close: Bool) -> HTTPResponseHead {
-        let tokens = connectionTokens(upstream.headers)
-        var headers: [(String, String)] = []
-        headers.reserveCapacity(upstream.headers.count + 1)
-        for (name, value) in upstream.headers {
-            let lower = HeaderText.lowercased(name)
-            if HTTPProxy.hopByHop.contains(lower) || tokens.contains(lower) { continue }
-            if challenge != nil, lower == "www-authenticate" { continue }
-            headers.append((name, value))
+    private static func writeField(_ name: String, _ value: String, to buffer: inout ByteBuffer) {
+        buffer.writeString(name)
+        buffer.writeStaticString(": ")
+        buffer.writeString(value)
+        buffer.writeStaticString("\r\n")
+    }
+
+    /// A piece of a chunked request body as a chunk (empty: nothing, an empty chunk would end the body).
+    static func chunk(_ data: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer? {
+        guard data.readableBytes > 0 else { return nil }
+        var chunk = allocator.buffer(capacity: data.readableBytes + 20)
+        chunk.writeString(String(data.readableBytes, radix: 16))
+        chunk.writeStaticString("\r\n")
+        var data = data
+        chunk.writeBuffer(&data)
+        chunk.writeStaticString("\r\n")
+        return chunk
+    }
+
+    /// The end of a chunked request body: the last chunk and the trailer fields.
+    static func lastChunk(trailers: HTTPHeaders?, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var end = allocator.buffer(capacity: 5)
+        end.writeStaticString("0\r\n")
+        for (name, value) in trailers ?? [:] { writeField(name, value, to: &end) }
+        end.writeStaticString("\r\n")
+        return end
+    }
+
+    /// The upstream's answer head for the client, as bytes: the status line with the client's version, the fields as
+    /// the upstream wrote them but hop-by-hop fields and those its `Connection` names (`Transfer-Encoding` kept when
+    /// `keepTransferEncoding`: the chunks go on as they came), `WWW-Authenticate` set to `challenge` (Negotiate's mutual
+    /// authentication), `Connection: close` when the client connection ends after it (`keep-alive` to an HTTP/1.0
+    /// client otherwise).
+    static func response(_ head: HTTPMessageHead, bytes: ByteBuffer, clientMinorVersion: Int, challenge: String?, close: Bool,
+                         keepTransferEncoding: Bool, allocator: ByteBufferAllocator) -> ByteBuffer {
+        bytes.withUnsafeReadableBytes { raw in
+            var out = allocator.buffer(capacity: raw.count + 64 + (challenge?.utf8.count ?? 0))
+            out.writeStaticString(clientMinorVersion == 0 ? "HTTP/1.0" : "HTTP/1.1")
+            // The rest of the status line (" 200 OK\r\n") as it came.
+            var lineEnd = 8
+            while raw[lineEnd] != 0x0A { lineEnd += 1 }
+            out.writeBytes(UnsafeRawBufferPointer(rebasing: raw[8...lineEnd]))
+            var tokens: Set<String> = []
+            for field in head.fields where HTTPMessageHead.name(raw, field.name, is: "connection") {
+                for token in String(decoding: raw[field.value], as: UTF8.self).split(separator: ",") {
+                    tokens.insert(HeaderText.lowercased(String(HeaderText.trimmed(token))))
+                }
+            }
+            for field in head.fields {
+                if isHopByHop(raw, field.name, keepTransferEncoding: keepTransferEncoding) { continue }
+                if !tokens.isEmpty, tokens.contains(HeaderText.lowercased(String(decoding: raw[field.name], as: UTF8.self))) { continue }
+                if challenge != nil, HTTPMessageHead.name(raw, field.name, is: "www-authenticate") { continue }
+                out.writeBytes(UnsafeRawBufferPointer(rebasing: raw[field.name]))
+                out.writeStaticString(": ")
+                out.writeBytes(UnsafeRawBufferPointer(rebasing: raw[field.value]))
+                out.writeStaticString("\r\n")
+            }
+            if let challenge { writeField("WWW-Authenticate", challenge, to: &out) }
+            if close {
+                out.writeStaticString("Connection: close\r\n")
+            } else if clientMinorVersion == 0 {
+                out.writeStaticString("Connection: keep-alive\r\n")
+            }
+            out.writeStaticString("\r\n")
+            return out
         }
-        if let challenge { headers.append(("WWW-Authenticate", challenge)) }
-        if close {
-            headers.append(("Connection", "close"))
-        } else if version == .http1_0 {
-            headers.append(("Connection", "keep-alive"))
+    }
+
+    /// Whether the field named at `name` is about the upstream connection only (``HTTPProxy/hopByHop``).
+    private static func isHopByHop(_ raw: UnsafeRawBufferPointer, _ name: Range<Int>, keepTransferEncoding: Bool) -> Bool {
+        switch name.count {
+        case 2: return HTTPMessageHead.name(raw, name, is: "te")
+        case 4: return HTTPMessageHead.name(raw, name, is: "host")
+        case 7: return HTTPMessageHead.name(raw, name, is: "upgrade") || HTTPMessageHead.name(raw, name, is: "trailer")
+        case 10: return HTTPMessageHead.name(raw, name, is: "connection") || HTTPMessageHead.name(raw, name, is: "keep-alive")
+        case 16: return HTTPMessageHead.name(raw, name, is: "proxy-connection")
+        case 17: return !keepTransferEncoding && HTTPMessageHead.name(raw, name, is: "transfer-encoding")
+        case 18: return HTTPMessageHead.name(raw, name, is: "proxy-authenticate")
+        case 19: return HTTPMessageHead.name(raw, name, is: "proxy-authorization")
+        default: return false
         }
-        return HTTPResponseHead(version: version, status: upstream.status, headers: HTTPHeaders(headers))
+    }
+
+    /// Whether the upstream keeps its connection open after an answer with `head` (HTTP/1.1 unless it says `close`;
+    /// HTTP/1.0 only when it says `keep-alive`).
+    static func keepsAlive(_ head: HTTPMessageHead, bytes: ByteBuffer) -> Bool {
+        bytes.withUnsafeReadableBytes { raw in
+            var close = false
+            var keepAlive = false
+            for field in head.fields where HTTPMessageHead.name(raw, field.name, is: "connection") {
+                for token in String(decoding: raw[field.value], as: UTF8.self).split(separator: ",") {
+                    let token = HeaderText.trimmed(token)
+                    if HeaderText.equalsIgnoringCase(token, "close") { close = true }
+                    if HeaderText.equalsIgnoringCase(token, "keep-alive") { keepAlive = true }
+                }
+            }
+            return head.minorVersion == 1 ? !close : keepAlive && !close
+        }
     }
 }
