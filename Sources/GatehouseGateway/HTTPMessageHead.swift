@@ -226,16 +226,17 @@ extension HTTPMessageHead {
 
     private static func framing(_ bytes: UnsafeRawBufferPointer, kind: Kind, head: HTTPMessageHead, contentLength: Int?,
                                 transferEncoding: Range<Int>?) throws(HTTPHeadError) -> Framing {
-        if case .response(let toHEAD) = kind, case .response(let status) = head.startLine,
-           toHEAD || status < 200 || status == 204 || status == 304 {
-            return .none
-        }
+        // The fields' rules hold even where the status or the method means no body.
         if let transferEncoding {
             guard contentLength == nil else { throw HTTPHeadError("both Transfer-Encoding and Content-Length") }
             guard head.minorVersion == 1 else { throw HTTPHeadError("Transfer-Encoding in HTTP/1.0") }
             guard name(bytes, transferEncoding, is: "chunked") else { throw HTTPHeadError("a Transfer-Encoding other than chunked") }
-            return .chunked
         }
+        if case .response(let toHEAD) = kind, case .response(let status) = head.startLine,
+           toHEAD || status < 200 || status == 204 || status == 304 {
+            return .none
+        }
+        if transferEncoding != nil { return .chunked }
         if let contentLength { return contentLength == 0 ? .none : .length(contentLength) }
         if case .response = kind { return .untilClose }
         return .none

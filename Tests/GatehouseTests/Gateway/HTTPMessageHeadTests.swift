@@ -237,6 +237,109 @@ import Testing
     }
 }
 
+extension HTTPMessageHeadTests {
+    /// The first answer of `bytes` to a request that was (`toHEAD`) or was not a `HEAD`, as this parser reads it:
+    /// status, fields, body (its chunks' data), and the bytes it takes; `nil` when refused or incomplete, or framed by
+    /// the connection's end (both read those to the end).
+    static func oursAnswer(_ bytes: [UInt8], toHEAD: Bool) -> (status: Int, fields: [(String, String)], body: [UInt8], length: Int)? {
+        bytes.withUnsafeBytes { raw -> (Int, [(String, String)], [UInt8], Int)? in
+            guard let head = try? HTTPMessageHead.parse(raw, kind: .response(toHEAD: toHEAD)), case .response(let status) = head.startLine
+            else { return nil }
+            let fields = head.fields.map { (String(decoding: raw[$0.name], as: UTF8.self), String(decoding: raw[$0.value], as: UTF8.self)) }
+            var length = head.length
+            var body: [UInt8] = []
+            switch head.framing {
+            case .none:
+                break
+            case .length(let count):
+                guard raw.count - length >= count else { return nil }
+                body = Array(raw[length..<(length + count)])
+                length += count
+            case .chunked:
+                var scanner = ChunkedBodyScanner()
+                let rest = UnsafeRawBufferPointer(rebasing: raw[length...])
+                guard let taken = try? scanner.scan(rest, data: { body += rest[$0] }), scanner.isComplete else { return nil }
+                length += taken
+            case .untilClose:
+                return nil
+            }
+            return (status, fields, body, length)
+        }
+    }
+
+    /// The answers NIO's response decoder reads from `bytes` after a request of `method`.
+    static func nioAnswers(_ bytes: [UInt8], method: HTTPMethod) -> [(status: Int, fields: [(String, String)], body: [UInt8])] {
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes)))
+        defer { _ = try? channel.finish() }
+        // The decoder learns each request's method from the requests it sees written: this one, then a GET for the
+        // marker answer after it.
+        for method in [method, .GET] {
+            _ = try? channel.writeOutbound(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: method, uri: "/")))
+            _ = try? channel.writeOutbound(HTTPClientRequestPart.end(nil))
+        }
+        _ = try? channel.writeInbound(ByteBuffer(bytes: bytes))
+        var answers: [(Int, [(String, String)], [UInt8])] = []
+        var current: (Int, [(String, String)], [UInt8])?
+        while let part = try? channel.readInbound(as: HTTPClientResponsePart.self) {
+            switch part {
+            case .head(let head): current = (Int(head.status.code), head.headers.map { ($0.name, $0.value) }, [])
+            case .body(var buffer): current?.2 += buffer.readBytes(length: buffer.readableBytes) ?? []
+            case .end:
+                if let current { answers.append(current) }
+                current = nil
+            }
+        }
+        return answers
+    }
+
+    /// Generated answers (statuses with and without bodies, every framing, ambiguities and flipped bytes) to `GET`
+    /// and `HEAD` requests, read by both: every final answer this parser reads, NIO's response decoder reads alike —
+    /// same status, fields and body, ending at the same byte (shown by an answer appended after it, read alike too).
+    @Test func everyAnswerItReadsNIOsResponseDecoderReadsAlike() {
+        var generator = AnswerGenerator(seed: Self.seed)
+        var accepted = 0
+        for index in 0..<(Self.streams / 2) {
+            let toHEAD = index % 4 == 0
+            let bytes = generator.next()
+            // A final answer (1xx ones are left to the relay, which drops them) and a marker answer after it.
+            guard let mine = Self.oursAnswer(bytes, toHEAD: toHEAD), mine.status >= 200 else { continue }
+            let marker = Array("HTTP/1.1 299 Marker\r\nContent-Length: 1\r\n\r\nM".utf8)
+            let stream = Array(bytes[..<mine.length]) + marker
+            accepted += 1
+            let theirs = Self.nioAnswers(stream, method: toHEAD ? .HEAD : .GET)
+            func trimmed(_ fields: [(String, String)]) -> [String] {
+                fields.map { $0.0 + ":" + $0.1.trimmingCharacters(in: CharacterSet(charactersIn: " \t")) }
+            }
+            guard let first = theirs.first, first.status == mine.status, trimmed(first.fields) == trimmed(mine.fields), first.body == mine.body
+            else {
+                Issue.record("answer \(index) (seed \(Self.seed), HEAD \(toHEAD)) read differently: ours \(mine), NIO's \(theirs); bytes \(String(decoding: bytes, as: UTF8.self).debugDescription)")
+                return
+            }
+            // After an answer that ends its connection nothing more is read from it (by the relay either).
+            let keepsAlive = bytes.withUnsafeBytes { raw in
+                (try? HTTPMessageHead.parse(raw, kind: .response(toHEAD: toHEAD))).flatMap { $0 }.map {
+                    UpstreamRequestHead.keepsAlive($0, bytes: ByteBuffer(bytes: bytes))
+                } ?? false
+            }
+            if keepsAlive, theirs.count < 2 || theirs[1].status != 299 {
+                Issue.record("answer \(index) (seed \(Self.seed)) ended elsewhere for NIO's decoder: \(theirs); bytes \(String(decoding: bytes, as: UTF8.self).debugDescription)")
+                return
+            }
+        }
+        #expect(accepted > Self.streams / 10, "only \(accepted) answers accepted")
+    }
+}
+
+/// Answers for the differential test: statuses with and without bodies, every framing, with some chance of an
+/// ambiguity, and sometimes random bytes changed.
+struct AnswerGenerator {
+    private var inner: RequestStreamGenerator
+
+    init(seed: UInt64) { inner = RequestStreamGenerator(seed: seed ^ 0x5EED) }
+
+    mutating func next() -> [UInt8] { inner.answer() }
+}
+
 /// Request streams for the differential test: mostly well-formed requests with varied fields and bodies, each with
 /// some chance of an ambiguity (a bare LF, a folded line, a space before a colon, lengths and encodings in
 /// conflict), sometimes two back to back, sometimes with random bytes changed.
@@ -254,6 +357,37 @@ struct RequestStreamGenerator {
     }
 
     private mutating func chance(_ percent: UInt64) -> Bool { random() % 100 < percent }
+
+    /// One upstream answer (see ``AnswerGenerator``).
+    mutating func answer() -> [UInt8] {
+        let status = chance(85) ? pick(["200 OK", "201 Created", "404 Not Found", "500 Oops", "204 No Content", "304 Not Modified"])
+            : pick(["100 Continue", "200", "200 ", "20 OK", "2000 OK", "200 Ok\u{01}"])
+        let version = chance(90) ? "HTTP/1.1" : pick(["HTTP/1.0", "HTTP/2", "http/1.1"])
+        var head = "\(version) \(status)\r\n"
+        for _ in 0..<(random() % 3) {
+            head += "\(pick(["Content-Type", "X-A", "Set-Cookie", "Connection", "X B", ""])):\(pick([" a", " b ", "\tc", ""]))\r\n"
+        }
+        var body = ""
+        switch random() % 3 {
+        case 0:
+            let content = String(repeating: "z", count: Int(random() % 12))
+            head += "Content-Length: \(chance(92) ? "\(content.utf8.count)" : pick(["+1", "1,1", "", "1 ", "01"]))\r\n"
+            if chance(4) { head += "Content-Length: \(content.utf8.count)\r\n" }
+            body = content
+        case 1:
+            head += "Transfer-Encoding: \(chance(90) ? "chunked" : pick(["gzip, chunked", "identity", "chunked "]))\r\n"
+            if chance(4) { head += "Content-Length: 2\r\n" }
+            body = chunkedBody(eol: "\r\n")
+        default:
+            head += "Content-Length: 0\r\n"
+        }
+        var bytes = Array((head + "\r\n" + body).utf8)
+        if chance(10), !bytes.isEmpty {
+            let position = Int(random() % UInt64(bytes.count))
+            bytes[position] = pick([0x0D, 0x0A, 0x20, 0x3A, 0x00, UInt8(ascii: "9")])
+        }
+        return bytes
+    }
     private mutating func pick<T>(_ items: [T]) -> T { items[Int(random() % UInt64(items.count))] }
 
     mutating func next() -> [UInt8] {
