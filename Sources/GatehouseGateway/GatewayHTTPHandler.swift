@@ -650,7 +650,13 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     func upstreamEnd() {
         guard let exchange, exchange.phase == .relaying, exchange.upstream != nil, let encoderContext else { return }
-        responseDone(exchange, written: encoderContext.writeAndFlush(NIOAny(encoderContext.channel.allocator.buffer(capacity: 0))))
+        if !exchange.keepAlive || quiescing {
+            // The close waits for the answer's last bytes to be written.
+            responseDone(exchange, written: encoderContext.writeAndFlush(NIOAny(encoderContext.channel.allocator.buffer(capacity: 0))))
+        } else {
+            encoderContext.flush()
+            responseDone(exchange, written: nil)
+        }
     }
 
     func upstreamReadComplete() {
@@ -715,8 +721,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         responseDone(exchange, written: context.writeAndFlush(wrapOutboundOut(.end(nil))))
     }
 
-    /// The answer's last part is written.
-    private func responseDone(_ exchange: Exchange, written: EventLoopFuture<Void>) {
+    /// The answer's last part is written (`written`: when it is, needed only when the connection closes after it).
+    private func responseDone(_ exchange: Exchange, written: EventLoopFuture<Void>?) {
         exchange.responseEnded = true
         // The idle time between requests counts from the end of the answer.
         lastRead = .now()
@@ -735,7 +741,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             let drain = !exchange.requestEnded
             // `self`, not a weak reference: a weak reference would move every later retain and release of the
             // handler (several per request) onto the runtime's slow path; the write's future always completes.
-            written.assumeIsolated().whenComplete { _ in
+            let end = {
                 guard let context = self.context else { return }
                 if drain {
                     LingeringClose.answerAndClose(context, nil)
@@ -743,6 +749,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                     context.close(promise: nil)
                 }
             }
+            if let written { written.assumeIsolated().whenComplete { _ in end() } } else { end() }
             return
         }
         finishIfDone(exchange)

@@ -25,12 +25,55 @@ enum UpstreamRequestHead {
         var fields = HTTPFields()
         fields.reserveCapacity(4)
         for (name, value) in headers {
-            let lower = HeaderText.lowercased(name)
-            guard lower == "authorization" || lower == "cookie" || lower == "host" || ForwardingHeaders.isForwardingField(lower)
-                || credentialHeaders.contains(where: { HeaderText.equalsIgnoringCase($0, lower) }) else { continue }
+            switch FieldKind(name) {
+            case .authorization, .cookie, .host, .forwarding:
+                break
+            default:
+                guard !credentialHeaders.isEmpty, credentialHeaders.contains(where: { HeaderText.equalsIgnoringCase($0, name) }) else { continue }
+            }
             if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
         }
         return fields
+    }
+
+    /// What a client's field is to the relay, told from its name's bytes (ASCII case ignored) without making a
+    /// lower-cased copy of it: this runs for every field of every request.
+    enum FieldKind: Equatable {
+        case host, cookie, authorization, contentLength, transferEncoding, gatewayUser, forwarding
+        /// `Connection`, `Keep-Alive`, `TE`, `Trailer`, `Upgrade`, `Proxy-*` (``HTTPProxy/hopByHop`` but `Host`).
+        case hopByHop
+        case other
+
+        init(_ name: String) {
+            var bytesOfName = name
+            self = bytesOfName.withUTF8 { bytes in
+                func named(_ lowercased: StaticString) -> Bool {
+                    guard bytes.count == lowercased.utf8CodeUnitCount else { return false }
+                    for index in 0..<bytes.count {
+                        let byte = bytes[index]
+                        let lower = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                        if lower != lowercased.utf8Start[index] { return false }
+                    }
+                    return true
+                }
+                switch bytes.count {
+                case 2: if named("te") { return .hopByHop }
+                case 4: if named("host") { return .host }
+                case 6: if named("cookie") { return .cookie }
+                case 7: if named("upgrade") || named("trailer") { return .hopByHop }
+                case 9: if named("forwarded") || named("x-real-ip") { return .forwarding }
+                case 10: if named("connection") || named("keep-alive") { return .hopByHop }
+                case 13: if named("authorization") { return .authorization }
+                case 14: if named("content-length") { return .contentLength } else if named("x-gateway-user") { return .gatewayUser }
+                case 16: if named("proxy-connection") { return .hopByHop }
+                case 17: if named("transfer-encoding") { return .transferEncoding }
+                case 18: if named("proxy-authenticate") { return .hopByHop }
+                case 19: if named("proxy-authorization") { return .hopByHop }
+                default: break
+                }
+                return HeaderText.hasPrefixIgnoringCase(name, "x-forwarded-") ? .forwarding : .other
+            }
+        }
     }
 
     /// Whether `value` can be sent as a field value: no control character but a tab (a line break would start a
@@ -60,8 +103,8 @@ enum UpstreamRequestHead {
     /// decoder hands over without its chunks' framing, is chunked again, ``chunk(_:allocator:)``).
     static func make(from client: HTTPRequestHead, target: String, authority: String, realm: Realm?, forwarding: ForwardingHeaders,
                      user: String?, allocator: ByteBufferAllocator) -> (head: ByteBuffer, chunked: Bool) {
-        let tokens = connectionTokens(client.headers)
-        let credentialHeaders = realm.map { Set($0.headers.map { $0.lowercased() }) } ?? []
+        let tokens = client.headers.contains(name: "connection") ? connectionTokens(client.headers) : []
+        let credentialHeaders = realm?.headers ?? []
         // Collected as pairs and made `HTTPHeaders` once: its `add` checks every name for ASCII again (names from
         // NIO's parser are tokens already, ours are constants).
         var headers: [(String, String)] = []
@@ -69,23 +112,27 @@ enum UpstreamRequestHead {
         headers.append(("Host", authority))
         var cookies: [String] = []
         var chunked = false
-        var hasLength = false
+        var length: String?
         for (name, value) in client.headers {
-            let lower = HeaderText.lowercased(name)
-            switch lower {
-            case "cookie":
+            switch FieldKind(name) {
+            case .cookie:
                 cookies.append(value)
                 continue
-            case "transfer-encoding":
+            case .transferEncoding:
                 chunked = true
                 continue
-            case "content-length":
-                hasLength = true
-            default:
+            case .contentLength:
+                // Framing: set below, never dropped (not even when `Connection` names it: the upstream would read the
+                // body as a request of its own).
+                length = value
+                continue
+            case .host, .hopByHop, .authorization, .gatewayUser, .forwarding:
+                continue
+            case .other:
                 break
             }
-            if HTTPProxy.hopByHop.contains(lower) || tokens.contains(lower) || lower == "authorization" || lower == "x-gateway-user"
-                || credentialHeaders.contains(lower) || ForwardingHeaders.isForwardingField(lower) { continue }
+            if !tokens.isEmpty, tokens.contains(HeaderText.lowercased(name)) { continue }
+            if !credentialHeaders.isEmpty, credentialHeaders.contains(where: { HeaderText.equalsIgnoringCase($0, name) }) { continue }
             headers.append((name, value))
         }
         if !cookies.isEmpty, let cookie = CredentialCarriers.cookieField(cookies, removing: Set(realm?.cookies ?? [])) {
@@ -93,10 +140,14 @@ enum UpstreamRequestHead {
         }
         for (name, value) in forwarding.fields { headers.append((name, value)) }
         if let user { headers.append((HTTPProxy.userHeader, user)) }
-        let chunkedBody = chunked && !hasLength
+        // The body as NIO's decoder framed it: chunks (handed over without their framing, chunked again), else the
+        // length; never both (NIO's decoder refuses both, and the length would not be the chunks' data's).
+        let chunkedBody = chunked
         if chunkedBody {
             headers.append(("Transfer-Encoding", "chunked"))
-        } else if !hasLength, client.method != .GET, client.method != .HEAD {
+        } else if let length {
+            headers.append(("Content-Length", length))
+        } else if client.method != .GET, client.method != .HEAD {
             // No body: say so (some servers wait for one, or refuse the request without a length).
             headers.append(("Content-Length", "0"))
         }

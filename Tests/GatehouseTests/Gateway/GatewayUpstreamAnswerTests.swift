@@ -42,6 +42,9 @@ import Testing
             self.accepts = accepts
         }
 
+        /// The targets of the requests it read, in order.
+        var targets: [String] { accepts.targets }
+
         var port: Int { channel.localAddress?.port ?? 0 }
         /// Connections accepted so far.
         var accepted: Int { accepts.count }
@@ -52,7 +55,7 @@ import Testing
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
                     accepts.add()
-                    return channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Script()) }
+                    return channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Script(accepts: accepts)) }
                 }
                 .bind(host: "127.0.0.1", port: 0).get()
             return ScriptedUpstream(channel: channel, accepts: accepts)
@@ -62,22 +65,32 @@ import Testing
 
         final class Accepts: Sendable {
             private let value = Atomic<Int>(0)
+            private let seen = Mutex<[String]>([])
             func add() { value.add(1, ordering: .relaxed) }
             var count: Int { value.load(ordering: .relaxed) }
+            func saw(_ target: String) { seen.withLock { $0.append(target) } }
+            var targets: [String] { seen.withLock { $0 } }
         }
 
-        /// Reads request heads (no bodies: the tests send none) and writes the answers they name.
+        /// Reads requests (a body by its `Content-Length`, as a server does) and writes the answers they name.
         final class Script: ChannelInboundHandler {
             typealias InboundIn = ByteBuffer
             typealias OutboundOut = ByteBuffer
+            private let accepts: Accepts
             private var received: [UInt8] = []
+
+            init(accepts: Accepts) { self.accepts = accepts }
 
             func channelRead(context: ChannelHandlerContext, data: NIOAny) {
                 received += unwrapInboundIn(data).readableBytesView
                 while let end = received.firstRange(of: Array("\r\n\r\n".utf8)) {
                     let head = String(decoding: received[..<end.lowerBound], as: UTF8.self)
-                    received.removeFirst(end.upperBound)
+                    let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                        .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+                    guard received.count >= end.upperBound + length else { return }
+                    received.removeFirst(end.upperBound + length)
                     let target = head.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
+                    accepts.saw(target)
                     let name = target.split(separator: "/").last.map(String.init) ?? ""
                     let answer = ScriptedUpstream.answers[name] ?? Answer(bytes: "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
                     context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: answer.bytes)), promise: nil)
@@ -216,6 +229,20 @@ import Testing
             let second = await connection.readResponse()
             #expect(second?.status == 200 && second?.text == "hello")
             #expect(upstream.accepted == 2)
+        }
+    }
+
+    /// `Connection` may name hop-by-hop fields to drop, but never the body's length: without it the upstream would
+    /// read the body as a request of its own, one the gateway never admitted.
+    @Test func aConnectionFieldNamingContentLengthCannotSmuggleTheBody() async throws {
+        try await Self.withGateway { port, upstream in
+            let smuggled = "GET /s/smuggled HTTP/1.1\r\nHost: gw\r\n\r\n"
+            let connection = try RawHTTPConnection(port: port, timeout: .seconds(10))
+            await connection.send("POST /s/length HTTP/1.1\r\nHost: gw\r\nConnection: Content-Length, keep-alive\r\n"
+                                  + "Content-Length: \(smuggled.utf8.count)\r\n\r\n\(smuggled)")
+            let response = await connection.readResponse()
+            #expect(response?.status == 200 && response?.text == "hello")
+            #expect(upstream.targets == ["/s/length"])
         }
     }
 
