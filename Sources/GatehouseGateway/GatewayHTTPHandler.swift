@@ -64,6 +64,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         var service = "none"
         var route: (service: ProtectedService, remainder: ProtectedService.Remainder, target: RequestTarget)?
         var fields = HTTPFields()
+        /// Whether ``fields`` are still to be made (a request admitted by its connection's memory needs none of them
+        /// unless its forwarding fields are made anew).
+        var fieldsPending = false
         /// The request's head as written upstream.
         var upstreamHead: ByteBuffer?
         /// Whether the request body goes upstream chunked (NIO's decoder hands it over without its chunks' framing).
@@ -386,11 +389,12 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             return
         }
         exchange.route = (service, remainder, target)
-        exchange.fields = UpstreamRequestHead.admissionFields(head.headers, realm: service.realm)
-        if let remembered, remembered.admits(exchange.fields, to: service) {
+        if let remembered, remembered.admits(authorization: UpstreamRequestHead.authorization(head.headers), to: service) {
+            exchange.fieldsPending = true
             admitted(exchange, gateway.readmit(remembered))
             return
         }
+        exchange.fields = UpstreamRequestHead.admissionFields(head.headers, realm: service.realm)
         if let (admission, remembering) = gateway.admitNowRemembering(headers: exchange.fields, query: target.query, to: service) {
             remembered = remembering
             admitted(exchange, admission)
@@ -562,6 +566,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private func forwarding(_ exchange: Exchange) -> ForwardingHeaders {
         let host = exchange.head.headers.first(name: "host")
         if !peerIsTrusted, let lastForwarding, lastForwarding.host == host { return lastForwarding.fields }
+        if exchange.fieldsPending {
+            exchange.fieldsPending = false
+            exchange.fields = UpstreamRequestHead.admissionFields(exchange.head.headers, realm: exchange.route?.service.realm)
+        }
         let fields = ForwardingHeaders(headers: exchange.fields, host: host, peer: peer, trusted: gateway.trustedProxies,
                                        proto: gateway.tls == nil ? "http" : "https")
         if !peerIsTrusted { lastForwarding = (host, fields) }

@@ -41,8 +41,13 @@ final class RememberedAdmission: Sendable {
 
     /// Whether a request to `service` with `headers` is admitted again as ``subject`` (at `now`, the present when `nil`).
     func admits(_ headers: HTTPFields, to service: ProtectedService, now: ContinuousClock.Instant? = nil) -> Bool {
-        guard service === self.service, let given = headers.value(of: .authorization),
-              ConstantTime.sameBytes(given, authorization),
+        admits(authorization: headers.value(of: .authorization), to: service, now: now)
+    }
+
+    /// Whether a request to `service` whose `Authorization` is `given` (its fields joined as ``HTTPFields`` joins them)
+    /// is admitted again as ``subject``.
+    func admits(authorization given: String?, to service: ProtectedService, now: ContinuousClock.Instant? = nil) -> Bool {
+        guard service === self.service, let given, ConstantTime.sameBytes(given, authorization),
               UnsettledAccounts.shared.failures == failures
         else { return false }
         if let expiry = subject.expiresAt, expiry <= Date() { return false }

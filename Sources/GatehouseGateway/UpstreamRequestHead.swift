@@ -36,6 +36,15 @@ enum UpstreamRequestHead {
         return fields
     }
 
+    /// The request's `Authorization`, its fields joined with `, ` as ``HTTPFields/value(of:)`` joins them.
+    static func authorization(_ headers: HTTPHeaders) -> String? {
+        var value: String?
+        for (name, field) in headers where FieldKind(name) == .authorization {
+            value = value.map { $0 + ", " + field } ?? field
+        }
+        return value
+    }
+
     /// What a client's field is to the relay, told from its name's bytes (ASCII case ignored) without making a
     /// lower-cased copy of it: this runs for every field of every request.
     enum FieldKind: Equatable {

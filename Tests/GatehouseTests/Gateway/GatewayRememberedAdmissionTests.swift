@@ -52,6 +52,28 @@ import Testing
         return nil
     }
 
+    /// A request admitted by its connection's memory still gets its own forwarding fields: a trusted proxy's
+    /// `X-Forwarded-For` of each request, appended to.
+    @Test func aRememberedAdmissionKeepsEachRequestsForwardingFields() async throws {
+        try await RecordingFixture.run({ upstream in
+            var configuration = Self.configuration(upstream)
+            configuration.trustedProxies = ["127.0.0.1"]
+            return configuration
+        }) { fixture in
+            let connection = try RawHTTPConnection(port: fixture.port)
+            let joe = basicAuthorization("joe", "welcome")
+            let before = fixture.gateway.statistics.counters(realm: "demo").remembered
+            for client in ["203.0.113.1", "198.51.100.7", "192.0.2.44"] {
+                #expect(await connection.send("GET /api/x HTTP/1.1\r\nHost: gateway.test\r\nAuthorization: \(joe)\r\nX-Forwarded-For: \(client)\r\n\r\n"))
+                let response = try #require(await connection.readResponse())
+                #expect(response.status == 200)
+                #expect(try RecordingUpstream.seen(response.body).header("X-Forwarded-For") == "\(client), 127.0.0.1")
+            }
+            // The later requests were admitted by the memory (unless a password failed meanwhile elsewhere).
+            #expect(fixture.gateway.statistics.counters(realm: "demo").remembered > before || UnsettledAccounts.shared.failures > 0)
+        }
+    }
+
     @Test func oneConnectionIsAnsweredForWhoeverItsCredentialsName() async throws {
         try await GatewayFixture.run({ Self.configuration($0) }) { fixture in
             let connection = try RawHTTPConnection(port: fixture.gatewayApp.port)
