@@ -8,23 +8,11 @@ import NIOPosix
 enum ByteRelay {
     /// Listens on 127.0.0.1 (a free port) and relays every accepted connection to `upstreamHost:upstreamPort`.
     static func start(upstreamHost: String, upstreamPort: Int, group: any EventLoopGroup) async throws -> any Channel {
-        try await ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { client in
-                ClientBootstrap(group: client.eventLoop)
-                    .connectTimeout(.seconds(5))
-                    .connect(host: upstreamHost, port: upstreamPort)
-                    .flatMapThrowing { upstream in
-                        // Both channels are on the client's event loop, where this runs.
-                        let (toUpstream, toClient) = Glue.pair()
-                        try client.pipeline.syncOperations.addHandler(toUpstream)
-                        try upstream.pipeline.syncOperations.addHandler(toClient)
-                    }
-            }
-            .bind(host: "127.0.0.1", port: 0)
-            .get()
+        try await RelayServer.start(upstreamHost: upstreamHost, upstreamPort: upstreamPort, group: group) { client, upstream in
+            let (toUpstream, toClient) = Glue.pair()
+            try client.pipeline.syncOperations.addHandler(toUpstream)
+            try upstream.pipeline.syncOperations.addHandler(toClient)
+        }
     }
 
     /// One end of the relay: what its channel reads is written to its partner's channel, flushed when the read

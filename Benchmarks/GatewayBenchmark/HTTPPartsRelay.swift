@@ -10,25 +10,14 @@ enum HTTPPartsRelay {
     /// Listens on 127.0.0.1 (a free port) and relays every accepted connection's requests to
     /// `upstreamHost:upstreamPort`.
     static func start(upstreamHost: String, upstreamPort: Int, group: any EventLoopGroup) async throws -> any Channel {
-        try await ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { client in
-                ClientBootstrap(group: client.eventLoop)
-                    .connectTimeout(.seconds(5))
-                    .connect(host: upstreamHost, port: upstreamPort)
-                    .flatMapThrowing { upstream in
-                        // Both channels are on the client's event loop, where this runs.
-                        let toClient = ToClient()
-                        let toUpstream = ToUpstream(upstream: upstream, toClient: toClient)
-                        try upstream.pipeline.syncOperations.addHTTPClientHandlers()
-                        try upstream.pipeline.syncOperations.addHandler(toClient)
-                        try client.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false)
-                        try client.pipeline.syncOperations.addHandler(toUpstream)
-                    }
-            }
-            .bind(host: "127.0.0.1", port: 0)
-            .get()
+        try await RelayServer.start(upstreamHost: upstreamHost, upstreamPort: upstreamPort, group: group) { client, upstream in
+            let toClient = ToClient()
+            let toUpstream = ToUpstream(upstream: upstream, toClient: toClient)
+            try upstream.pipeline.syncOperations.addHTTPClientHandlers()
+            try upstream.pipeline.syncOperations.addHandler(toClient)
+            try client.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false)
+            try client.pipeline.syncOperations.addHandler(toUpstream)
+        }
     }
 
     /// The client's side: request parts written to the upstream, flushed when a read completes.

@@ -11,25 +11,14 @@ import NIOPosix
 enum HeadRewritingRelay {
     static func start(upstreamHost: String, upstreamPort: Int, authorization: String, group: any EventLoopGroup) async throws -> any Channel {
         let expected = Array(authorization.utf8)
-        return try await ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { client in
-                ClientBootstrap(group: client.eventLoop)
-                    .connectTimeout(.seconds(5))
-                    .connect(host: upstreamHost, port: upstreamPort)
-                    .flatMapThrowing { upstream in
-                        // Both channels are on the client's event loop, where this runs.
-                        let clientSide = Side(role: .request(expectedAuthorization: expected))
-                        let upstreamSide = Side(role: .response)
-                        clientSide.partner = upstreamSide
-                        upstreamSide.partner = clientSide
-                        try client.pipeline.syncOperations.addHandler(clientSide)
-                        try upstream.pipeline.syncOperations.addHandler(upstreamSide)
-                    }
-            }
-            .bind(host: "127.0.0.1", port: 0)
-            .get()
+        return try await RelayServer.start(upstreamHost: upstreamHost, upstreamPort: upstreamPort, group: group) { client, upstream in
+            let clientSide = Side(role: .request(expectedAuthorization: expected))
+            let upstreamSide = Side(role: .response)
+            clientSide.partner = upstreamSide
+            upstreamSide.partner = clientSide
+            try client.pipeline.syncOperations.addHandler(clientSide)
+            try upstream.pipeline.syncOperations.addHandler(upstreamSide)
+        }
     }
 
     /// One side: reads its socket's messages, writes them to the partner's.
