@@ -656,8 +656,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         if !encoderContext.channel.isWritable { upstream.handler.pauseReads() }
     }
 
-    func upstreamEnd() {
+    func upstreamEnd(reusable: Bool) {
         guard let exchange, exchange.phase == .relaying, exchange.upstream != nil, let encoderContext else { return }
+        if !reusable { exchange.upstreamReusable = false }
         if !exchange.keepAlive || quiescing {
             // The close waits for the answer's last bytes to be written.
             responseDone(exchange, written: encoderContext.writeAndFlush(NIOAny(encoderContext.channel.allocator.buffer(capacity: 0))))

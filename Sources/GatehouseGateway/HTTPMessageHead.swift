@@ -80,8 +80,8 @@ extension HTTPMessageHead {
     /// The head at the start of `bytes`: `nil` while its empty last line has not arrived (and the bytes are within
     /// `maxLength`).
     static func parse(_ bytes: UnsafeRawBufferPointer, kind: Kind, maxLength: Int = defaultMaxLength,
-                      maxFields: Int = defaultMaxFields) throws(HTTPHeadError) -> HTTPMessageHead? {
-        var reader = LineReader(bytes: bytes, limit: min(bytes.count, maxLength))
+                      maxLineLength: Int = HTTPMessageHead.maxLineLength, maxFields: Int = defaultMaxFields) throws(HTTPHeadError) -> HTTPMessageHead? {
+        var reader = LineReader(bytes: bytes, limit: min(bytes.count, maxLength), maxLineLength: maxLineLength)
         guard let first = try reader.nextLine() else { return try reader.incomplete(maxLength: maxLength, available: bytes.count) }
         var head: HTTPMessageHead
         switch kind {
@@ -271,12 +271,14 @@ private struct LineReader {
     let bytes: UnsafeRawBufferPointer
     /// Lines are looked for below this offset.
     let limit: Int
+    let maxLineLength: Int
     /// Where the next line starts.
     private(set) var offset = 0
 
-    init(bytes: UnsafeRawBufferPointer, limit: Int) {
+    init(bytes: UnsafeRawBufferPointer, limit: Int, maxLineLength: Int) {
         self.bytes = bytes
         self.limit = limit
+        self.maxLineLength = maxLineLength
     }
 
     /// The next line without its CRLF, `nil` when it has not all arrived within the limit.
@@ -288,8 +290,8 @@ private struct LineReader {
                 guard index + 1 < limit else { return nil }
                 guard bytes[index + 1] == 0x0A else { throw HTTPHeadError("a CR without LF in the head") }
                 let line = offset..<index
-                guard line.count <= HTTPMessageHead.maxLineLength else {
-                    throw HTTPHeadError("a line of the head is longer than \(HTTPMessageHead.maxLineLength) bytes", tooLarge: true)
+                guard line.count <= maxLineLength else {
+                    throw HTTPHeadError("a line of the head is longer than \(maxLineLength) bytes", tooLarge: true)
                 }
                 offset = index + 2
                 return line

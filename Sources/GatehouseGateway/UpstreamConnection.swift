@@ -15,8 +15,9 @@ protocol UpstreamExchange: AnyObject {
     /// Bytes of the answer's body as they came (with their chunks' framing), or only its chunks' data when the
     /// connection was asked to take the framing off (``UpstreamResponseHandler/dechunk``).
     func upstreamBody(_ bytes: ByteBuffer)
-    /// The answer is complete.
-    func upstreamEnd()
+    /// The answer is complete; `reusable` is `false` when the connection must not carry another exchange (bytes came
+    /// after the answer's end, or the answer ended with the connection).
+    func upstreamEnd(reusable: Bool)
     /// The end of one read of the upstream's socket: time to flush towards the client.
     func upstreamReadComplete()
     /// The connection closed, failed or timed out before the exchange released it.
@@ -66,8 +67,12 @@ final class UpstreamConnection {
 /// exchange makes. Holds the socket's reads while the client cannot take more (backpressure), so that a large answer
 /// streams at the client's pace without piling up in memory.
 ///
-/// Informational answers (`1xx`) are dropped. An answer that cannot be read, or bytes after an answer's end, close
-/// the connection (the exchange learns it from the close).
+/// Informational answers (`1xx`) are dropped. An answer that cannot be read closes the connection (the exchange
+/// learns it from the close); bytes after an answer's end make it unusable for another exchange (no next request's
+/// answer may come from them), and then close it.
+///
+/// Heads up to ``maxHeadLength`` bytes (no line longer, at most ``maxFields`` fields): more than a client's, as an
+/// upstream's answers may carry large cookies and policies.
 final class UpstreamResponseHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
@@ -86,6 +91,9 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     var exchange: (any UpstreamExchange)?
     /// Called once when the connection closes (the pool forgets it), with this handler.
     var onClose: ((UpstreamResponseHandler) -> Void)?
+    static let maxHeadLength = 64 * 1024
+    static let maxFields = 512
+
     /// Whether the request now answered was a `HEAD` (its answer has no body): set with each request.
     var requestWasHEAD = false
     /// Whether the body of a chunked answer goes to the exchange as its chunks' data only (for an HTTP/1.0 client).
@@ -138,7 +146,8 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
             let head: HTTPMessageHead?
             do {
                 head = try bytes.withUnsafeReadableBytes { raw throws(HTTPHeadError) in
-                    try HTTPMessageHead.parse(raw, kind: .response(toHEAD: requestWasHEAD))
+                    try HTTPMessageHead.parse(raw, kind: .response(toHEAD: requestWasHEAD), maxLength: Self.maxHeadLength,
+                                              maxLineLength: Self.maxHeadLength, maxFields: Self.maxFields)
                 }
             } catch {
                 context.close(promise: nil)
@@ -153,7 +162,7 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
             switch head.framing {
             case .none:
                 exchange.upstreamHead(head, bytes: headBytes)
-                ended(context)
+                ended(context, followedBy: bytes.readableBytes)
             case .length(let length):
                 body = .length(length)
                 exchange.upstreamHead(head, bytes: headBytes)
@@ -174,7 +183,7 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
             let count = min(left, bytes.readableBytes)
             exchange.upstreamBody(bytes.readSlice(length: count)!)
             if count == left {
-                ended(context)
+                ended(context, followedBy: bytes.readableBytes)
             } else {
                 body = .length(left - count)
             }
@@ -199,7 +208,7 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
                 exchange.upstreamBody(framed)
             }
             if scanner.isComplete {
-                ended(context)
+                ended(context, followedBy: bytes.readableBytes)
             } else {
                 body = .chunked(scanner)
             }
@@ -211,10 +220,12 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
         }
     }
 
-    /// The answer is complete: the next bytes start another one (which only a new request may bring).
-    private func ended(_ context: ChannelHandlerContext) {
+    /// The answer is complete. Only a new request may bring another one: when `followedBy` bytes came after it
+    /// already, the connection is not reused (they must not answer the next request) and is closed.
+    private func ended(_ context: ChannelHandlerContext, followedBy: Int) {
         body = nil
-        exchange?.upstreamEnd()
+        exchange?.upstreamEnd(reusable: followedBy == 0)
+        if followedBy > 0 { context.close(promise: nil) }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -229,7 +240,7 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
         if case .untilClose = body {
             // The close ends an answer framed by it.
             body = nil
-            exchange?.upstreamEnd()
+            exchange?.upstreamEnd(reusable: false)
         }
         let exchange = self.exchange
         self.exchange = nil

@@ -32,6 +32,8 @@ import Testing
             "bare-lf": Answer(bytes: "HTTP/1.1 200 OK\nContent-Length: 2\n\nok"),
             "extra-bytes": Answer(bytes: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nsmugg"),
             "upstream-close": Answer(bytes: "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", close: true),
+            "large-head": Answer(bytes: "HTTP/1.1 200 OK\r\nSet-Cookie: big=" + String(repeating: "c", count: 20_000) + "\r\n"
+                                 + String(repeating: "X-Many: m\r\n", count: 200) + "Content-Length: 2\r\n\r\nok"),
         ]
 
         private let channel: any Channel
@@ -243,6 +245,30 @@ import Testing
             let response = await connection.readResponse()
             #expect(response?.status == 200 && response?.text == "hello")
             #expect(upstream.targets == ["/s/length"])
+        }
+    }
+
+    /// A client's pipelined request starts as soon as the answer before it ends, while the bytes the upstream sent
+    /// after that answer are still being read: they must not become the next request's answer.
+    @Test func bytesAfterAnAnswersEndNeverAnswerAPipelinedRequest() async throws {
+        try await Self.withGateway { port, upstream in
+            let connection = try RawHTTPConnection(port: port, timeout: .seconds(10))
+            await connection.send("GET /s/extra-bytes HTTP/1.1\r\nHost: gw\r\n\r\nGET /s/length HTTP/1.1\r\nHost: gw\r\n\r\n")
+            let first = await connection.readResponse()
+            let second = await connection.readResponse()
+            #expect(first?.status == 200 && first?.text == "ok")
+            #expect(second?.status == 200 && second?.text == "hello", "\(String(describing: second?.text))")
+            #expect(upstream.targets == ["/s/extra-bytes", "/s/length"])
+        }
+    }
+
+    /// An upstream's head may be larger than a client's: a 20 KB cookie and 200 more fields go through.
+    @Test func anUpstreamsLargeHeadIsRelayed() async throws {
+        try await Self.withGateway { port, _ in
+            let response = try await RawHTTPConnection.exchange(port: port, target: "/s/large-head")
+            #expect(response.status == 200 && response.text == "ok")
+            #expect(response.header("Set-Cookie")?.count == 20_004)
+            #expect(response.headers.filter { $0.name == "X-Many" }.count == 200)
         }
     }
 
