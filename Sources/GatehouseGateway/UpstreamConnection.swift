@@ -104,6 +104,8 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     private var pendingHead: ByteBuffer?
     /// The body being read, if any.
     private var body: Body?
+    /// Bytes came after an answer's end: the connection is closing, nothing more of it is read.
+    private var unusable = false
 
     init(key: UpstreamKey) { self.key = key }
 
@@ -132,7 +134,7 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
             pendingHead.writeBuffer(&bytes)
             bytes = pendingHead
         }
-        while bytes.readableBytes > 0 {
+        while bytes.readableBytes > 0, !unusable {
             guard let exchange else {
                 // An idle connection that speaks, or bytes after an answer's end: nothing to relay them to, and the
                 // connection's state is unknown.
@@ -224,6 +226,7 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     /// already, the connection is not reused (they must not answer the next request) and is closed.
     private func ended(_ context: ChannelHandlerContext, followedBy: Int) {
         body = nil
+        if followedBy > 0 { unusable = true }
         exchange?.upstreamEnd(reusable: followedBy == 0)
         if followedBy > 0 { context.close(promise: nil) }
     }
