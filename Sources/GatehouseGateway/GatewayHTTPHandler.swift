@@ -14,8 +14,9 @@ import NIOWebSocket
 // `UpstreamConnectionPool` and `UpstreamConnection` (upstream side), `WebSocketBridge` (after an upgrade).
 
 /// The gateway's plain HTTP, on the connection's event loop: each request is routed, admitted and relayed to its
-/// upstream over a keep-alive connection of the loop's ``UpstreamConnectionPool``, its parts written to the
-/// upstream socket and the answer's parts to the client's as they come — no task, no copy of a body.
+/// upstream over a keep-alive connection of the loop's ``UpstreamConnectionPool``, its head and body written to the
+/// upstream socket as bytes and the answer's bytes to the client's as they come (``UpstreamResponseHandler`` reads
+/// them; only the answer's head is rewritten, and written past NIO's response encoder) — no task, no copy of a body.
 ///
 /// It sits right behind NIO's HTTP/1.1 codec, in front of Hummingbird's WebSocket upgrader. Admission runs here
 /// when the realm decides without suspending (no realm, no credentials, or credentials its login modules remember:
