@@ -1,3 +1,4 @@
+import GatehouseProtocol
 import NIOCore
 import NIOPosix
 
@@ -131,7 +132,7 @@ enum HeadRewritingRelay {
                     } else if Self.named(name, "transfer-encoding") {
                         return nil
                     } else if case .request(let expected) = role, Self.named(name, "authorization") {
-                        authorized = Self.sameBytes(value, expected)
+                        authorized = expected.withUnsafeBytes { ConstantTime.sameBytes(value, $0) }
                         continue
                     }
                     out.writeBytes(line)
@@ -151,14 +152,6 @@ enum HeadRewritingRelay {
             let expected = UnsafeRawBufferPointer(start: lowercased.utf8Start, count: lowercased.utf8CodeUnitCount)
             for index in 0..<name.count where name[index] | 0x20 != expected[index] { return false }
             return true
-        }
-
-        /// Compares in time that depends on the lengths only.
-        static func sameBytes(_ value: UnsafeRawBufferPointer, _ expected: [UInt8]) -> Bool {
-            guard value.count == expected.count else { return false }
-            var difference: UInt8 = 0
-            for index in 0..<value.count { difference |= value[index] ^ expected[index] }
-            return difference == 0
         }
     }
 }

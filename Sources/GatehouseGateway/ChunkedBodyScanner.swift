@@ -1,7 +1,7 @@
 /// Follows a chunked body (RFC 9112 §7.1) through its bytes as they are read, cut anywhere: where each chunk's data
 /// lies and where the body ends, after the last chunk and its trailer section — so that a relay can pass the body on
-/// as it came and know where the next message starts. Part of the byte-level data path (``HTTPMessageHead``), not
-/// used by the relay yet.
+/// as it came and know where the next message starts. Part of the byte-level data path (``HTTPMessageHead``): the
+/// gateway follows upstream answers' chunked bodies with it (``UpstreamResponseHandler``).
 ///
 /// As strict as ``HTTPMessageHead``: a chunk size of hex digits only (at most 15), no whitespace around it, chunk
 /// extensions as `;name` or `;name=value` (a token, or a quoted string) with no whitespace, every line ended by CRLF,

@@ -1,3 +1,9 @@
+// One file on purpose: a channel handler is one state machine — the exchange in flight, its phase, the
+// held reads, the upstream connection — whose state is private to it; split across files it would have to be made
+// internal to the module. What is not that state lives apart: `UpstreamRequestHead` (header rules, heads as bytes),
+// `UpstreamConnectionPool` and `UpstreamConnection` (upstream side; `UpstreamResponseHandler` reads answers),
+// `WebSocketBridge` (after an upgrade).
+
 import Crypto
 import Foundation
 import GatehouseHTTP
@@ -7,11 +13,6 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOWebSocket
-
-// One file on purpose: a channel handler is one state machine — the exchange in flight, its phase, the
-// held reads, the upstream connection — whose state is private to it; split across files it would have to be made
-// internal to the module. What is not that state lives apart: `UpstreamRequestHead` (header rules),
-// `UpstreamConnectionPool` and `UpstreamConnection` (upstream side), `WebSocketBridge` (after an upgrade).
 
 /// The gateway's plain HTTP, on the connection's event loop: each request is routed, admitted and relayed to its
 /// upstream over a keep-alive connection of the loop's ``UpstreamConnectionPool``, its head and body written to the
@@ -638,13 +639,15 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
               case .response(let status) = head.startLine else { return }
         exchange.responseStarted = true
         exchange.status = status
-        exchange.upstreamReusable = head.framing != .untilClose && UpstreamRequestHead.keepsAlive(head, bytes: bytes)
+        let tokens = UpstreamRequestHead.connectionTokens(head, bytes: bytes)
+        exchange.upstreamReusable = head.framing != .untilClose && UpstreamRequestHead.keepsAlive(head, tokens: tokens)
         let http10 = exchange.head.version == .http1_0
         // Without a length, the answer's end is the connection's for an HTTP/1.0 client (its chunks are taken off),
         // and for any client when the upstream ends its answer by closing.
         if http10, !head.hasContentLength { exchange.keepAlive = false }
         if head.framing == .untilClose { exchange.keepAlive = false }
-        let response = UpstreamRequestHead.response(head, bytes: bytes, clientMinorVersion: http10 ? 0 : 1, challenge: exchange.successChallenge,
+        let response = UpstreamRequestHead.response(head, bytes: bytes, tokens: tokens, clientMinorVersion: http10 ? 0 : 1,
+                                                    challenge: exchange.successChallenge,
                                                     close: !exchange.keepAlive || quiescing, keepTransferEncoding: !http10,
                                                     allocator: encoderContext.channel.allocator)
         progress.answered = true

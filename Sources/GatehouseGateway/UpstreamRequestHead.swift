@@ -54,34 +54,33 @@ enum UpstreamRequestHead {
         case other
 
         init(_ name: String) {
-            var bytesOfName = name
-            self = bytesOfName.withUTF8 { bytes in
-                func named(_ lowercased: StaticString) -> Bool {
-                    guard bytes.count == lowercased.utf8CodeUnitCount else { return false }
-                    for index in 0..<bytes.count {
-                        let byte = bytes[index]
-                        let lower = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-                        if lower != lowercased.utf8Start[index] { return false }
-                    }
-                    return true
-                }
-                switch bytes.count {
-                case 2: if named("te") { return .hopByHop }
-                case 4: if named("host") { return .host }
-                case 6: if named("cookie") { return .cookie }
-                case 7: if named("upgrade") || named("trailer") { return .hopByHop }
-                case 9: if named("forwarded") || named("x-real-ip") { return .forwarding }
-                case 10: if named("connection") || named("keep-alive") { return .hopByHop }
-                case 13: if named("authorization") { return .authorization }
-                case 14: if named("content-length") { return .contentLength } else if named("x-gateway-user") { return .gatewayUser }
-                case 16: if named("proxy-connection") { return .hopByHop }
-                case 17: if named("transfer-encoding") { return .transferEncoding }
-                case 18: if named("proxy-authenticate") { return .hopByHop }
-                case 19: if named("proxy-authorization") { return .hopByHop }
-                default: break
-                }
-                return HeaderText.hasPrefixIgnoringCase(name, "x-forwarded-") ? .forwarding : .other
+            var copy = name
+            self = copy.withUTF8 { Self(UnsafeRawBufferPointer($0), 0..<$0.count) }
+        }
+
+        /// The kind of the field named at `range` of `raw` (a head's bytes).
+        init(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>) {
+            func named(_ lowercased: StaticString) -> Bool { HTTPMessageHead.name(raw, range, is: lowercased) }
+            switch range.count {
+            case 2: if named("te") { self = .hopByHop; return }
+            case 4: if named("host") { self = .host; return }
+            case 6: if named("cookie") { self = .cookie; return }
+            case 7: if named("upgrade") || named("trailer") { self = .hopByHop; return }
+            case 9: if named("forwarded") || named("x-real-ip") { self = .forwarding; return }
+            case 10: if named("connection") || named("keep-alive") { self = .hopByHop; return }
+            case 13: if named("authorization") { self = .authorization; return }
+            case 14:
+                if named("content-length") { self = .contentLength; return }
+                if named("x-gateway-user") { self = .gatewayUser; return }
+            case 16: if named("proxy-connection") { self = .hopByHop; return }
+            case 17: if named("transfer-encoding") { self = .transferEncoding; return }
+            case 18: if named("proxy-authenticate") { self = .hopByHop; return }
+            case 19: if named("proxy-authorization") { self = .hopByHop; return }
+            default: break
             }
+            let prefix: StaticString = "x-forwarded-"
+            self = range.count > prefix.utf8CodeUnitCount
+                && HTTPMessageHead.name(raw, range.lowerBound..<(range.lowerBound + prefix.utf8CodeUnitCount), is: prefix) ? .forwarding : .other
         }
     }
 
@@ -96,12 +95,13 @@ enum UpstreamRequestHead {
     /// The lower-cased tokens of `Connection` fields: the fields they name are about this connection only.
     static func connectionTokens(_ headers: HTTPHeaders) -> Set<String> {
         var tokens = Set<String>()
-        for value in headers["connection"] {
-            for token in value.split(separator: ",") {
-                tokens.insert(HeaderText.lowercased(String(HeaderText.trimmed(token))))
-            }
-        }
+        for value in headers["connection"] { insertTokens(of: value, into: &tokens) }
         return tokens
+    }
+
+    /// Adds the lower-cased, comma-separated tokens of a `Connection` value to `tokens`.
+    private static func insertTokens(of value: String, into tokens: inout Set<String>) {
+        for token in value.split(separator: ",") { tokens.insert(HeaderText.lowercased(String(HeaderText.trimmed(token)))) }
     }
 
     /// The upstream request's head for `client`, as the bytes written upstream: its method, `target` (the
@@ -151,8 +151,7 @@ enum UpstreamRequestHead {
         if let user { headers.append((HTTPProxy.userHeader, user)) }
         // The body as NIO's decoder framed it: chunks (handed over without their framing, chunked again), else the
         // length; never both (NIO's decoder refuses both, and the length would not be the chunks' data's).
-        let chunkedBody = chunked
-        if chunkedBody {
+        if chunked {
             headers.append(("Transfer-Encoding", "chunked"))
         } else if let length {
             headers.append(("Content-Length", length))
@@ -167,7 +166,7 @@ enum UpstreamRequestHead {
         head.writeStaticString(" HTTP/1.1\r\n")
         for (name, value) in headers { writeField(name, value, to: &head) }
         head.writeStaticString("\r\n")
-        return (head, chunkedBody)
+        return (head, chunked)
     }
 
     private static func writeField(_ name: String, _ value: String, to buffer: inout ByteBuffer) {
@@ -203,8 +202,9 @@ enum UpstreamRequestHead {
     /// `keepTransferEncoding`: the chunks go on as they came), `WWW-Authenticate` set to `challenge` (Negotiate's mutual
     /// authentication), `Connection: close` when the client connection ends after it (`keep-alive` to an HTTP/1.0
     /// client otherwise).
-    static func response(_ head: HTTPMessageHead, bytes: ByteBuffer, clientMinorVersion: Int, challenge: String?, close: Bool,
-                         keepTransferEncoding: Bool, allocator: ByteBufferAllocator) -> ByteBuffer {
+    /// - Parameter tokens: the answer's ``connectionTokens(_:bytes:)``.
+    static func response(_ head: HTTPMessageHead, bytes: ByteBuffer, tokens: Set<String>, clientMinorVersion: Int, challenge: String?,
+                         close: Bool, keepTransferEncoding: Bool, allocator: ByteBufferAllocator) -> ByteBuffer {
         bytes.withUnsafeReadableBytes { raw in
             var out = allocator.buffer(capacity: raw.count + 64 + (challenge?.utf8.count ?? 0))
             out.writeStaticString(clientMinorVersion == 0 ? "HTTP/1.0" : "HTTP/1.1")
@@ -212,14 +212,12 @@ enum UpstreamRequestHead {
             var lineEnd = 8
             while raw[lineEnd] != 0x0A { lineEnd += 1 }
             out.writeBytes(UnsafeRawBufferPointer(rebasing: raw[8...lineEnd]))
-            var tokens: Set<String> = []
-            for field in head.fields where HTTPMessageHead.name(raw, field.name, is: "connection") {
-                for token in String(decoding: raw[field.value], as: UTF8.self).split(separator: ",") {
-                    tokens.insert(HeaderText.lowercased(String(HeaderText.trimmed(token))))
-                }
-            }
             for field in head.fields {
-                if isHopByHop(raw, field.name, keepTransferEncoding: keepTransferEncoding) { continue }
+                switch FieldKind(raw, field.name) {
+                case .hopByHop, .host: continue
+                case .transferEncoding where !keepTransferEncoding: continue
+                default: break
+                }
                 if !tokens.isEmpty, tokens.contains(HeaderText.lowercased(String(decoding: raw[field.name], as: UTF8.self))) { continue }
                 if challenge != nil, HTTPMessageHead.name(raw, field.name, is: "www-authenticate") { continue }
                 out.writeBytes(UnsafeRawBufferPointer(rebasing: raw[field.name]))
@@ -238,35 +236,22 @@ enum UpstreamRequestHead {
         }
     }
 
-    /// Whether the field named at `name` is about the upstream connection only (``HTTPProxy/hopByHop``).
-    private static func isHopByHop(_ raw: UnsafeRawBufferPointer, _ name: Range<Int>, keepTransferEncoding: Bool) -> Bool {
-        switch name.count {
-        case 2: return HTTPMessageHead.name(raw, name, is: "te")
-        case 4: return HTTPMessageHead.name(raw, name, is: "host")
-        case 7: return HTTPMessageHead.name(raw, name, is: "upgrade") || HTTPMessageHead.name(raw, name, is: "trailer")
-        case 10: return HTTPMessageHead.name(raw, name, is: "connection") || HTTPMessageHead.name(raw, name, is: "keep-alive")
-        case 16: return HTTPMessageHead.name(raw, name, is: "proxy-connection")
-        case 17: return !keepTransferEncoding && HTTPMessageHead.name(raw, name, is: "transfer-encoding")
-        case 18: return HTTPMessageHead.name(raw, name, is: "proxy-authenticate")
-        case 19: return HTTPMessageHead.name(raw, name, is: "proxy-authorization")
-        default: return false
+    /// The lower-cased tokens of an answer's `Connection` fields (`head`, read from `bytes`), as
+    /// ``connectionTokens(_:)`` reads a request's: read once per answer, for ``keepsAlive(_:tokens:)`` and
+    /// ``response(_:bytes:tokens:clientMinorVersion:challenge:close:keepTransferEncoding:allocator:)``.
+    static func connectionTokens(_ head: HTTPMessageHead, bytes: ByteBuffer) -> Set<String> {
+        bytes.withUnsafeReadableBytes { raw in
+            var tokens = Set<String>()
+            for field in head.fields where HTTPMessageHead.name(raw, field.name, is: "connection") {
+                insertTokens(of: String(decoding: raw[field.value], as: UTF8.self), into: &tokens)
+            }
+            return tokens
         }
     }
 
-    /// Whether the upstream keeps its connection open after an answer with `head` (HTTP/1.1 unless it says `close`;
-    /// HTTP/1.0 only when it says `keep-alive`).
-    static func keepsAlive(_ head: HTTPMessageHead, bytes: ByteBuffer) -> Bool {
-        bytes.withUnsafeReadableBytes { raw in
-            var close = false
-            var keepAlive = false
-            for field in head.fields where HTTPMessageHead.name(raw, field.name, is: "connection") {
-                for token in String(decoding: raw[field.value], as: UTF8.self).split(separator: ",") {
-                    let token = HeaderText.trimmed(token)
-                    if HeaderText.equalsIgnoringCase(token, "close") { close = true }
-                    if HeaderText.equalsIgnoringCase(token, "keep-alive") { keepAlive = true }
-                }
-            }
-            return head.minorVersion == 1 ? !close : keepAlive && !close
-        }
+    /// Whether the upstream keeps its connection open after an answer with `head` and `Connection` `tokens`
+    /// (HTTP/1.1 unless it says `close`; HTTP/1.0 only when it says `keep-alive`).
+    static func keepsAlive(_ head: HTTPMessageHead, tokens: Set<String>) -> Bool {
+        !tokens.contains("close") && (head.minorVersion == 1 || tokens.contains("keep-alive"))
     }
 }

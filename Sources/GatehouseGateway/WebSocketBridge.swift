@@ -1,3 +1,8 @@
+// One file on purpose: the bridge is one state machine — both sides, the message filters, the deadline, the
+// revalidation in flight — whose state is private to it. What is not that state lives apart: `WebSocketSideHandler`
+// and `WebSocketFrameReadingHandler` (the pipelines' ends), `WebSocketFrameWire` (frames' bytes both ways),
+// `WebSocketBridge+Sides` (its per-side storage), `WebSocketRelay` (the rules it applies).
+
 import GatehouseProtocol
 import Logging
 import NIOCore
@@ -5,11 +10,6 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOWebSocket
-
-// One file on purpose: the bridge is one state machine — both sides, the message filters, the deadline, the
-// revalidation in flight — whose state is private to it. What is not that state lives apart: `WebSocketSideHandler`
-// and `WebSocketFrameReadingHandler` (the pipelines' ends), `WebSocketFrameWire` (frames' bytes both ways),
-// `WebSocketBridge+Sides` (its per-side storage), `WebSocketRelay` (the rules it applies).
 
 /// An accepted WebSocket relayed to its upstream on the client connection's event loop: frames go from one socket
 /// to the other as NIO decodes them, with no task, no async sequence and no message assembly, so that an idle

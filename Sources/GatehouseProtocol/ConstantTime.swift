@@ -20,13 +20,15 @@ public enum ConstantTime {
     @inline(never)
     public static func sameBytes(_ a: String, _ b: String) -> Bool {
         var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                guard x.count == y.count else { return false }
-                var difference: UInt8 = 0
-                for index in 0..<x.count { difference |= x[index] ^ y[index] }
-                return difference == 0
-            }
-        }
+        return a.withUTF8 { x in b.withUTF8 { y in sameBytes(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) } }
+    }
+
+    /// ``sameBytes(_:_:)-(String,String)`` over bytes in memory (a credential found in place in a request's bytes).
+    @inline(never)
+    public static func sameBytes(_ x: UnsafeRawBufferPointer, _ y: UnsafeRawBufferPointer) -> Bool {
+        guard x.count == y.count else { return false }
+        var difference: UInt8 = 0
+        for index in 0..<x.count { difference |= x[index] ^ y[index] }
+        return difference == 0
     }
 }

@@ -124,6 +124,13 @@ import Testing
         await upstream.stop()
     }
 
+    /// Sends `requests` on a new connection and reads until the gateway closes it (or 10 s pass).
+    static func readToEnd(port: Int, after requests: String) async throws -> (bytes: [UInt8], closed: Bool) {
+        let connection = try RawHTTPConnection(port: port, timeout: .seconds(10))
+        await connection.send(requests)
+        return await connection.readToEnd()
+    }
+
     static func head(_ bytes: [UInt8]) -> String {
         guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else { return String(decoding: bytes, as: UTF8.self) }
         return String(decoding: bytes[..<end.upperBound], as: UTF8.self)
@@ -148,9 +155,7 @@ import Testing
 
     @Test func anHTTP10ClientGetsAChunkedAnswerWithoutItsChunksThenTheClose() async throws {
         try await Self.withGateway { port, _ in
-            let connection = try RawHTTPConnection(port: port, timeout: .seconds(10))
-            await connection.send("GET /s/chunked HTTP/1.0\r\nHost: gw\r\nConnection: keep-alive\r\n\r\n")
-            let (bytes, closed) = await connection.readToEnd()
+            let (bytes, closed) = try await Self.readToEnd(port: port, after: "GET /s/chunked HTTP/1.0\r\nHost: gw\r\nConnection: keep-alive\r\n\r\n")
             let head = Self.head(bytes)
             #expect(closed)
             #expect(head.hasPrefix("HTTP/1.0 200 OK\r\n"))
@@ -162,9 +167,7 @@ import Testing
 
     @Test func anAnswerEndedByTheUpstreamsCloseEndsTheClientsConnection() async throws {
         try await Self.withGateway { port, _ in
-            let connection = try RawHTTPConnection(port: port, timeout: .seconds(10))
-            await connection.send("GET /s/close-delimited HTTP/1.1\r\nHost: gw\r\n\r\n")
-            let (bytes, closed) = await connection.readToEnd()
+            let (bytes, closed) = try await Self.readToEnd(port: port, after: "GET /s/close-delimited HTTP/1.1\r\nHost: gw\r\n\r\n")
             let head = Self.head(bytes)
             #expect(closed)
             #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n") && head.contains("Connection: close"))
@@ -174,9 +177,7 @@ import Testing
 
     @Test func aHEADAnswerHasItsLengthButNoBody() async throws {
         try await Self.withGateway { port, _ in
-            let connection = try RawHTTPConnection(port: port, timeout: .seconds(10))
-            await connection.send("HEAD /s/head HTTP/1.1\r\nHost: gw\r\n\r\nGET /s/length HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n")
-            let (bytes, _) = await connection.readToEnd()
+            let (bytes, _) = try await Self.readToEnd(port: port, after: "HEAD /s/head HTTP/1.1\r\nHost: gw\r\n\r\nGET /s/length HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n")
             let text = String(decoding: bytes, as: UTF8.self)
             #expect(text.hasPrefix("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n"), "\(text)")
             // The next answer follows the first one's head at once: no body came between.
@@ -187,9 +188,7 @@ import Testing
 
     @Test func informationalAnswersAreDroppedAndNoContentHasNoBody() async throws {
         try await Self.withGateway { port, _ in
-            let connection = try RawHTTPConnection(port: port, timeout: .seconds(10))
-            await connection.send("GET /s/continue HTTP/1.1\r\nHost: gw\r\n\r\nGET /s/no-content HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n")
-            let (bytes, _) = await connection.readToEnd()
+            let (bytes, _) = try await Self.readToEnd(port: port, after: "GET /s/continue HTTP/1.1\r\nHost: gw\r\n\r\nGET /s/no-content HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n")
             let text = String(decoding: bytes, as: UTF8.self)
             #expect(text.hasPrefix("HTTP/1.1 201 Created\r\n"), "\(text)")
             #expect(!text.contains("100 Continue") && !text.contains("103"))

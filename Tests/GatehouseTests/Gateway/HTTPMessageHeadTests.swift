@@ -318,7 +318,7 @@ extension HTTPMessageHeadTests {
             // After an answer that ends its connection nothing more is read from it (by the relay either).
             let keepsAlive = bytes.withUnsafeBytes { raw in
                 (try? HTTPMessageHead.parse(raw, kind: .response(toHEAD: toHEAD))).flatMap { $0 }.map {
-                    UpstreamRequestHead.keepsAlive($0, bytes: ByteBuffer(bytes: bytes))
+                    UpstreamRequestHead.keepsAlive($0, tokens: UpstreamRequestHead.connectionTokens($0, bytes: ByteBuffer(bytes: bytes)))
                 } ?? false
             }
             if keepsAlive, theirs.count < 2 || theirs[1].status != 299 {
