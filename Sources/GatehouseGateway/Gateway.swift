@@ -117,14 +117,15 @@ public final class Gateway: Sendable {
         guard let (decision, until) = realm.decideRemembering(credentials, requiredRoles: service.requiredRoles) else { return nil }
         var remembered: RememberedAdmission?
         if let until, case .allow(let subject) = decision, realm.readsAuthorizationOnly, let authorization = headers.value(of: .authorization) {
-            remembered = RememberedAdmission(service: service, authorization: authorization, subject: subject, until: until, failures: failures)
+            remembered = RememberedAdmission(service: service, authorization: authorization, subject: subject, until: until, failures: failures,
+                                             tally: statistics.tally(realm: realm.name))
         }
         return (admission(decision, realm: realm, credentials: credentials), remembered)
     }
 
     /// A remembered admission used again: counted as a success with credentials, as the chain's would be.
     func readmit(_ remembered: RememberedAdmission) -> Admission {
-        if let realm = remembered.service.realm { statistics.recordReadmission(realm: realm.name) }
+        remembered.tally?.countReadmission()
         return .allow(remembered.subject)
     }
 

@@ -10,8 +10,8 @@ import NIOSSL
 /// request, where Hummingbird has none: a ``RequestHeadTimeoutHandler`` in front (slowloris) and a
 /// ``MalformedFirstRequestHandler`` behind the upgrader (a first request that is not HTTP/1.1 would otherwise
 /// leave the connection open and silent forever); and every connection is closed once Hummingbird is done with it.
-/// With a `gateway`, its plain HTTP is served by a ``GatewayHTTPHandler`` in front of the upgrader, on the event loop;
-/// Hummingbird gets the connections whose first request asks for an upgrade.
+/// With a `gateway`, its plain HTTP is served by a ``GatewayHTTPHandler`` in front of NIO's HTTP codec and the upgrader,
+/// on the event loop; Hummingbird gets the connections whose first request asks for an upgrade it does not bridge.
 struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     typealias Value = Inner.Value
 
@@ -21,7 +21,7 @@ struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     var sslContext: NIOSSLContext? = nil
     /// Counts connections, open and accepted.
     var statistics: GatewayStatistics? = nil
-    /// The gateway whose plain HTTP a ``GatewayHTTPHandler`` serves on the event loop, right behind NIO's HTTP codec;
+    /// The gateway whose plain HTTP a ``GatewayHTTPHandler`` serves on the event loop, in front of NIO's HTTP codec;
     /// `nil`: Hummingbird serves every request.
     var gateway: Gateway? = nil
 
@@ -48,8 +48,10 @@ struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
         return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let operations = channel.pipeline.syncOperations
             if let gateway {
-                let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-                try operations.addHandler(GatewayHTTPHandler(gateway: gateway, progress: loopBound.value), position: .after(decoder))
+                // In front of NIO's HTTP codec: it reads the client's bytes itself, and hands them to the codec only
+                // for an upgrade it leaves to Hummingbird.
+                let encoder = try operations.handler(type: HTTPResponseEncoder.self)
+                try operations.addHandler(GatewayHTTPHandler(gateway: gateway, progress: loopBound.value), position: .before(encoder))
             }
             try operations.addHandler(MalformedFirstRequestHandler(progress: loopBound.value, logger: logger), position: .last)
             return value

@@ -1,8 +1,8 @@
 // One file on purpose: a channel handler is one state machine — the exchange in flight, its phase, the
 // held reads, the upstream connection — whose state is private to it; split across files it would have to be made
-// internal to the module. What is not that state lives apart: `UpstreamRequestHead` (header rules, heads as bytes),
-// `UpstreamConnectionPool` and `UpstreamConnection` (upstream side; `UpstreamResponseHandler` reads answers),
-// `WebSocketBridge` (after an upgrade).
+// internal to the module. What is not that state lives apart: `ClientRequestHead` (a request read in place),
+// `UpstreamRequestHead` (header rules, heads as bytes), `GatewayAnswer+Bytes`, `UpstreamConnectionPool` and
+// `UpstreamConnection` (upstream side; `UpstreamResponseHandler` reads answers), `WebSocketBridge` (after an upgrade).
 
 import Crypto
 import Foundation
@@ -14,29 +14,34 @@ import NIOCore
 import NIOHTTP1
 import NIOWebSocket
 
-/// The gateway's plain HTTP, on the connection's event loop: each request is routed, admitted and relayed to its
-/// upstream over a keep-alive connection of the loop's ``UpstreamConnectionPool``, its head and body written to the
-/// upstream socket as bytes and the answer's bytes to the client's as they come (``UpstreamResponseHandler`` reads
-/// them; only the answer's head is rewritten, and written past NIO's response encoder) — no task, no copy of a body.
+/// The gateway's plain HTTP, on the connection's event loop: each request is read in place from the client's bytes
+/// (``HTTPMessageHead``, ``ChunkedBodyScanner``), routed, admitted and relayed to its upstream over a keep-alive
+/// connection of the loop's ``UpstreamConnectionPool``: its head rewritten as bytes, its body's bytes as they came
+/// (chunks included), the answer's bytes to the client as they come (``UpstreamResponseHandler`` reads them; only the
+/// answer's head is rewritten) — no task, no copy of a body, no HTTP codec objects.
 ///
-/// It sits right behind NIO's HTTP/1.1 codec, in front of Hummingbird's WebSocket upgrader. Admission runs here
+/// It sits in front of NIO's HTTP/1.1 codec and Hummingbird's WebSocket upgrader, which see nothing of the
+/// connections it serves: a first request asking for an `Upgrade` that it does not bridge itself is handed to them
+/// as the bytes it came in. A request NIO's decoder would refuse, it refuses (`400`; `431` for a head over
+/// ``RequestHeadLimits``), and more (``HTTPMessageHead``'s strictness), and closes the connection. Admission runs here
 /// when the realm decides without suspending (no realm, no credentials, or credentials its login modules remember:
 /// ``Gateway/admitNow(headers:query:to:)``); otherwise the login chain runs on a task (bcrypt, token introspection,
 /// Kerberos) and the exchange goes on on the loop when it answers, the client's reads held meanwhile.
 ///
-/// A first request asking for an `Upgrade` is handed to Hummingbird (the WebSocket upgrader, ``Gateway/shouldUpgrade``),
-/// and the handler leaves the pipeline: the connection is Hummingbird's from then on. A WebSocket upgrade on a
+/// A first request asking for an `Upgrade` that is not a WebSocket it bridges is handed to Hummingbird (the
+/// WebSocket upgrader, ``Gateway/shouldUpgrade``), and the handler leaves the pipeline: the connection is
+/// Hummingbird's from then on. A WebSocket upgrade on a
 /// connection already used for HTTP is redirected (`307` to its normalised target, `400` for a malformed one), as
 /// Hummingbird does. One exchange at a time: pipelined requests wait, unread, until the answer before them is
 /// complete. Bodies stream both ways with backpressure: the client's reads stop while the upstream socket is full,
 /// the upstream's while the client's is. Hummingbird's behaviours are kept: `Connection: close`, HTTP/1.0, the idle
 /// timeout (between requests, or while a request's body stalls), graceful shutdown (`ChannelShouldQuiesceEvent`:
-/// closed when idle, or after the answer in progress), `400` and close for a malformed later request.
+/// closed when idle, or after the answer in progress), empty lines before a request line ignored.
 final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamExchange {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     /// One request and its answer.
     private final class Exchange {
@@ -51,18 +56,18 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             case answered
         }
 
-        let head: HTTPRequestHead
+        let head: ClientRequestHead
         let start = ContinuousClock.now
         var phase = Phase.deciding
         /// Whether the client connection stays open after this exchange.
         var keepAlive: Bool
         /// Whether the request announces a body (`Content-Length` above 0, or `Transfer-Encoding`).
-        let hasBody: Bool
+        var hasBody: Bool { head.hasBody }
         var requestEnded = false
         var responseStarted = false
         var responseEnded = false
-        /// Parts of the request received before the upstream connection was ready.
-        var waiting: [HTTPServerRequestPart] = []
+        /// The body's bytes received before the upstream connection was ready.
+        var waiting: [ByteBuffer] = []
         var service = "none"
         var route: (service: ProtectedService, remainder: ProtectedService.Remainder, target: RequestTarget)?
         var fields = HTTPFields()
@@ -71,8 +76,6 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         var fieldsPending = false
         /// The request's head as written upstream.
         var upstreamHead: ByteBuffer?
-        /// Whether the request body goes upstream chunked (NIO's decoder hands it over without its chunks' framing).
-        var upstreamChunked = false
         var upstream: UpstreamConnection?
         /// Whether the upstream connection had served an exchange before (a stale one may close under us).
         var reused = false
@@ -86,33 +89,43 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         /// Whether the exchange counts in the request metrics (WebSocket upgrades do not).
         var counted = true
 
-        init(head: HTTPRequestHead, keepAlive: Bool) {
+        init(head: ClientRequestHead, keepAlive: Bool) {
             self.head = head
             self.keepAlive = keepAlive
-            let length = head.headers.first(name: "content-length").flatMap { Int($0) } ?? 0
-            hasBody = length > 0 || head.headers.contains(name: "transfer-encoding")
         }
+    }
+
+    /// What the client's next bytes are.
+    private enum Reading {
+        /// A request head (or empty lines before one).
+        case head
+        /// This many more bytes of the current request's body.
+        case body(remaining: Int)
+        /// The current request's chunked body.
+        case chunked(ChunkedBodyScanner)
+        /// Nothing more: the connection ends.
+        case done
     }
 
     private let gateway: Gateway
     private let progress: FirstRequestProgress
     private let idleTimeout: TimeAmount
     private var context: ChannelHandlerContext?
-    /// NIO's response encoder's place in the pipeline: an upstream's answer, relayed as bytes, is written from there,
-    /// past the encoder (the gateway's own answers go through it).
-    private var encoderContext: ChannelHandlerContext?
     private var pool: UpstreamConnectionPool?
-    /// Request parts read but not yet taken by an exchange (pipelined requests).
-    private var queue = CircularBuffer<HTTPServerRequestPart>()
+    /// Bytes read but not yet taken (the rest of a head, a pipelined request).
+    private var inbound: ByteBuffer?
+    private var reading = Reading.head
     private var exchange: Exchange?
     private var requests = 0
     /// A `read` held back while the current exchange cannot take more.
     private var readHeld = false
     private var quiescing = false
     private var closing = false
-    /// Handed to Hummingbird (a first request asking for an upgrade).
+    /// Handed to Hummingbird (a first request asking for an upgrade), or to a ``WebSocketBridge``.
     private var removed = false
-    private var starting = false
+    /// A WebSocket upgrade was accepted: what the client sends until the bridge's handlers are in place is kept.
+    private var upgrading = false
+    private var processing = false
     private var upstreamFlushPending = false
     private var idleTimer: Scheduled<Void>?
     /// The last read from the client, or the end of the last answer.
@@ -125,6 +138,11 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// The last admission by remembered credentials (`Basic`, a token) on this connection, to admit the next request
     /// with the same `Authorization` without asking the login chain again.
     private var remembered: RememberedAdmission?
+    /// The upstream connection of the last exchange, kept for the next request while the client's connection lives
+    /// (``keep(_:)``); back to the loop's pool when it ends.
+    private var keptUpstream: UpstreamConnection?
+    /// The request metrics the last exchange was counted with.
+    private var lastMetrics: (service: String, status: Int, handles: KeyedMetricHandles<GatewayStatistics.RequestKey>.Handles)?
 
     init(gateway: Gateway, progress: FirstRequestProgress) {
         self.gateway = gateway
@@ -134,7 +152,6 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        encoderContext = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
         pool = gateway.upstreamPools.pool(for: context.eventLoop)
     }
 
@@ -142,27 +159,35 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         idleTimer?.cancel()
         idleTimer = nil
         if let exchange { abandon(exchange) }
+        releaseKeptUpstream()
         self.context = nil
-        encoderContext = nil
     }
 
     // MARK: The client's side
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if upgrading {
+            append(unwrapInboundIn(data))
+            return
+        }
         if removed || closing {
             if removed { context.fireChannelRead(data) }
             return
         }
-        let part = unwrapInboundIn(data)
         lastRead = .now()
-        if let exchange, !exchange.requestEnded {
-            if case .head = part {} else {
-                take(part, into: exchange)
-                return
-            }
+        append(unwrapInboundIn(data))
+        startNext()
+    }
+
+    private func append(_ bytes: ByteBuffer) {
+        guard var buffer = inbound, buffer.readableBytes > 0 else {
+            inbound = bytes
+            return
         }
-        queue.append(part)
-        if exchange == nil { startNext() }
+        inbound = nil
+        var bytes = bytes
+        buffer.writeBuffer(&bytes)
+        inbound = buffer
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -194,6 +219,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         idleTimer?.cancel()
         idleTimer = nil
         if let exchange { abandon(exchange) }
+        releaseKeptUpstream()
         context.fireChannelInactive()
     }
 
@@ -221,48 +247,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             context.fireErrorCaught(error)
             return
         }
-        guard error is HTTPParserError else {
-            close()
-            return
-        }
-        if let exchange, !exchange.requestEnded {
-            // The client framed its body wrongly or cut it short: its fault, `400`, and the connection ends.
-            exchange.keepAlive = false
-            exchange.bodyFailed = true
-            if let upstream = exchange.upstream {
-                exchange.upstream = nil
-                upstream.close()
-            }
-            if exchange.responseStarted {
-                close()
-            } else {
-                answer(exchange, GatewayAnswer.invalidRequest("the request body is malformed or incomplete"))
-            }
-            return
-        }
-        if let exchange {
-            // A malformed request behind the one in progress: the connection ends after its answer.
-            exchange.keepAlive = false
-            return
-        }
-        if requests == 0 {
-            // The first request: `MalformedFirstRequestHandler` answers it.
-            context.fireErrorCaught(error)
-            return
-        }
-        let overflow = (error as? HTTPParserError) == .headerOverflow
-        let refusal = overflow
-            ? GatewayAnswer.invalidRequest("the request head is larger than the gateway accepts", status: 431)
-            : GatewayAnswer.invalidRequest("the request is not a valid HTTP/1.1 request")
-        closing = true
-        progress.answered = true
-        var headers = Self.headers(refusal.headers)
-        headers.add(name: "Content-Length", value: String(refusal.body.readableBytes))
-        headers.add(name: "Connection", value: "close")
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .init(statusCode: refusal.status.code), headers: headers))),
-                      promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(refusal.body))), promise: nil)
-        LingeringClose.answerAndClose(context, wrapOutboundOut(.end(nil)))
+        close()
     }
 
     // MARK: Exchanges
@@ -270,10 +255,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// Whether the client's socket must not be read now: an exchange waits for admission or an upstream, its
     /// upstream socket is full, or a pipelined request already waits its turn. A complete request whose answer is
     /// awaited does not stop the reads by itself: stopping and resuming them would cost two `epoll_ctl` calls per
-    /// request, and a client rarely pipelines (what it sends meanwhile is queued, and then the reads stop).
+    /// request, and a client rarely pipelines (what it sends meanwhile is kept, unread, and then the reads stop).
     private var holdReads: Bool {
         guard !removed, !closing, let exchange else { return false }
-        if exchange.requestEnded { return !queue.isEmpty }
+        if exchange.requestEnded { return (inbound?.readableBytes ?? 0) > 0 }
         switch exchange.phase {
         case .deciding, .connecting: return true
         case .relaying: return !(exchange.upstream?.isWritable ?? true)
@@ -287,72 +272,156 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         context.read()
     }
 
-    /// Starts the exchanges of the queued requests, one at a time.
+    /// Starts the exchanges of the requests read, one at a time.
     private func startNext() {
-        guard !starting else { return }
-        starting = true
-        defer { starting = false }
-        while exchange == nil, !closing, !removed, let part = queue.popFirst() {
-            guard case .head(let head) = part else { continue }
-            begin(head)
-            while let exchange, !exchange.requestEnded, let next = queue.first {
-                if case .head = next { break }
-                queue.removeFirst()
-                take(next, into: exchange)
-            }
-        }
+        process()
         if exchange == nil, !closing, !removed { armIdleTimer() }
         resumeReadsIfPossible()
     }
 
-    /// A part of the current request's body, or its end.
-    private func take(_ part: HTTPServerRequestPart, into exchange: Exchange) {
-        if case .end = part { exchange.requestEnded = true }
+    /// Reads what the client sent: request heads, each starting an exchange once the one before it has ended, and
+    /// the current request's body.
+    private func process() {
+        guard !processing else { return }
+        processing = true
+        defer { processing = false }
+        while !closing, !removed, var buffer = inbound, buffer.readableBytes > 0 {
+            inbound = nil
+            switch reading {
+            case .head:
+                guard exchange == nil else {
+                    // A pipelined request: it waits, unread, for the answer before it.
+                    inbound = buffer
+                    return
+                }
+                // Empty lines before a request line are ignored (RFC 9112 §2.2).
+                let blank = buffer.withUnsafeReadableBytes { raw in raw.prefix { $0 == 0x0D || $0 == 0x0A }.count }
+                buffer.moveReaderIndex(forwardBy: blank)
+                guard buffer.readableBytes > 0 else { continue }
+                let parsed: HTTPMessageHead?
+                do {
+                    parsed = try buffer.withUnsafeReadableBytes { raw throws(HTTPHeadError) in try HTTPMessageHead.parse(raw, kind: .request) }
+                } catch {
+                    refuse(error)
+                    return
+                }
+                guard let parsed else {
+                    inbound = buffer
+                    return
+                }
+                let head = buffer.readSlice(length: parsed.length)!
+                if buffer.readableBytes > 0 { inbound = buffer }
+                switch parsed.framing {
+                case .length(let length): reading = .body(remaining: length)
+                case .chunked: reading = .chunked(ChunkedBodyScanner())
+                case .none, .untilClose: reading = .head
+                }
+                begin(ClientRequestHead(bytes: head, head: parsed))
+            case .body(let remaining):
+                let count = min(remaining, buffer.readableBytes)
+                let body = buffer.readSlice(length: count)!
+                if buffer.readableBytes > 0 { inbound = buffer }
+                reading = count == remaining ? .head : .body(remaining: remaining - count)
+                if let exchange { take(body, ended: count == remaining, into: exchange) }
+            case .chunked(var scanner):
+                let count: Int
+                do {
+                    count = try buffer.withUnsafeReadableBytes { raw throws(HTTPHeadError) in try scanner.scan(raw) }
+                } catch {
+                    bodyFailed()
+                    return
+                }
+                let body = buffer.readSlice(length: count)!
+                if buffer.readableBytes > 0 { inbound = buffer }
+                reading = scanner.isComplete ? .head : .chunked(scanner)
+                if let exchange { take(body, ended: scanner.isComplete, into: exchange) }
+            case .done:
+                return
+            }
+        }
+    }
+
+    /// A request the gateway cannot read: `400` (`431` for a head over ``RequestHeadLimits``), and the connection ends.
+    private func refuse(_ error: HTTPHeadError) {
+        guard let context else { return }
+        gateway.logger.debug("refused a request", metadata: ["reason": .string(error.description)])
+        let refusal = error.tooLarge
+            ? GatewayAnswer.invalidRequest("the request head is larger than the gateway accepts", status: 431)
+            : GatewayAnswer.invalidRequest("the request is not a valid HTTP/1.1 request")
+        reading = .done
+        inbound = nil
+        closing = true
+        idleTimer?.cancel()
+        idleTimer = nil
+        progress.answered = true
+        LingeringClose.answerAndClose(context, wrapOutboundOut(refusal.bytes(minorVersion: 1, close: true, withBody: true,
+                                                                           allocator: context.channel.allocator)))
+    }
+
+    /// The client framed its body wrongly: its fault, `400`, and the connection ends.
+    private func bodyFailed() {
+        reading = .done
+        inbound = nil
+        guard let exchange else {
+            close()
+            return
+        }
+        exchange.keepAlive = false
+        exchange.bodyFailed = true
+        if let upstream = exchange.upstream {
+            exchange.upstream = nil
+            upstream.close()
+        }
+        if exchange.responseStarted {
+            close()
+        } else {
+            answer(exchange, GatewayAnswer.invalidRequest("the request body is malformed or incomplete"))
+        }
+    }
+
+    /// A piece of the current request's body (`ended`: its last).
+    private func take(_ bytes: ByteBuffer, ended: Bool, into exchange: Exchange) {
+        if ended { exchange.requestEnded = true }
         switch exchange.phase {
         case .relaying:
-            if let upstream = exchange.upstream { forward(part, of: exchange, to: upstream) }
+            if let upstream = exchange.upstream { forward(bytes, ended: ended, of: exchange, to: upstream) }
         case .deciding, .connecting:
-            exchange.waiting.append(part)
+            if bytes.readableBytes > 0 { exchange.waiting.append(bytes) }
         case .answered:
             break
         }
         if exchange.requestEnded { finishIfDone(exchange) }
     }
 
-    private func forward(_ part: HTTPServerRequestPart, of exchange: Exchange, to upstream: UpstreamConnection) {
-        switch part {
-        case .head:
-            break
-        case .body(let buffer):
-            if exchange.upstreamChunked {
-                if let chunk = UpstreamRequestHead.chunk(buffer, allocator: upstream.allocator) { upstream.write(chunk) }
-            } else {
-                upstream.write(buffer)
-            }
+    private func forward(_ bytes: ByteBuffer, ended: Bool, of exchange: Exchange, to upstream: UpstreamConnection) {
+        if bytes.readableBytes > 0 {
+            upstream.write(bytes)
             exchange.bodySent = true
             upstreamFlushPending = true
-        case .end(let trailers):
-            if exchange.upstreamChunked { upstream.write(UpstreamRequestHead.lastChunk(trailers: trailers, allocator: upstream.allocator)) }
+        }
+        if ended {
             upstream.flush()
+            upstreamFlushPending = false
         }
     }
 
-    private func begin(_ head: HTTPRequestHead) {
+    private func begin(_ head: ClientRequestHead) {
         requests += 1
         let exchange = Exchange(head: head, keepAlive: head.isKeepAlive && !quiescing)
+        if case .head = reading { exchange.requestEnded = true }
         self.exchange = exchange
-        if let upgrade = head.headers.first(name: "upgrade") {
+        if let upgrade = head.first("upgrade") {
             if requests == 1 {
                 if !acceptWebSocket(exchange) { handOver(head) }
                 return
             }
-            if upgrade.lowercased() == "websocket" {
+            if HeaderText.equalsIgnoringCase(upgrade, "websocket") {
                 // An upgrade on a used connection: to be tried again on a new one (Hummingbird's 307), never to
                 // another host (the normalised target always starts with a single `/`).
                 armIdleTimer()
                 do {
-                    let target = try RequestTarget(parsing: head.uri)
-                    send(exchange, status: 307, ["Location": target.description], ByteBuffer())
+                    let target = try RequestTarget(parsing: head.target)
+                    answer(exchange, GatewayAnswer(status: .temporaryRedirect, headers: [.location: target.description], body: ByteBuffer()))
                 } catch {
                     answer(exchange, GatewayAnswer.refused(error))
                 }
@@ -362,41 +431,40 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         armIdleTimer()
         let target: RequestTarget
         do {
-            target = try RequestTarget(parsing: head.uri)
+            target = try RequestTarget(parsing: head.target)
         } catch {
             gateway.logger.debug("refused a request target", metadata: ["reason": .string(error.description)])
             answer(exchange, GatewayAnswer.refused(error))
             return
         }
         // The gateway's own probes for load balancers (before any service: a service at `/` cannot hide them).
-        if head.method == .GET, target.segments.count == 1, target.segments[0] == "health" || target.segments[0] == "ready" {
+        if head.method == .get, target.segments.count == 1, target.segments[0] == "health" || target.segments[0] == "ready" {
             answer(exchange, GatewayAnswer.probe(target.segments[0] == "health" ? "ok" : "ready"))
             return
         }
-        if head.method == .GET, target.segments == ["metrics"] {
-            send(exchange, status: 200, ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store"],
-                 ByteBuffer(bytes: gateway.statistics.exposition()))
+        if head.method == .get, target.segments == ["metrics"] {
+            answer(exchange, GatewayAnswer(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                                         body: ByteBuffer(bytes: gateway.statistics.exposition())))
             return
         }
         guard let (service, remainder) = gateway.route(target) else {
-            send(exchange, status: 404, ["Content-Type": "text/plain; charset=utf-8"], ByteBuffer(string: "404 Not Found\n"))
+            answer(exchange, GatewayAnswer(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"], body: ByteBuffer(string: "404 Not Found\n")))
             return
         }
         exchange.service = service.name
-        let method = head.method.rawValue
-        if Gateway.refusedMethods.contains(method) {
+        if head.method == .other, case let method = head.methodName, Gateway.refusedMethods.contains(method) {
             var refusal = GatewayAnswer.invalidRequest("the gateway does not relay \(method)", status: 405)
             refusal.headers[.allow] = "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS"
             answer(exchange, refusal)
             return
         }
         exchange.route = (service, remainder, target)
-        if let remembered, remembered.admits(authorization: UpstreamRequestHead.authorization(head.headers), to: service) {
+        if let remembered, head.isAdmitted(by: remembered, to: service) {
             exchange.fieldsPending = true
             admitted(exchange, gateway.readmit(remembered))
             return
         }
-        exchange.fields = UpstreamRequestHead.admissionFields(head.headers, realm: service.realm)
+        exchange.fields = head.admissionFields(realm: service.realm)
         if let (admission, remembering) = gateway.admitNowRemembering(headers: exchange.fields, query: target.query, to: service) {
             remembered = remembering
             admitted(exchange, admission)
@@ -432,17 +500,17 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// Anything else asking for an upgrade (`false`) goes to Hummingbird's upgrader, which refuses it as before.
     private func acceptWebSocket(_ exchange: Exchange) -> Bool {
         let head = exchange.head
-        guard head.method == .GET, !exchange.hasBody,
-              head.headers["upgrade"].count == 1, HeaderText.equalsIgnoringCase(head.headers["upgrade"][0], "websocket"),
-              UpstreamRequestHead.connectionTokens(head.headers).contains("upgrade"),
-              head.headers["sec-websocket-version"] == ["13"], let key = head.headers.first(name: "sec-websocket-key"), !key.isEmpty,
-              let target = try? RequestTarget(parsing: head.uri), let (service, remainder) = gateway.route(target), service.webSocket
+        let upgrades = head.values("upgrade")
+        guard head.method == .get, !exchange.hasBody, upgrades.count == 1, HeaderText.equalsIgnoringCase(upgrades[0], "websocket"),
+              head.connectionTokens.contains("upgrade"), head.values("sec-websocket-version") == ["13"],
+              let key = head.first("sec-websocket-key"), !key.isEmpty,
+              let target = try? RequestTarget(parsing: head.target), let (service, remainder) = gateway.route(target), service.webSocket
         else { return false }
         exchange.service = service.name
         exchange.counted = false  // an upgrade is not an HTTP request of the metrics, accepted or not
         exchange.keepAlive = false
         exchange.route = (service, remainder, target)
-        exchange.fields = UpstreamRequestHead.fields(head.headers)
+        exchange.fields = head.allFields
         if let admission = gateway.admitNow(headers: exchange.fields, query: target.query, to: service) {
             webSocketAdmitted(exchange, admission, key: key)
             return true
@@ -464,24 +532,27 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                                                forwarding: forwarding)
             let base = route.service.base
             let upstream = WebSocketBridge.Upstream(
-                key: UpstreamKey(host: base.host, port: base.port, tls: base.scheme == "https"),
+                key: route.service.upstreamKey,
                 target: base.target(path: route.remainder.path, query: Gateway.forwardedQuery(route.target, service: route.service)),
                 authority: base.authority)
-            var headers = HTTPHeaders()
-            headers.add(name: "Upgrade", value: "websocket")
-            headers.add(name: "Connection", value: "upgrade")
-            headers.add(name: "Sec-WebSocket-Accept", value: Self.webSocketAccept(key))
-            if let challenge = subject?.successChallenge { headers.add(name: "WWW-Authenticate", value: challenge) }
+            var answer = context.channel.allocator.buffer(capacity: 256)
+            answer.writeStaticString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: ")
+            answer.writeString(Self.webSocketAccept(key))
+            if let challenge = subject?.successChallenge {
+                answer.writeStaticString("\r\nWWW-Authenticate: ")
+                answer.writeString(challenge)
+            }
+            answer.writeStaticString("\r\n\r\n")
             progress.answered = true
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .switchingProtocols, headers: headers))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(answer), promise: nil)
             self.exchange = nil
             removed = true
+            upgrading = true
             idleTimer?.cancel()
             idleTimer = nil
             let bridge = WebSocketBridge(relay: relay, upstream: upstream, statistics: gateway.statistics, openWebSockets: gateway.openWebSockets,
                                          tls: gateway.upstreamPools, eventLoop: context.eventLoop)
-            // Out of the HTTP decoder's callback before its handler is removed.
+            // Out of this handler's read before it is removed; what the client sends meanwhile is kept (`upgrading`).
             context.eventLoop.assumeIsolated().execute { [self] in
                 switchToWebSocket(context, bridge: bridge)
             }
@@ -489,8 +560,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     /// The connection's pipeline after a `101`: NIO's WebSocket frame encoder, the frames' reader and the bridge's
-    /// client side in place of the HTTP codec, this handler, Hummingbird's upgrader (its connection task
-    /// ends) and the first-request guard.
+    /// client side in place of this handler, the HTTP codec, Hummingbird's upgrader (its connection task ends) and the
+    /// first-request guard. Frames the client sent right behind its request go to the frames' reader.
     private func switchToWebSocket(_ context: ChannelHandlerContext, bridge: WebSocketBridge) {
         let operations = context.pipeline.syncOperations
         do {
@@ -505,6 +576,12 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             operations.removeHandler(try operations.handler(type: HTTPResponseEncoder.self), promise: nil)
             operations.removeHandler(try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self), promise: nil)
             let channel = context.channel
+            upgrading = false
+            if let rest = inbound, rest.readableBytes > 0 {
+                inbound = nil
+                context.fireChannelRead(wrapInboundOut(rest))
+                context.fireChannelReadComplete()
+            }
             operations.removeHandler(context: context, promise: nil)
             if readHeld {
                 // From the tail, through the bridge's client side, which holds it until the upstream is up.
@@ -522,15 +599,20 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         Data(Insecure.SHA1.hash(data: Data((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))).base64EncodedString()
     }
 
-    /// Hands a first request asking for an upgrade, and the rest of the connection, to Hummingbird.
-    private func handOver(_ head: HTTPRequestHead) {
+    /// Hands a first request asking for an upgrade, and the rest of the connection, to Hummingbird: the bytes as they
+    /// came, to NIO's HTTP decoder.
+    private func handOver(_ head: ClientRequestHead) {
         guard let context else { return }
         exchange = nil
         removed = true
         idleTimer?.cancel()
         idleTimer = nil
-        context.fireChannelRead(wrapInboundOut(.head(head)))
-        while let part = queue.popFirst() { context.fireChannelRead(wrapInboundOut(part)) }
+        var bytes = context.channel.allocator.buffer(capacity: head.bytes.readableBytes + (inbound?.readableBytes ?? 0))
+        bytes.writeImmutableBuffer(head.bytes)
+        if let rest = inbound { bytes.writeImmutableBuffer(rest) }
+        inbound = nil
+        reading = .done
+        context.fireChannelRead(wrapInboundOut(bytes))
         context.fireChannelReadComplete()
         if readHeld {
             readHeld = false
@@ -553,12 +635,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             exchange.successChallenge = subject?.successChallenge
             let forwarding = forwarding(exchange)
             let base = route.service.base
-            let (head, chunked) = UpstreamRequestHead.make(
+            exchange.upstreamHead = UpstreamRequestHead.make(
                 from: exchange.head, target: base.target(path: route.remainder.path, query: Gateway.forwardedQuery(route.target, service: route.service)),
                 authority: base.authority, realm: route.service.realm, forwarding: forwarding, user: subject?.name,
                 allocator: context?.channel.allocator ?? ByteBufferAllocator())
-            exchange.upstreamHead = head
-            exchange.upstreamChunked = chunked
             connect(exchange, fresh: false)
         }
     }
@@ -566,11 +646,11 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// The forwarding fields of `exchange`. They depend only on its `Host` when the peer is not a trusted proxy:
     /// the last ones are kept for the connection's next request.
     private func forwarding(_ exchange: Exchange) -> ForwardingHeaders {
-        let host = exchange.head.headers.first(name: "host")
+        let host = exchange.head.first("host")
         if !peerIsTrusted, let lastForwarding, lastForwarding.host == host { return lastForwarding.fields }
         if exchange.fieldsPending {
             exchange.fieldsPending = false
-            exchange.fields = UpstreamRequestHead.admissionFields(exchange.head.headers, realm: exchange.route?.service.realm)
+            exchange.fields = exchange.head.admissionFields(realm: exchange.route?.service.realm)
         }
         let fields = ForwardingHeaders(headers: exchange.fields, host: host, peer: peer, trusted: gateway.trustedProxies,
                                        proto: gateway.tls == nil ? "http" : "https")
@@ -581,8 +661,16 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private func connect(_ exchange: Exchange, fresh: Bool) {
         guard let pool, let route = exchange.route else { return }
         exchange.phase = .connecting
-        let base = route.service.base
-        pool.acquire(UpstreamKey(host: base.host, port: base.port, tls: base.scheme == "https"), fresh: fresh) { [self] result in
+        let key = route.service.upstreamKey
+        if let kept = keptUpstream {
+            keptUpstream = nil
+            if !fresh, kept.key == key, kept.channel.isActive {
+                attach(exchange, to: kept)
+                return
+            }
+            pool.release(kept)
+        }
+        pool.acquire(key, fresh: fresh) { [self] result in
             guard self.exchange === exchange, !closing, exchange.phase == .connecting else {
                 // The exchange ended meanwhile. A connection that never carried a request is not kept: an upstream
                 // waits for a first request on it before its graceful shutdown can close it (Hummingbird's
@@ -608,13 +696,13 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.reused = upstream.exchanges > 0
         upstream.exchanges += 1
         upstream.handler.exchange = self
-        upstream.handler.requestWasHEAD = exchange.head.method == .HEAD
-        upstream.handler.dechunk = exchange.head.version == .http1_0
+        upstream.handler.requestWasHEAD = exchange.head.method == .head
+        upstream.handler.dechunk = exchange.head.minorVersion == 0
         exchange.phase = .relaying
         upstream.write(head)
         let waiting = exchange.waiting
         exchange.waiting = []
-        for part in waiting { forward(part, of: exchange, to: upstream) }
+        for bytes in waiting { forward(bytes, ended: false, of: exchange, to: upstream) }
         upstream.flush()
         upstreamFlushPending = false
         if !(context?.channel.isWritable ?? true) { upstream.handler.pauseReads() }
@@ -629,19 +717,19 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             return
         }
         gateway.statistics.upstreamError(service: exchange.service, protocol: "http")
-        send(exchange, status: 502, ["Content-Type": "text/plain; charset=utf-8"], ByteBuffer(string: "502 Bad Gateway\n"))
+        answer(exchange, GatewayAnswer(status: .badGateway, headers: [.contentType: "text/plain; charset=utf-8"], body: ByteBuffer(string: "502 Bad Gateway\n")))
     }
 
     // MARK: The upstream's side
 
     func upstreamHead(_ head: HTTPMessageHead, bytes: ByteBuffer) {
-        guard let exchange, exchange.phase == .relaying, exchange.upstream != nil, let encoderContext,
+        guard let exchange, exchange.phase == .relaying, exchange.upstream != nil, let context,
               case .response(let status) = head.startLine else { return }
         exchange.responseStarted = true
         exchange.status = status
         let tokens = UpstreamRequestHead.connectionTokens(head, bytes: bytes)
         exchange.upstreamReusable = head.framing != .untilClose && UpstreamRequestHead.keepsAlive(head, tokens: tokens)
-        let http10 = exchange.head.version == .http1_0
+        let http10 = exchange.head.minorVersion == 0
         // Without a length, the answer's end is the connection's for an HTTP/1.0 client (its chunks are taken off),
         // and for any client when the upstream ends its answer by closing.
         if http10, !head.hasContentLength { exchange.keepAlive = false }
@@ -649,25 +737,25 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         let response = UpstreamRequestHead.response(head, bytes: bytes, tokens: tokens, clientMinorVersion: http10 ? 0 : 1,
                                                     challenge: exchange.successChallenge,
                                                     close: !exchange.keepAlive || quiescing, keepTransferEncoding: !http10,
-                                                    allocator: encoderContext.channel.allocator)
+                                                    allocator: context.channel.allocator)
         progress.answered = true
-        encoderContext.write(NIOAny(response), promise: nil)
+        context.write(wrapOutboundOut(response), promise: nil)
     }
 
     func upstreamBody(_ bytes: ByteBuffer) {
-        guard let exchange, exchange.phase == .relaying, let upstream = exchange.upstream, let encoderContext else { return }
-        encoderContext.write(NIOAny(bytes), promise: nil)
-        if !encoderContext.channel.isWritable { upstream.handler.pauseReads() }
+        guard let exchange, exchange.phase == .relaying, let upstream = exchange.upstream, let context else { return }
+        context.write(wrapOutboundOut(bytes), promise: nil)
+        if !context.channel.isWritable { upstream.handler.pauseReads() }
     }
 
     func upstreamEnd(reusable: Bool) {
-        guard let exchange, exchange.phase == .relaying, exchange.upstream != nil, let encoderContext else { return }
+        guard let exchange, exchange.phase == .relaying, exchange.upstream != nil, let context else { return }
         if !reusable { exchange.upstreamReusable = false }
         if !exchange.keepAlive || quiescing {
             // The close waits for the answer's last bytes to be written.
-            responseDone(exchange, written: encoderContext.writeAndFlush(NIOAny(encoderContext.channel.allocator.buffer(capacity: 0))))
+            responseDone(exchange, written: context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))))
         } else {
-            encoderContext.flush()
+            context.flush()
             responseDone(exchange, written: nil)
         }
     }
@@ -688,7 +776,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             // request was lost with it.
             if exchange.reused, !exchange.retried, !exchange.hasBody, !exchange.bodySent {
                 exchange.retried = true
-                exchange.waiting = exchange.requestEnded ? [.end(nil)] : []
+                exchange.waiting = []
                 connect(exchange, fresh: true)
                 return
             }
@@ -697,25 +785,15 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         }
         // Mid-answer: the client's answer cannot be completed.
         gateway.statistics.upstreamError(service: exchange.service, protocol: "http")
-        gateway.statistics.request(service: exchange.service, status: exchange.status, duration: ContinuousClock.now - exchange.start)
+        count(exchange)
         self.exchange = nil
         close()
     }
 
     // MARK: Answers and the end of an exchange
 
-    private static func headers(_ fields: HTTPFields) -> HTTPHeaders {
-        var headers = HTTPHeaders()
-        for field in fields { headers.add(name: field.name.rawName, value: field.value) }
-        return headers
-    }
-
-    private func answer(_ exchange: Exchange, _ answer: GatewayAnswer) {
-        send(exchange, status: answer.status.code, Self.headers(answer.headers), answer.body)
-    }
-
     /// The gateway's own answer to `exchange`.
-    private func send(_ exchange: Exchange, status: Int, _ headers: HTTPHeaders, _ body: ByteBuffer) {
+    private func answer(_ exchange: Exchange, _ answer: GatewayAnswer) {
         guard let context, !exchange.responseStarted else { return }
         if let upstream = exchange.upstream {
             exchange.upstream = nil
@@ -723,15 +801,11 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         }
         exchange.phase = .answered
         exchange.responseStarted = true
-        exchange.status = status
-        var headers = headers
-        headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
-        if !exchange.keepAlive || quiescing { headers.replaceOrAdd(name: "Connection", value: "close") }
+        exchange.status = answer.status.code
         progress.answered = true
-        let version: HTTPVersion = exchange.head.version == .http1_0 ? .http1_0 : .http1_1
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: headers))), promise: nil)
-        if body.readableBytes > 0, exchange.head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-        responseDone(exchange, written: context.writeAndFlush(wrapOutboundOut(.end(nil))))
+        let bytes = answer.bytes(minorVersion: exchange.head.minorVersion, close: !exchange.keepAlive || quiescing,
+                                 withBody: exchange.head.method != .head, allocator: context.channel.allocator)
+        responseDone(exchange, written: context.writeAndFlush(wrapOutboundOut(bytes)))
     }
 
     /// The answer's last part is written (`written`: when it is, needed only when the connection closes after it).
@@ -779,17 +853,45 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     /// Counts the exchange and gives its upstream connection back (or closes it).
     private func finish(_ exchange: Exchange) {
-        if exchange.counted {
-            gateway.statistics.request(service: exchange.service, status: exchange.status, duration: ContinuousClock.now - exchange.start)
-        }
+        if exchange.counted { count(exchange) }
         if let upstream = exchange.upstream {
             exchange.upstream = nil
             if exchange.upstreamReusable, exchange.requestEnded, exchange.responseEnded {
-                pool?.release(upstream)
+                keep(upstream)
             } else {
                 upstream.close()
             }
         }
+    }
+
+    /// Counts `exchange` in the request metrics, with the counter and timer of the connection's last exchange when they
+    /// are its service's and status's.
+    private func count(_ exchange: Exchange) {
+        let metrics: KeyedMetricHandles<GatewayStatistics.RequestKey>.Handles
+        if let last = lastMetrics, last.status == exchange.status, last.service == exchange.service {
+            metrics = last.handles
+        } else {
+            metrics = gateway.statistics.requestMetrics(service: exchange.service, status: exchange.status)
+            lastMetrics = (exchange.service, exchange.status, metrics)
+        }
+        metrics.counter.increment()
+        metrics.timer.recordNanoseconds((ContinuousClock.now - exchange.start).wholeNanoseconds)
+    }
+
+    /// Keeps the upstream connection of an exchange that ended cleanly for the connection's next request (most go
+    /// to the same upstream: no pool lookup, no hashing of its key), the one kept before going back to the pool.
+    private func keep(_ upstream: UpstreamConnection) {
+        upstream.handler.exchange = nil
+        upstream.handler.resumeReads()
+        if let previous = keptUpstream { pool?.release(previous) }
+        keptUpstream = upstream
+    }
+
+    /// Gives the kept upstream connection back to the pool (the client's connection ends, or leaves the relay).
+    private func releaseKeptUpstream() {
+        guard let kept = keptUpstream else { return }
+        keptUpstream = nil
+        pool?.release(kept)
     }
 
     /// Drops an exchange whose client went away.

@@ -29,27 +29,68 @@ public final class GatewayStatistics: Sendable {
         public init() {}
     }
 
-    /// A realm's counters and its `gatehouse_gateway_authentications_total` counters by result, under one lock:
-    /// a request's authentication is counted with one lookup.
-    private struct RealmCounts {
-        var counters = Counters()
-        var authentications: [String: Metrics.Counter] = [:]
-        /// `gatehouse_gateway_remembered_admissions_total` of the realm, made at its first remembered admission.
-        var remembered: Metrics.Counter?
+    /// A realm's counters and its `gatehouse_gateway_authentications_total` counters by result: looked up once by
+    /// name per decision, and kept by a connection's ``RememberedAdmission``, which counts each readmission with it
+    /// and no lookup.
+    final class RealmTally: Sendable {
+        let counters = Mutex(Counters())
+        /// `gatehouse_gateway_authentications_total{result="success"}` and
+        /// `gatehouse_gateway_remembered_admissions_total` of the realm.
+        let successes: Metrics.Counter
+        let remembered: Metrics.Counter
+        /// The counters of the other results, made at their first use.
+        private let others = Mutex<[String: Metrics.Counter]>([:])
+        private let realm: String
+        private let handles: MetricHandles
 
-        mutating func count(_ decision: Realm.Decision, withCredentials: Bool) {
-            if withCredentials { counters.attempts += 1 }
-            switch decision {
-            case .allow: counters.successes += 1
-            case .forbidden: counters.successes += 1; counters.forbidden += 1
-            case .challenge:
-                counters.challenges += 1
-                if withCredentials { counters.failures += 1 }
+        fileprivate init(realm: String, handles: MetricHandles) {
+            self.realm = realm
+            self.handles = handles
+            successes = handles.counter("gatehouse_gateway_authentications_total", [("realm", realm), ("result", "success")])
+            remembered = handles.counter("gatehouse_gateway_remembered_admissions_total", [("realm", realm)])
+        }
+
+        func count(_ decision: Realm.Decision, withCredentials: Bool) {
+            counters.withLock { counters in
+                if withCredentials { counters.attempts += 1 }
+                switch decision {
+                case .allow: counters.successes += 1
+                case .forbidden: counters.successes += 1; counters.forbidden += 1
+                case .challenge:
+                    counters.challenges += 1
+                    if withCredentials { counters.failures += 1 }
+                }
             }
+            let result = switch decision {
+            case .allow: "success"
+            case .forbidden: "forbidden"
+            case .challenge: withCredentials ? "failure" : "challenge"
+            }
+            if result == "success" {
+                successes.increment()
+                return
+            }
+            others.withLock { others in
+                if let counter = others[result] { return counter }
+                let made = handles.counter("gatehouse_gateway_authentications_total", [("realm", realm), ("result", result)])
+                others[result] = made
+                return made
+            }.increment()
+        }
+
+        /// A request admitted again by its connection's memory: a success with credentials, remembered.
+        func countReadmission() {
+            counters.withLock { counters in
+                counters.attempts += 1
+                counters.successes += 1
+                counters.remembered += 1
+            }
+            successes.increment()
+            remembered.increment()
         }
     }
 
-    private let realms = Mutex<[String: RealmCounts]>([:])
+    private let realms = Mutex<[String: RealmTally]>([:])
     /// The registry `/metrics` shows.
     public let registry = PrometheusCollectorRegistry()
     /// Counters and timers, made once per label set.
@@ -76,7 +117,7 @@ public final class GatewayStatistics: Sendable {
 
     func connectionClosed() { meter("gatehouse_gateway_connections_open").decrement() }
 
-    private struct RequestKey: Hashable {
+    struct RequestKey: Hashable {
         var service: String
         var status: Int
     }
@@ -86,12 +127,18 @@ public final class GatewayStatistics: Sendable {
 
     /// An HTTP request answered (upgrades aside): by service name (`none` when no service matched) and status.
     func request(service: String, status: Int, duration: Duration) {
-        let metrics = requestHandles.handles(RequestKey(service: service, status: status)) {
+        let metrics = requestMetrics(service: service, status: status)
+        metrics.counter.increment()
+        metrics.timer.recordNanoseconds(duration.wholeNanoseconds)
+    }
+
+    /// The request counter and latency timer of `service` and `status`, for ``request(service:status:duration:)`` (a
+    /// connection keeps the last ones it counted with).
+    func requestMetrics(service: String, status: Int) -> KeyedMetricHandles<RequestKey>.Handles {
+        requestHandles.handles(RequestKey(service: service, status: status)) {
             .init(counter: handles.counter("gatehouse_gateway_requests_total", [("service", service), ("status", String(status))]),
                   timer: handles.timer("gatehouse_gateway_request_duration_seconds", [("service", service)]))
         }
-        metrics.counter.increment()
-        metrics.timer.recordNanoseconds(duration.wholeNanoseconds)
     }
 
     /// A WebSocket upgraded and relayed; `webSocketClosed` when it ends.
@@ -108,42 +155,24 @@ public final class GatewayStatistics: Sendable {
     }
 
     /// The counters of `realm`.
-    public func counters(realm: String) -> Counters { realms.withLock { $0[realm]?.counters ?? Counters() } }
+    public func counters(realm: String) -> Counters { realms.withLock { $0[realm] }?.counters.withLock { $0 } ?? Counters() }
+
+    /// The tally of `realm`, made at its first use.
+    func tally(realm: String) -> RealmTally {
+        realms.withLock { all in
+            if let tally = all[realm] { return tally }
+            let made = RealmTally(realm: realm, handles: handles)
+            all[realm] = made
+            return made
+        }
+    }
 
     func record(realm: String, credentials: Credentials, decision: Realm.Decision) {
-        record(realm: realm, withCredentials: !credentials.isEmpty, decision: decision)
-    }
-
-    /// A request admitted again by its connection's ``RememberedAdmission``: a success with credentials.
-    func recordReadmission(realm: String) {
-        record(realm: realm, withCredentials: true, decision: .allow(Subject()), remembered: true)
-    }
-
-    private func record(realm: String, withCredentials: Bool, decision: Realm.Decision, remembered: Bool = false) {
-        let result = switch decision {
-        case .allow: "success"
-        case .forbidden: "forbidden"
-        case .challenge: withCredentials ? "failure" : "challenge"
-        }
-        let (counter, rememberedCounter) = realms.withLock { all -> (Metrics.Counter, Metrics.Counter?) in
-            all[realm, default: RealmCounts()].count(decision, withCredentials: withCredentials)
-            var rememberedCounter: Metrics.Counter?
-            if remembered {
-                all[realm]?.counters.remembered += 1
-                rememberedCounter = all[realm]?.remembered ?? handles.counter("gatehouse_gateway_remembered_admissions_total", [("realm", realm)])
-                all[realm]?.remembered = rememberedCounter
-            }
-            if let counter = all[realm]?.authentications[result] { return (counter, rememberedCounter) }
-            let made = handles.counter("gatehouse_gateway_authentications_total", [("realm", realm), ("result", result)])
-            all[realm]?.authentications[result] = made
-            return (made, rememberedCounter)
-        }
-        counter.increment()
-        rememberedCounter?.increment()
+        tally(realm: realm).count(decision, withCredentials: !credentials.isEmpty)
     }
 
     func recordExpiry(realm: String) {
         count("gatehouse_gateway_websockets_expired_total", [("realm", realm)])
-        realms.withLock { all in all[realm, default: RealmCounts()].counters.expiredConnections += 1 }
+        tally(realm: realm).counters.withLock { $0.expiredConnections += 1 }
     }
 }

@@ -20,6 +20,7 @@ extension HTTPMessageHead {
         case .request: head = try requestLine(bytes, first)
         case .response: head = try statusLine(bytes, first)
         }
+        head.fields.reserveCapacity(16)
         var contentLength: Int?
         var transferEncoding: Range<Int>?
         while true {

@@ -15,6 +15,8 @@ public final class ProtectedService: Sendable {
     let segments: [String]
     /// Where requests go.
     let base: UpstreamBase
+    /// The upstream's connections' key in the relay's pools.
+    let upstreamKey: UpstreamKey
 
     /// A service at `path` (normalised; a path that is not a valid absolute path, or an upstream that is not an
     /// `http`/`https` URL without query or user information, throws ``GatewayConfigurationError``).
@@ -30,6 +32,7 @@ public final class ProtectedService: Sendable {
         segments = prefix.segments
         self.path = segments.isEmpty ? "" : "/" + segments.joined(separator: "/")
         base = try UpstreamBase(upstream, service: name)
+        upstreamKey = UpstreamKey(host: base.host, port: base.port, tls: base.scheme == "https")
         self.upstream = upstream
         self.realm = realm
         self.requiredRoles = requiredRoles

@@ -4,7 +4,7 @@ import HTTPTypes
 import Hummingbird
 
 /// A realm at run time: extracts credentials from a request, runs the login chain and decides.
-public struct Realm: Sendable {
+public final class Realm: Sendable {
     public let name: String
     public let description: String
     public let scheme: ChallengeScheme

@@ -29,9 +29,13 @@ final class RememberedAdmission: Sendable {
     let subject: Subject
     let until: ContinuousClock.Instant
     let failures: UInt64
+    /// Where a readmission is counted (the realm's), if anywhere.
+    let tally: GatewayStatistics.RealmTally?
 
     /// A class: the handler reads it for every request, and a copy of its fields would retain each of them.
-    init(service: ProtectedService, authorization: String, subject: Subject, until: ContinuousClock.Instant, failures: UInt64) {
+    init(service: ProtectedService, authorization: String, subject: Subject, until: ContinuousClock.Instant, failures: UInt64,
+         tally: GatewayStatistics.RealmTally? = nil) {
+        self.tally = tally
         self.service = service
         self.authorization = authorization
         self.subject = subject
@@ -47,9 +51,13 @@ final class RememberedAdmission: Sendable {
     /// Whether a request to `service` whose `Authorization` is `given` (its fields joined as ``HTTPFields`` joins them)
     /// is admitted again as ``subject``.
     func admits(authorization given: String?, to service: ProtectedService, now: ContinuousClock.Instant? = nil) -> Bool {
-        guard service === self.service, let given, ConstantTime.sameBytes(given, authorization),
-              UnsettledAccounts.shared.failures == failures
-        else { return false }
+        guard let given, ConstantTime.sameBytes(given, authorization) else { return false }
+        return holds(for: service, now: now)
+    }
+
+    /// Whether the memory still admits a request to `service` whose `Authorization` is known to be ``authorization``.
+    func holds(for service: ProtectedService, now: ContinuousClock.Instant? = nil) -> Bool {
+        guard service === self.service, UnsettledAccounts.shared.failures == failures else { return false }
         if let expiry = subject.expiresAt, expiry <= Date() { return false }
         return (now ?? .now) < until
     }

@@ -36,7 +36,8 @@ public enum HeaderText {
         return String(decoding: text.utf8.map(lower), as: UTF8.self)
     }
 
-    @inlinable static func lower(_ byte: UInt8) -> UInt8 {
+    /// `byte` made small if it is an ASCII capital.
+    @inlinable public static func lower(_ byte: UInt8) -> UInt8 {
         byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 }
