@@ -72,60 +72,67 @@ enum UpstreamRequestHead {
         let head = client.head
         let credentialHeaders = realm?.headers ?? []
         return client.bytes.withUnsafeReadableBytes { raw in
+            guard case .request(let method, _) = head.startLine else { return allocator.buffer(capacity: 0) }
             let tokens = connectionTokens(head, raw: raw)
-            var out = allocator.buffer(capacity: raw.count + target.utf8.count + authority.utf8.count + 64 + forwarding.fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
-                                       + (user?.utf8.count ?? 0))
-            guard case .request(let method, _) = head.startLine else { return out }
-            out.writeBytes(UnsafeRawBufferPointer(rebasing: raw[method]))
-            out.writeStaticString(" ")
-            out.writeString(target)
-            out.writeStaticString(" HTTP/1.1\r\nHost: ")
-            out.writeString(authority)
-            out.writeStaticString("\r\n")
             var cookies: [String] = []
-            for field in head.fields {
+            for field in head.fields where FieldKind(raw, field.name) == .cookie {
+                cookies.append(String(decoding: raw[field.value], as: UTF8.self))
+            }
+            // Which fields go as they came.
+            let keeps = { (field: HTTPMessageHead.Field) -> Bool in
                 switch FieldKind(raw, field.name) {
-                case .cookie:
-                    cookies.append(String(decoding: raw[field.value], as: UTF8.self))
-                    continue
-                case .transferEncoding, .contentLength, .host, .hopByHop, .authorization, .gatewayUser, .forwarding:
-                    continue
+                case .cookie, .transferEncoding, .contentLength, .host, .hopByHop, .authorization, .gatewayUser, .forwarding:
+                    return false
                 case .other:
                     break
                 }
-                if !tokens.isEmpty, tokens.contains(HeaderText.lowercased(String(decoding: raw[field.name], as: UTF8.self))) { continue }
-                if !credentialHeaders.isEmpty, credentialHeaders.contains(where: { ClientRequestHead.name(raw, field.name, equals: $0) }) {
-                    continue
+                if !tokens.isEmpty, tokens.contains(HeaderText.lowercased(String(decoding: raw[field.name], as: UTF8.self))) { return false }
+                return credentialHeaders.isEmpty || !credentialHeaders.contains(where: { ClientRequestHead.name(raw, field.name, equals: $0) })
+            }
+            let cookie = cookies.isEmpty ? nil : CredentialCarriers.cookieField(cookies, removing: Set(realm?.cookies ?? []))
+            var capacity = raw.count + target.utf8.count + authority.utf8.count + 96
+            capacity += cookie.map { HeadBytesWriter.fieldLength("Cookie", $0) } ?? 0
+            capacity += forwarding.fields.reduce(0) { $0 + HeadBytesWriter.fieldLength($1.name, $1.value) }
+            capacity += user.map { HeadBytesWriter.fieldLength(HTTPProxy.userHeader, $0) } ?? 0
+            return HeadBytesWriter.buffer(capacity: capacity, allocator: allocator) { out in
+                out.write(raw[method])
+                out.write(" ")
+                out.write(target)
+                out.write(" HTTP/1.1\r\nHost: ")
+                out.write(authority)
+                out.write("\r\n")
+                copyLines(of: head, raw, to: &out, keeping: keeps)
+                if let cookie { out.writeField("Cookie", cookie) }
+                for (name, value) in forwarding.fields { out.writeField(name, value) }
+                if let user { out.writeField(HTTPProxy.userHeader, user) }
+                if head.framing == .chunked {
+                    out.write("Transfer-Encoding: chunked\r\n")
+                } else if let length = head.contentLength {
+                    out.write("Content-Length: ")
+                    out.write(String(length))
+                    out.write("\r\n")
+                } else if client.method == .other {
+                    out.write("Content-Length: 0\r\n")
                 }
-                out.writeBytes(UnsafeRawBufferPointer(rebasing: raw[field.name]))
-                out.writeStaticString(": ")
-                out.writeBytes(UnsafeRawBufferPointer(rebasing: raw[field.value]))
-                out.writeStaticString("\r\n")
+                out.write("\r\n")
             }
-            if !cookies.isEmpty, let cookie = CredentialCarriers.cookieField(cookies, removing: Set(realm?.cookies ?? [])) {
-                writeField("Cookie", cookie, to: &out)
-            }
-            for (name, value) in forwarding.fields { writeField(name, value, to: &out) }
-            if let user { writeField(HTTPProxy.userHeader, user, to: &out) }
-            if head.framing == .chunked {
-                out.writeStaticString("Transfer-Encoding: chunked\r\n")
-            } else if let length = head.contentLength {
-                out.writeStaticString("Content-Length: ")
-                out.writeString(String(length))
-                out.writeStaticString("\r\n")
-            } else if client.method == .other {
-                out.writeStaticString("Content-Length: 0\r\n")
-            }
-            out.writeStaticString("\r\n")
-            return out
         }
     }
 
-    private static func writeField(_ name: String, _ value: String, to buffer: inout ByteBuffer) {
-        buffer.writeString(name)
-        buffer.writeStaticString(": ")
-        buffer.writeString(value)
-        buffer.writeStaticString("\r\n")
+    /// Copies the field lines of `head` (in `raw`) that `keeps`, as they came: a run of consecutive lines at once
+    /// (each line ends where the next field's name starts; the last, two bytes before the head's end).
+    private static func copyLines(of head: HTTPMessageHead, _ raw: UnsafeRawBufferPointer, to out: inout HeadBytesWriter,
+                                  keeping keeps: (HTTPMessageHead.Field) -> Bool) {
+        var runStart: Int?
+        for field in head.fields {
+            if keeps(field) {
+                if runStart == nil { runStart = field.name.lowerBound }
+            } else if let start = runStart {
+                out.write(raw[start..<field.name.lowerBound])
+                runStart = nil
+            }
+        }
+        if let start = runStart { out.write(raw[start..<(head.length - 2)]) }
     }
 
     /// The upstream's answer head for the client, as bytes: the status line with the client's version, the fields as
@@ -137,33 +144,31 @@ enum UpstreamRequestHead {
     static func response(_ head: HTTPMessageHead, bytes: ByteBuffer, tokens: Set<String>, clientMinorVersion: Int, challenge: String?,
                          close: Bool, keepTransferEncoding: Bool, allocator: ByteBufferAllocator) -> ByteBuffer {
         bytes.withUnsafeReadableBytes { raw in
-            var out = allocator.buffer(capacity: raw.count + 64 + (challenge?.utf8.count ?? 0))
-            out.writeStaticString(clientMinorVersion == 0 ? "HTTP/1.0" : "HTTP/1.1")
-            // The rest of the status line (" 200 OK\r\n") as it came.
-            var lineEnd = 8
-            while raw[lineEnd] != 0x0A { lineEnd += 1 }
-            out.writeBytes(UnsafeRawBufferPointer(rebasing: raw[8...lineEnd]))
-            for field in head.fields {
+            let keeps = { (field: HTTPMessageHead.Field) -> Bool in
                 switch FieldKind(raw, field.name) {
-                case .hopByHop, .host: continue
-                case .transferEncoding where !keepTransferEncoding: continue
+                case .hopByHop, .host: return false
+                case .transferEncoding where !keepTransferEncoding: return false
                 default: break
                 }
-                if !tokens.isEmpty, tokens.contains(HeaderText.lowercased(String(decoding: raw[field.name], as: UTF8.self))) { continue }
-                if challenge != nil, HTTPMessageHead.name(raw, field.name, is: "www-authenticate") { continue }
-                out.writeBytes(UnsafeRawBufferPointer(rebasing: raw[field.name]))
-                out.writeStaticString(": ")
-                out.writeBytes(UnsafeRawBufferPointer(rebasing: raw[field.value]))
-                out.writeStaticString("\r\n")
+                if !tokens.isEmpty, tokens.contains(HeaderText.lowercased(String(decoding: raw[field.name], as: UTF8.self))) { return false }
+                return challenge == nil || !HTTPMessageHead.name(raw, field.name, is: "www-authenticate")
             }
-            if let challenge { writeField("WWW-Authenticate", challenge, to: &out) }
-            if close {
-                out.writeStaticString("Connection: close\r\n")
-            } else if clientMinorVersion == 0 {
-                out.writeStaticString("Connection: keep-alive\r\n")
+            let capacity = raw.count + 64 + (challenge.map { HeadBytesWriter.fieldLength("WWW-Authenticate", $0) } ?? 0)
+            return HeadBytesWriter.buffer(capacity: capacity, allocator: allocator) { out in
+                out.write(clientMinorVersion == 0 ? "HTTP/1.0" : "HTTP/1.1")
+                // The rest of the status line (" 200 OK\r\n") as it came.
+                var lineEnd = 8
+                while raw[lineEnd] != 0x0A { lineEnd += 1 }
+                out.write(raw[8...lineEnd])
+                copyLines(of: head, raw, to: &out, keeping: keeps)
+                if let challenge { out.writeField("WWW-Authenticate", challenge) }
+                if close {
+                    out.write("Connection: close\r\n")
+                } else if clientMinorVersion == 0 {
+                    out.write("Connection: keep-alive\r\n")
+                }
+                out.write("\r\n")
             }
-            out.writeStaticString("\r\n")
-            return out
         }
     }
 
