@@ -235,8 +235,17 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             return
         }
         if let event = event as? ChannelEvent, event == .inputClosed {
-            // The client sent its last byte: answer what is under way, then close.
-            if let exchange { exchange.keepAlive = false } else { close() }
+            // The client sent its last byte: answer what is under way, then close; a body cut short is the client's
+            // fault (`400` if nothing was answered yet).
+            guard let exchange else {
+                close()
+                return
+            }
+            if exchange.requestEnded {
+                exchange.keepAlive = false
+            } else {
+                bodyFailed()
+            }
             return
         }
         context.fireUserInboundEventTriggered(event)

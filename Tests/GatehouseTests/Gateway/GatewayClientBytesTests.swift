@@ -5,8 +5,9 @@ import Testing
 /// The client's side of the event-loop relay read in place (`GatewayHTTPHandler` over `HTTPMessageHead` and
 /// `ChunkedBodyScanner`, no HTTP decoder): what an HTTP/1.1 server must accept (empty lines before a request line,
 /// heads and bodies cut anywhere, chunk extensions and trailers), what it must refuse after a good request (a
-/// malformed one, a head too large: `400`/`431` and the end of the connection), and a WebSocket's first frames sent
-/// right behind its upgrade request.
+/// malformed one, a head too large: `400`/`431` and the end of the connection), a body cut short by the client's last
+/// byte, a WebSocket's first frames sent right behind its upgrade request, and generated request streams (the
+/// parser's differential tests' generator) relayed to a real upstream as the parser reads them.
 @Suite(.timeLimit(.minutes(1))) struct GatewayClientBytesTests {
     @Test func emptyLinesBeforeARequestLineAreIgnoredAndHeadsMayArriveByteByByte() async throws {
         try await RecordingFixture.run({ GatewayRelayTests.configuration($0) }) { fixture async throws in
@@ -64,6 +65,25 @@ import Testing
         }
     }
 
+    @Test func aBodyCutShortByTheClientsLastByteEndsTheConnection() async throws {
+        try await RecordingFixture.run({ GatewayRelayTests.configuration($0) }) { fixture async throws in
+            // Answered before its body is complete (no service), then the client sends its last byte: closed at
+            // once, not after the idle timeout.
+            let answered = try RawHTTPConnection(port: fixture.port, timeout: .seconds(5))
+            await answered.send("POST /nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+            #expect(await answered.readResponse()?.status == 404)
+            answered.shutdownWrite()
+            #expect(await answered.readToEnd().closed)
+            // Not answered yet: 400, then closed.
+            let waiting = try RawHTTPConnection(port: fixture.port, timeout: .seconds(5))
+            await waiting.send("POST /open/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab")
+            waiting.shutdownWrite()
+            let (bytes, closed) = await waiting.readToEnd()
+            #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("HTTP/1.1 400 "))
+            #expect(closed)
+        }
+    }
+
     @Test func aWebSocketsFirstFramesRightBehindItsUpgradeRequestAreRelayed() async throws {
         try await RecordingFixture.run({ GatewayRelayTests.configuration($0) }) { fixture async throws in
             let connection = try RawHTTPConnection(port: fixture.port)
@@ -83,6 +103,91 @@ import Testing
             let texts = GatewayInBandFrameTests.serverTexts(bytes[end.upperBound...])
             #expect(texts.first?.hasPrefix("seen:") == true)
             #expect(Array(texts.dropFirst()) == ["got:early", "got:next"])
+        }
+    }
+
+    /// Streams sent per run to the real gateway (`GATEHOUSE_GATEWAY_STREAM_COUNT`, `GATEHOUSE_GATEWAY_STREAM_SEED`).
+    static let streams = ProcessInfo.processInfo.environment["GATEHOUSE_GATEWAY_STREAM_COUNT"].flatMap(Int.init) ?? 2000
+    static let seed = ProcessInfo.processInfo.environment["GATEHOUSE_GATEWAY_STREAM_SEED"].flatMap(UInt64.init) ?? 0x6761_7465_7761_7921
+
+    /// What the gateway must do with `bytes`, by the parser's reading (`HTTPMessageHeadTests.ours`, itself tested
+    /// against NIO's decoder), with empty lines before a request line skipped as the gateway skips them: the requests
+    /// it relays, one after the other while each keeps the connection going, and whether a refused request follows.
+    static func expected(_ bytes: [UInt8]) -> (requests: [HTTPMessageHeadTests.Message], refusedAfter: Bool) {
+        var requests: [HTTPMessageHeadTests.Message] = []
+        var rest = bytes[...]
+        while true {
+            rest = rest.drop { $0 == 0x0D || $0 == 0x0A }
+            guard !rest.isEmpty else { return (requests, false) }
+            switch HTTPMessageHeadTests.ours(Array(rest)) {
+            case .message(let message, let length, let keepsGoing):
+                requests.append(message)
+                rest = rest.dropFirst(length)
+                if !keepsGoing { return (requests, false) }
+            case .incomplete:
+                return (requests, false)
+            case .refused:
+                return (requests, true)
+            }
+        }
+    }
+
+    /// Whether the request after the first `count` of `bytes` is a `HEAD`.
+    static func startsWithHEAD(_ bytes: [UInt8], after count: Int) -> Bool {
+        var rest = bytes[...]
+        for _ in 0..<count {
+            rest = rest.drop { $0 == 0x0D || $0 == 0x0A }
+            guard case .message(_, let length, _) = HTTPMessageHeadTests.ours(Array(rest)) else { return false }
+            rest = rest.dropFirst(length)
+        }
+        return rest.drop { $0 == 0x0D || $0 == 0x0A }.starts(with: "HEAD ".utf8)
+    }
+
+    @Test func generatedRequestStreamsAreRelayedAsTheParserReadsThem() async throws {
+        try await GatewayFixture.run({ upstream in
+            GatewayConfiguration(services: [ServiceConfiguration(name: "all", path: "/", upstream: upstream)])
+        }) { fixture async throws in
+            var generator = RequestStreamGenerator(seed: Self.seed)
+            var relayed = 0, refused = 0
+            for index in 0..<Self.streams {
+                let bytes = generator.next()
+                let (requests, refusedAfter) = Self.expected(bytes)
+                // Upgrades are Hummingbird's (a first request) or redirected (a later one): not this test's.
+                if requests.contains(where: { $0.fields.contains { $0.0.lowercased() == "upgrade" } }) { continue }
+                let connection = try RawHTTPConnection(port: fixture.gatewayApp.port, timeout: .seconds(10))
+                await connection.send(bytes)
+                let context = "stream \(index) of seed \(Self.seed): \(String(decoding: bytes, as: UTF8.self).debugDescription)"
+                for request in requests {
+                    guard let answer = await connection.readResponse(toHEAD: request.method == "HEAD") else {
+                        Issue.record("no answer to \(request) in \(context)")
+                        return
+                    }
+                    if (try? RequestTarget(parsing: request.target)) == nil {
+                        #expect(answer.status == 400, "\(context)")
+                    } else if request.method == "GET" || request.method == "POST" || request.method == "PUT" || request.method == "DELETE"
+                        || request.method == "PATCH" {
+                        // The upstream echoes the method and the body it got.
+                        let echoed = String(decoding: answer.body, as: UTF8.self)
+                        #expect(answer.status == 200, "\(context)")
+                        #expect(echoed.hasPrefix(request.method + " ") && echoed.hasSuffix("body=" + String(decoding: request.body, as: UTF8.self)),
+                                "\(echoed) for \(request) in \(context)")
+                        relayed += 1
+                    } else {
+                        #expect(answer.status < 500, "\(context)")
+                    }
+                }
+                if refusedAfter {
+                    // A `HEAD` whose body is malformed is answered without the body its `Content-Length` announces.
+                    let toHEAD = Self.startsWithHEAD(bytes, after: requests.count)
+                    let answer = await connection.readResponse(toHEAD: toHEAD)
+                    #expect(answer?.status == 400 || answer?.status == 431, "\(String(describing: answer?.status)) \(context)")
+                    if !toHEAD { #expect(answer?.json?["error"] == "invalid_request", "\(context)") }
+                    refused += 1
+                }
+            }
+            // The streams must exercise both.
+            #expect(relayed > Self.streams / 4, "only \(relayed) requests relayed")
+            #expect(refused > Self.streams / 20, "only \(refused) refusals")
         }
     }
 }

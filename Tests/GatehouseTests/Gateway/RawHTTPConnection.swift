@@ -53,6 +53,9 @@ final class RawHTTPConnection: @unchecked Sendable {
     @discardableResult
     func send(_ text: String) async -> Bool { await send(Array(text.utf8)) }
 
+    /// Sends the connection's last byte (a FIN); reading goes on.
+    func shutdownWrite() { shutdown(descriptor, Int32(SHUT_WR)) }
+
     /// Reads until the peer closes the connection or the timeout passes; `closed` tells which.
     func readToEnd() async -> (bytes: [UInt8], closed: Bool) {
         await Self.onThread { [descriptor] in
@@ -67,8 +70,9 @@ final class RawHTTPConnection: @unchecked Sendable {
         }
     }
 
-    /// Reads one response (head, then a `Content-Length` body); `nil` when the connection ends first.
-    func readResponse() async -> RawHTTPResponse? {
+    /// Reads one response (head, then a `Content-Length` body unless it answers a `HEAD`); `nil` when the connection
+    /// ends first.
+    func readResponse(toHEAD: Bool = false) async -> RawHTTPResponse? {
         await Self.onThread { [descriptor] in
             var received: [UInt8] = []
             var byte: UInt8 = 0
@@ -78,7 +82,7 @@ final class RawHTTPConnection: @unchecked Sendable {
                 received.append(byte)
             }
             guard var response = RawHTTPResponse(head: received) else { return nil }
-            var remaining = Int(response.header("Content-Length") ?? "0") ?? 0
+            var remaining = toHEAD ? 0 : Int(response.header("Content-Length") ?? "0") ?? 0
             var buffer = [UInt8](repeating: 0, count: 16 * 1024)
             while remaining > 0 {
                 let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, min($0.count, remaining)) }
