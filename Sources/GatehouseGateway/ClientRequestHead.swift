@@ -60,6 +60,16 @@ struct ClientRequestHead {
         }
     }
 
+    /// Whether the first field named `lowercased` has the value `value` (`nil`: there is no such field), compared
+    /// without making a string of it.
+    func first(_ lowercased: StaticString, is value: String?) -> Bool {
+        bytes.withUnsafeReadableBytes { raw in
+            guard let field = head.fields.first(where: { HTTPMessageHead.name(raw, $0.name, is: lowercased) }) else { return value == nil }
+            guard let value else { return false }
+            return value.utf8.elementsEqual(raw[field.value])
+        }
+    }
+
     /// The values of the fields named `lowercased`.
     func values(_ lowercased: StaticString) -> [String] {
         bytes.withUnsafeReadableBytes { raw in

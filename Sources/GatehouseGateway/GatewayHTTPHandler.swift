@@ -69,7 +69,11 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         /// The body's bytes received before the upstream connection was ready.
         var waiting: [ByteBuffer] = []
         var service = "none"
-        var route: (service: ProtectedService, remainder: ProtectedService.Remainder, target: RequestTarget)?
+        /// The service the request is routed to, the rest of its path below the service's, and its parsed target
+        /// (stored apart: a tuple of them would be copied, and its parts retained, at every use).
+        var routed: ProtectedService?
+        var remainder = ProtectedService.Remainder(segments: [], trailingSlash: false)
+        var target: RequestTarget?
         var fields = HTTPFields()
         /// Whether ``fields`` are still to be made (a request admitted by its connection's memory needs none of them
         /// unless its forwarding fields are made anew).
@@ -467,7 +471,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             answer(exchange, refusal)
             return
         }
-        exchange.route = (service, remainder, target)
+        exchange.routed = service
+        exchange.remainder = remainder
+        exchange.target = target
         if let remembered, head.isAdmitted(by: remembered, to: service) {
             exchange.fieldsPending = true
             admitted(exchange, gateway.readmit(remembered))
@@ -518,7 +524,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.service = service.name
         exchange.counted = false  // an upgrade is not an HTTP request of the metrics, accepted or not
         exchange.keepAlive = false
-        exchange.route = (service, remainder, target)
+        exchange.routed = service
+        exchange.remainder = remainder
+        exchange.target = target
         exchange.fields = head.allFields
         if let admission = gateway.admitNow(headers: exchange.fields, query: target.query, to: service) {
             webSocketAdmitted(exchange, admission, key: key)
@@ -531,18 +539,18 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     private func webSocketAdmitted(_ exchange: Exchange, _ admission: Gateway.Admission, key: String) {
-        guard self.exchange === exchange, !closing, let context, let route = exchange.route else { return }
+        guard self.exchange === exchange, !closing, let context, let service = exchange.routed, let target = exchange.target else { return }
         switch admission {
         case .answer(let refusal):
             answer(exchange, refusal)
         case .allow(let subject):
             let forwarding = forwarding(exchange)
-            let relay = gateway.webSocketRelay(service: route.service, remainder: route.remainder, target: route.target, subject: subject,
+            let relay = gateway.webSocketRelay(service: service, remainder: exchange.remainder, target: target, subject: subject,
                                                forwarding: forwarding)
-            let base = route.service.base
+            let base = service.base
             let upstream = WebSocketBridge.Upstream(
-                key: route.service.upstreamKey,
-                target: base.target(path: route.remainder.path, query: Gateway.forwardedQuery(route.target, service: route.service)),
+                key: service.upstreamKey,
+                target: base.target(path: exchange.remainder.path, query: Gateway.forwardedQuery(target, service: service)),
                 authority: base.authority)
             var answer = context.channel.allocator.buffer(capacity: 256)
             answer.writeStaticString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: ")
@@ -631,7 +639,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     private func admitted(_ exchange: Exchange, _ admission: Gateway.Admission) {
-        guard self.exchange === exchange, !closing, let route = exchange.route else { return }
+        guard self.exchange === exchange, !closing, let service = exchange.routed, let target = exchange.target else { return }
         switch admission {
         case .answer(let refusal):
             answer(exchange, refusal)
@@ -643,10 +651,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             }
             exchange.successChallenge = subject?.successChallenge
             let forwarding = forwarding(exchange)
-            let base = route.service.base
+            let base = service.base
             exchange.upstreamHead = UpstreamRequestHead.make(
-                from: exchange.head, target: base.target(path: route.remainder.path, query: Gateway.forwardedQuery(route.target, service: route.service)),
-                authority: base.authority, realm: route.service.realm, forwarding: forwarding, user: subject?.name,
+                from: exchange.head, target: base.target(path: exchange.remainder.path, query: Gateway.forwardedQuery(target, service: service)),
+                authority: base.authority, realm: service.realm, forwarding: forwarding, user: subject?.name,
                 allocator: context?.channel.allocator ?? ByteBufferAllocator())
             connect(exchange, fresh: false)
         }
@@ -655,11 +663,11 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// The forwarding fields of `exchange`. They depend only on its `Host` when the peer is not a trusted proxy:
     /// the last ones are kept for the connection's next request.
     private func forwarding(_ exchange: Exchange) -> ForwardingHeaders {
+        if !peerIsTrusted, let lastForwarding, exchange.head.first("host", is: lastForwarding.host) { return lastForwarding.fields }
         let host = exchange.head.first("host")
-        if !peerIsTrusted, let lastForwarding, lastForwarding.host == host { return lastForwarding.fields }
         if exchange.fieldsPending {
             exchange.fieldsPending = false
-            exchange.fields = exchange.head.admissionFields(realm: exchange.route?.service.realm)
+            exchange.fields = exchange.head.admissionFields(realm: exchange.routed?.realm)
         }
         let fields = ForwardingHeaders(headers: exchange.fields, host: host, peer: peer, trusted: gateway.trustedProxies,
                                        proto: gateway.tls == nil ? "http" : "https")
@@ -668,9 +676,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     private func connect(_ exchange: Exchange, fresh: Bool) {
-        guard let pool, let route = exchange.route else { return }
+        guard let pool, let service = exchange.routed else { return }
         exchange.phase = .connecting
-        let key = route.service.upstreamKey
+        let key = service.upstreamKey
         if let kept = keptUpstream {
             keptUpstream = nil
             if !fresh, kept.key == key, kept.channel.isActive {

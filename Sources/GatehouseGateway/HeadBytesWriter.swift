@@ -38,8 +38,11 @@ struct HeadBytesWriter: ~Copyable {
     }
 
     mutating func write(_ text: String) {
-        var text = text
-        text.withUTF8 { write(UnsafeRawBufferPointer($0)) }
+        let written: Void? = text.utf8.withContiguousStorageIfAvailable { write(UnsafeRawBufferPointer($0)) }
+        if written == nil {
+            var text = text
+            text.withUTF8 { write(UnsafeRawBufferPointer($0)) }
+        }
     }
 
     /// `name: value` and CRLF.
