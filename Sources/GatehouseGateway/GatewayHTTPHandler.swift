@@ -441,6 +441,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 return
             }
         }
+        if requests == 1 { leaveHummingbird() }
         armIdleTimer()
         let target: RequestTarget
         do {
@@ -614,6 +615,20 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// `Sec-WebSocket-Accept` for a client's key (RFC 6455 §4.2.2).
     static func webSocketAccept(_ key: String) -> String {
         Data(Insecure.SHA1.hash(data: Data((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))).base64EncodedString()
+    }
+
+    /// After a first request that is no upgrade, the connection is this handler's for good: NIO's HTTP codec,
+    /// Hummingbird's upgrader (its connection task ends) and the first-request guard leave the pipeline, so that no
+    /// read passes through them and their memory goes.
+    private func leaveHummingbird() {
+        guard let context else { return }
+        let operations = context.pipeline.syncOperations
+        if let upgrader = try? operations.handler(type: NIOTypedHTTPServerUpgradeHandler<HTTP1WebSocketUpgradeChannel.UpgradeResult>.self) {
+            operations.removeHandler(upgrader, promise: nil)
+        }
+        if let guardHandler = try? operations.handler(type: MalformedFirstRequestHandler.self) { operations.removeHandler(guardHandler, promise: nil) }
+        if let encoder = try? operations.handler(type: HTTPResponseEncoder.self) { operations.removeHandler(encoder, promise: nil) }
+        if let decoder = try? operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) { operations.removeHandler(decoder, promise: nil) }
     }
 
     /// Hands a first request asking for an upgrade, and the rest of the connection, to Hummingbird: the bytes as they

@@ -6,7 +6,8 @@ import Testing
 /// `ChunkedBodyScanner`, no HTTP decoder): what an HTTP/1.1 server must accept (empty lines before a request line,
 /// heads and bodies cut anywhere, chunk extensions and trailers), what it must refuse after a good request (a
 /// malformed one, a head too large: `400`/`431` and the end of the connection), a body cut short by the client's last
-/// byte, a WebSocket's first frames sent right behind its upgrade request, and generated request streams (the
+/// byte, a graceful shutdown with requests in flight, a WebSocket's first frames sent right behind its upgrade
+/// request, and generated request streams (the
 /// parser's differential tests' generator) relayed to a real upstream as the parser reads them.
 @Suite(.timeLimit(.minutes(1))) struct GatewayClientBytesTests {
     @Test func emptyLinesBeforeARequestLineAreIgnoredAndHeadsMayArriveByteByByte() async throws {
@@ -81,6 +82,44 @@ import Testing
             let (bytes, closed) = await waiting.readToEnd()
             #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("HTTP/1.1 400 "))
             #expect(closed)
+        }
+    }
+
+    @Test func requestsInFlightWhenTheGatewayStopsAreAnsweredAndItsConnectionsClosed() async throws {
+        // Connections the relay owns (Hummingbird's connection task ends after their first request) still follow the
+        // graceful shutdown: answered in full, then closed; an idle one closed at once.
+        let ann = GatewayUser.hashing(username: "ann", password: "slow", roles: ["AUTHORIZED"], cost: 12)
+        try await RecordingFixture.run({ upstream in
+            GatewayConfiguration(
+                realms: [RealmConfiguration(name: "slow", scheme: .basic, loginModules: [
+                    LoginModuleConfiguration(type: "users", flag: .required, users: [ann]),
+                ])],
+                services: [
+                    ServiceConfiguration(name: "open", path: "/open", upstream: upstream + "/o"),
+                    ServiceConfiguration(name: "closed", path: "/closed", upstream: upstream + "/c", realm: "slow", requireRoles: ["AUTHORIZED"]),
+                ])
+        }) { fixture async throws in
+            let idle = try RawHTTPConnection(port: fixture.port)
+            await idle.send("GET /open/idle HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await idle.readResponse()?.status == 200)
+            var inFlight: [RawHTTPConnection] = []
+            for index in 0..<4 {
+                let connection = try RawHTTPConnection(port: fixture.port)
+                // A first request on the open service, then one that waits for bcrypt (cost 12) on the same connection.
+                await connection.send("GET /open/\(index) HTTP/1.1\r\nHost: x\r\n\r\nGET /closed/\(index) HTTP/1.1\r\nHost: x\r\n"
+                                      + "Authorization: \(basicAuthorization("ann", "slow"))\r\n\r\n")
+                inFlight.append(connection)
+            }
+            // Every connection served (its first answer read): the second requests are in flight.
+            for connection in inFlight { #expect(await connection.readResponse()?.status == 200) }
+            await fixture.gatewayApp.stop()
+            for (index, connection) in inFlight.enumerated() {
+                let answer = await connection.readResponse()
+                #expect(answer?.status == 200, "request \(index)")
+                #expect(answer?.header("Connection") == "close")
+                #expect(await connection.readToEnd().closed)
+            }
+            #expect(await idle.readToEnd().closed)
         }
     }
 
