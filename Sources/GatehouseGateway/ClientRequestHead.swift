@@ -50,6 +50,12 @@ struct ClientRequestHead {
         return bytes.withUnsafeReadableBytes { String(decoding: $0[target], as: UTF8.self) }
     }
 
+    /// Whether the request target is `text`, compared without making a string of it.
+    func target(is text: String) -> Bool {
+        guard case .request(_, let target) = head.startLine else { return false }
+        return bytes.withUnsafeReadableBytes { text.utf8.elementsEqual($0[target]) }
+    }
+
     /// The value of the first field named `lowercased` (ASCII case ignored).
     func first(_ lowercased: StaticString) -> String? {
         bytes.withUnsafeReadableBytes { raw in

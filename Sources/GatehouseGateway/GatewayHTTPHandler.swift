@@ -69,11 +69,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         /// The body's bytes received before the upstream connection was ready.
         var waiting: [ByteBuffer] = []
         var service = "none"
-        /// The service the request is routed to, the rest of its path below the service's, and its parsed target
-        /// (stored apart: a tuple of them would be copied, and its parts retained, at every use).
-        var routed: ProtectedService?
-        var remainder = ProtectedService.Remainder(segments: [], trailingSlash: false)
-        var target: RequestTarget?
+        var route: Route?
         var fields = HTTPFields()
         /// Whether ``fields`` are still to be made (a request admitted by its connection's memory needs none of them
         /// unless its forwarding fields are made anew).
@@ -96,6 +92,25 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         init(head: ClientRequestHead, keepAlive: Bool) {
             self.head = head
             self.keepAlive = keepAlive
+        }
+    }
+
+    /// Where a request goes: its target as sent and parsed, the service it is routed to, the rest of its path below
+    /// the service's, and the target sent upstream. A class: an exchange and the connection's memory of its last
+    /// route share it, and a copy is one retain.
+    private final class Route {
+        let text: String
+        let target: RequestTarget
+        let service: ProtectedService
+        let remainder: ProtectedService.Remainder
+        let upstreamTarget: String
+
+        init(text: String, target: RequestTarget, service: ProtectedService, remainder: ProtectedService.Remainder) {
+            self.text = text
+            self.target = target
+            self.service = service
+            self.remainder = remainder
+            upstreamTarget = service.base.target(path: remainder.path, query: Gateway.forwardedQuery(target, service: service))
         }
     }
 
@@ -142,6 +157,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// The last admission by remembered credentials (`Basic`, a token) on this connection, to admit the next request
     /// with the same `Authorization` without asking the login chain again.
     private var remembered: RememberedAdmission?
+    /// The connection's last route: a client asking for the same target again (polling, a health check, a load) is
+    /// routed by comparing its bytes, without parsing and routing it again (routes depend on the target alone).
+    private var lastRoute: Route?
     /// The upstream connection of the last exchange, kept for the next request while the client's connection lives
     /// (``keep(_:)``); back to the loop's pool when it ends.
     private var keptUpstream: UpstreamConnection?
@@ -443,28 +461,38 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         }
         if requests == 1 { leaveHummingbird() }
         armIdleTimer()
-        let target: RequestTarget
-        do {
-            target = try RequestTarget(parsing: head.target)
-        } catch {
-            gateway.logger.debug("refused a request target", metadata: ["reason": .string(error.description)])
-            answer(exchange, GatewayAnswer.refused(error))
-            return
+        let route: Route
+        if let lastRoute, head.target(is: lastRoute.text) {
+            route = lastRoute
+        } else {
+            let text = head.target
+            let target: RequestTarget
+            do {
+                target = try RequestTarget(parsing: text)
+            } catch {
+                gateway.logger.debug("refused a request target", metadata: ["reason": .string(error.description)])
+                answer(exchange, GatewayAnswer.refused(error))
+                return
+            }
+            // The gateway's own probes for load balancers (before any service: a service at `/` cannot hide them;
+            // never remembered as a route).
+            if head.method == .get, target.segments.count == 1, target.segments[0] == "health" || target.segments[0] == "ready" {
+                answer(exchange, GatewayAnswer.probe(target.segments[0] == "health" ? "ok" : "ready"))
+                return
+            }
+            if head.method == .get, target.segments == ["metrics"] {
+                answer(exchange, GatewayAnswer(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                                             body: ByteBuffer(bytes: gateway.statistics.exposition())))
+                return
+            }
+            guard let (service, remainder) = gateway.route(target) else {
+                answer(exchange, GatewayAnswer(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"], body: ByteBuffer(string: "404 Not Found\n")))
+                return
+            }
+            route = Route(text: text, target: target, service: service, remainder: remainder)
+            lastRoute = route
         }
-        // The gateway's own probes for load balancers (before any service: a service at `/` cannot hide them).
-        if head.method == .get, target.segments.count == 1, target.segments[0] == "health" || target.segments[0] == "ready" {
-            answer(exchange, GatewayAnswer.probe(target.segments[0] == "health" ? "ok" : "ready"))
-            return
-        }
-        if head.method == .get, target.segments == ["metrics"] {
-            answer(exchange, GatewayAnswer(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-                                         body: ByteBuffer(bytes: gateway.statistics.exposition())))
-            return
-        }
-        guard let (service, remainder) = gateway.route(target) else {
-            answer(exchange, GatewayAnswer(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"], body: ByteBuffer(string: "404 Not Found\n")))
-            return
-        }
+        let service = route.service
         exchange.service = service.name
         if head.method == .other, case let method = head.methodName, Gateway.refusedMethods.contains(method) {
             var refusal = GatewayAnswer.invalidRequest("the gateway does not relay \(method)", status: 405)
@@ -472,22 +500,20 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             answer(exchange, refusal)
             return
         }
-        exchange.routed = service
-        exchange.remainder = remainder
-        exchange.target = target
+        exchange.route = route
         if let remembered, head.isAdmitted(by: remembered, to: service) {
             exchange.fieldsPending = true
             admitted(exchange, gateway.readmit(remembered))
             return
         }
         exchange.fields = head.admissionFields(realm: service.realm)
-        if let (admission, remembering) = gateway.admitNowRemembering(headers: exchange.fields, query: target.query, to: service) {
+        if let (admission, remembering) = gateway.admitNowRemembering(headers: exchange.fields, query: route.target.query, to: service) {
             remembered = remembering
             admitted(exchange, admission)
             return
         }
         remembered = nil
-        admitOnTask(exchange, target: target, service: service) { handler, exchange, admission in handler.admitted(exchange, admission) }
+        admitOnTask(exchange, target: route.target, service: service) { handler, exchange, admission in handler.admitted(exchange, admission) }
     }
 
     /// Runs the realm's login chain on a task (it suspends: bcrypt, introspection, Kerberos) and hands its answer to
@@ -525,9 +551,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.service = service.name
         exchange.counted = false  // an upgrade is not an HTTP request of the metrics, accepted or not
         exchange.keepAlive = false
-        exchange.routed = service
-        exchange.remainder = remainder
-        exchange.target = target
+        exchange.route = Route(text: head.target, target: target, service: service, remainder: remainder)
         exchange.fields = head.allFields
         if let admission = gateway.admitNow(headers: exchange.fields, query: target.query, to: service) {
             webSocketAdmitted(exchange, admission, key: key)
@@ -540,18 +564,18 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     private func webSocketAdmitted(_ exchange: Exchange, _ admission: Gateway.Admission, key: String) {
-        guard self.exchange === exchange, !closing, let context, let service = exchange.routed, let target = exchange.target else { return }
+        guard self.exchange === exchange, !closing, let context, let route = exchange.route else { return }
         switch admission {
         case .answer(let refusal):
             answer(exchange, refusal)
         case .allow(let subject):
             let forwarding = forwarding(exchange)
-            let relay = gateway.webSocketRelay(service: service, remainder: exchange.remainder, target: target, subject: subject,
+            let relay = gateway.webSocketRelay(service: route.service, remainder: route.remainder, target: route.target, subject: subject,
                                                forwarding: forwarding)
-            let base = service.base
+            let base = route.service.base
             let upstream = WebSocketBridge.Upstream(
-                key: service.upstreamKey,
-                target: base.target(path: exchange.remainder.path, query: Gateway.forwardedQuery(target, service: service)),
+                key: route.service.upstreamKey,
+                target: route.upstreamTarget,
                 authority: base.authority)
             var answer = context.channel.allocator.buffer(capacity: 256)
             answer.writeStaticString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: ")
@@ -654,7 +678,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     private func admitted(_ exchange: Exchange, _ admission: Gateway.Admission) {
-        guard self.exchange === exchange, !closing, let service = exchange.routed, let target = exchange.target else { return }
+        guard self.exchange === exchange, !closing, let route = exchange.route else { return }
         switch admission {
         case .answer(let refusal):
             answer(exchange, refusal)
@@ -666,10 +690,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             }
             exchange.successChallenge = subject?.successChallenge
             let forwarding = forwarding(exchange)
-            let base = service.base
+            let base = route.service.base
             exchange.upstreamHead = UpstreamRequestHead.make(
-                from: exchange.head, target: base.target(path: exchange.remainder.path, query: Gateway.forwardedQuery(target, service: service)),
-                authority: base.authority, realm: service.realm, forwarding: forwarding, user: subject?.name,
+                from: exchange.head, target: route.upstreamTarget,
+                authority: base.authority, realm: route.service.realm, forwarding: forwarding, user: subject?.name,
                 allocator: context?.channel.allocator ?? ByteBufferAllocator())
             connect(exchange, fresh: false)
         }
@@ -682,7 +706,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         let host = exchange.head.first("host")
         if exchange.fieldsPending {
             exchange.fieldsPending = false
-            exchange.fields = exchange.head.admissionFields(realm: exchange.routed?.realm)
+            exchange.fields = exchange.head.admissionFields(realm: exchange.route?.service.realm)
         }
         let fields = ForwardingHeaders(headers: exchange.fields, host: host, peer: peer, trusted: gateway.trustedProxies,
                                        proto: gateway.tls == nil ? "http" : "https")
@@ -691,7 +715,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     private func connect(_ exchange: Exchange, fresh: Bool) {
-        guard let pool, let service = exchange.routed else { return }
+        guard let pool, let service = exchange.route?.service else { return }
         exchange.phase = .connecting
         let key = service.upstreamKey
         if let kept = keptUpstream {

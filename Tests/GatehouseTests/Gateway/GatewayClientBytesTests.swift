@@ -30,6 +30,21 @@ import Testing
         }
     }
 
+    @Test func aTargetAskedForAgainIsRoutedAsTheFirstTime() async throws {
+        try await RecordingFixture.run({ GatewayRelayTests.configuration($0) }) { fixture async throws in
+            let connection = try RawHTTPConnection(port: fixture.port)
+            // The connection remembers its last route; probes are never remembered as one.
+            let targets = ["/open/a?x=1", "/open/a?x=1", "/open/b", "/open/a?x=1", "/health", "/health", "/open/./b/../a?x=1", "/open/a?x=2"]
+            await connection.send(targets.map { "GET \($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+            var seen: [String] = []
+            for _ in targets {
+                guard let answer = await connection.readResponse() else { break }
+                seen.append((try? RecordingUpstream.seen(answer.body).target) ?? (answer.json?["status"]).map { "probe \($0)" } ?? "?")
+            }
+            #expect(seen == ["/o/a?x=1", "/o/a?x=1", "/o/b", "/o/a?x=1", "probe ok", "probe ok", "/o/a?x=1", "/o/a?x=2"])
+        }
+    }
+
     @Test func chunkedBodiesGoOnAsTheyCameWithExtensionsAndTrailers() async throws {
         try await GatewayFixture.run({ upstream in
             GatewayConfiguration(services: [ServiceConfiguration(name: "echo", path: "/echo", upstream: upstream + "/echo")])
