@@ -57,7 +57,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         }
 
         let head: ClientRequestHead
-        let start = ContinuousClock.now
+        /// When the read that brought the request's head happened (its latency counts from there).
+        let start: NIODeadline
         var phase = Phase.deciding
         /// Whether the client connection stays open after this exchange.
         var keepAlive: Bool
@@ -89,9 +90,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         /// Whether the exchange counts in the request metrics (WebSocket upgrades do not).
         var counted = true
 
-        init(head: ClientRequestHead, keepAlive: Bool) {
+        init(head: ClientRequestHead, keepAlive: Bool, start: NIODeadline) {
             self.head = head
             self.keepAlive = keepAlive
+            self.start = start
         }
     }
 
@@ -438,7 +440,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     private func begin(_ head: ClientRequestHead) {
         requests += 1
-        let exchange = Exchange(head: head, keepAlive: head.isKeepAlive && !quiescing)
+        let exchange = Exchange(head: head, keepAlive: head.isKeepAlive && !quiescing, start: lastRead)
         if case .head = reading { exchange.requestEnded = true }
         self.exchange = exchange
         if let upgrade = head.first("upgrade") {
@@ -931,7 +933,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             lastMetrics = (exchange.service, exchange.status, metrics)
         }
         metrics.counter.increment()
-        metrics.timer.recordNanoseconds((ContinuousClock.now - exchange.start).wholeNanoseconds)
+        // Until the end of its answer (``responseDone(_:written:)`` sets `lastRead` then), or now when it failed.
+        let end = exchange.responseEnded ? lastRead : .now()
+        metrics.timer.recordNanoseconds(max(0, (end - exchange.start).nanoseconds))
     }
 
     /// Keeps the upstream connection of an exchange that ended cleanly for the connection's next request (most go
