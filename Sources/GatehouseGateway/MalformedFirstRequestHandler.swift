@@ -15,7 +15,8 @@ import NIOWebSocket
 /// message did comes from the first request, and so does a close of a connection whose first head arrived but
 /// which wrote nothing; it answers both. The first message that passes through it (the first request's head,
 /// handed on to Hummingbird) or a completed upgrade means Hummingbird is in charge from then on, and it removes
-/// itself.
+/// itself. In front of a ``GatewayHTTPHandler`` (which reads and refuses requests itself) it sees only a first
+/// request that handler hands to Hummingbird (an upgrade it does not bridge), and leaves with the upgrader otherwise.
 final class MalformedFirstRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Never unwrapped: it only passes messages on.
     typealias InboundIn = NIOAny
