@@ -131,7 +131,7 @@ import Testing
             for (index, connection) in inFlight.enumerated() {
                 let answer = await connection.readResponse()
                 #expect(answer?.status == 200, "request \(index)")
-                #expect(answer?.header("Connection") == "close")
+                #expect(try answer.map { try RecordingUpstream.seen($0.body).target } == "/c/\(index)")
                 #expect(await connection.readToEnd().closed)
             }
             #expect(await idle.readToEnd().closed)
