@@ -65,6 +65,8 @@ extension Gateway {
                   trustedProxies: try TrustedProxies(configuration.trustedProxies ?? []),
                   headerReadTimeout: try timeout(configuration.headerReadTimeout, GatewayConfiguration.defaultHeaderReadTimeout, "headerReadTimeout"),
                   idleTimeout: try timeout(configuration.idleTimeout, GatewayConfiguration.defaultIdleTimeout, "idleTimeout"),
+                  upstreamReadTimeout: try timeout(configuration.upstreamReadTimeout, GatewayConfiguration.defaultUpstreamReadTimeout,
+                                                   "upstreamReadTimeout"),
                   tls: try configuration.tls.map { try ReloadableTLS(certificatePath: $0.certificate, keyPath: $0.key) },
                   upstreamTLS: try configuration.upstreamCAFile.map { (try Self.upstreamTLS(caFile: $0), $0) },
                   logger: logger)

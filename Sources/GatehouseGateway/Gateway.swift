@@ -52,10 +52,12 @@ public final class Gateway: Sendable {
     ///   - trustedProxies: peers whose `X-Forwarded-*` and `Forwarded` fields are kept (see ``TrustedProxies``).
     ///   - headerReadTimeout: how long a new connection has to send its first complete request head.
     ///   - idleTimeout: how long a keep-alive connection may sit idle between requests, or stall in a later one.
+    ///   - upstreamReadTimeout: how long an upstream may stay silent while an answer is awaited or streamed.
     public init(services: [ProtectedService], host: String = "127.0.0.1", port: Int = 0, maxWebSocketMessageSize: Int = 1 << 20,
                 trustedProxies: TrustedProxies = .none,
                 headerReadTimeout: Duration = .seconds(GatewayConfiguration.defaultHeaderReadTimeout),
                 idleTimeout: Duration = .seconds(GatewayConfiguration.defaultIdleTimeout),
+                upstreamReadTimeout: Duration = .seconds(GatewayConfiguration.defaultUpstreamReadTimeout),
                 tls: ReloadableTLS? = nil, upstreamTLS: (configuration: TLSConfiguration, name: String)? = nil,
                 logger: Logger = Logger(label: "gatehouse-gateway")) {
         // The longest prefix first: the most specific service (and realm) wins.
@@ -68,8 +70,8 @@ public final class Gateway: Sendable {
         self.idleTimeout = idleTimeout
         self.tls = tls
         self.upstreamTLS = upstreamTLS?.configuration
-        proxy = HTTPProxy(timeout: .seconds(120), upstreamTLS: upstreamTLS)
-        upstreamPools = UpstreamPools(tls: upstreamTLS?.configuration)
+        proxy = HTTPProxy(timeout: TimeAmount(upstreamReadTimeout), upstreamTLS: upstreamTLS)
+        upstreamPools = UpstreamPools(tls: upstreamTLS?.configuration, readTimeout: TimeAmount(upstreamReadTimeout))
         self.logger = logger
     }
 

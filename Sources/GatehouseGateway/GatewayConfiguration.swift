@@ -11,6 +11,7 @@ import Yams
 /// trustedProxies: [10.0.0.0/8]           # peers whose X-Forwarded-* / Forwarded are kept (none by default)
 /// headerReadTimeout: 10                  # seconds for a new connection's first request head
 /// idleTimeout: 60                        # seconds a keep-alive connection may sit idle or stall
+/// upstreamReadTimeout: 120               # seconds an upstream may stay silent while an answer is awaited or streamed
 /// realms:
 ///   - name: demo
 ///     description: Demo realm
@@ -47,6 +48,9 @@ public struct GatewayConfiguration: Sendable, Codable {
     /// Seconds a keep-alive connection may sit idle between requests, or stall in a later request's head or body,
     /// before it is closed (60 by default).
     public var idleTimeout: Double?
+    /// Seconds an upstream may stay silent while its answer is awaited or streamed before its connection is closed
+    /// (`502` if nothing of the answer was sent yet, else the client's connection ends; 120 by default).
+    public var upstreamReadTimeout: Double?
     /// Per-account lockout of the `users` login modules (failed passwords per user name, in this process); the
     /// server's defaults when absent.
     public var accountLockout: AccountLockoutSettings?
@@ -69,10 +73,12 @@ public struct GatewayConfiguration: Sendable, Codable {
     public static let defaultHeaderReadTimeout: Double = 10
     /// The default ``idleTimeout``, in seconds.
     public static let defaultIdleTimeout: Double = 60
+    /// The default ``upstreamReadTimeout``, in seconds.
+    public static let defaultUpstreamReadTimeout: Double = 120
 
     public init(host: String = "127.0.0.1", port: Int = 8090, realms: [RealmConfiguration] = [], services: [ServiceConfiguration] = [],
                 maxWebSocketMessageSize: Int? = nil, trustedProxies: [String]? = nil, headerReadTimeout: Double? = nil,
-                idleTimeout: Double? = nil) {
+                idleTimeout: Double? = nil, upstreamReadTimeout: Double? = nil) {
         self.host = host
         self.port = port
         self.realms = realms
@@ -81,10 +87,12 @@ public struct GatewayConfiguration: Sendable, Codable {
         self.trustedProxies = trustedProxies
         self.headerReadTimeout = headerReadTimeout
         self.idleTimeout = idleTimeout
+        self.upstreamReadTimeout = upstreamReadTimeout
     }
 
     enum CodingKeys: String, CodingKey {
-        case host, port, realms, services, maxWebSocketMessageSize, trustedProxies, headerReadTimeout, idleTimeout, accountLockout, tls, upstreamCAFile
+        case host, port, realms, services, maxWebSocketMessageSize, trustedProxies, headerReadTimeout, idleTimeout, upstreamReadTimeout, accountLockout, tls,
+             upstreamCAFile
     }
 
     /// Decodes a configuration; every key may be left out (`127.0.0.1:8090`, no realms, no services).
@@ -98,6 +106,7 @@ public struct GatewayConfiguration: Sendable, Codable {
         trustedProxies = try container.decodeIfPresent([String].self, forKey: .trustedProxies)
         headerReadTimeout = try container.decodeIfPresent(Double.self, forKey: .headerReadTimeout)
         idleTimeout = try container.decodeIfPresent(Double.self, forKey: .idleTimeout)
+        upstreamReadTimeout = try container.decodeIfPresent(Double.self, forKey: .upstreamReadTimeout)
         accountLockout = try container.decodeIfPresent(AccountLockoutSettings.self, forKey: .accountLockout)
         tls = try container.decodeIfPresent(TLSFiles.self, forKey: .tls)
         upstreamCAFile = try container.decodeIfPresent(String.self, forKey: .upstreamCAFile)

@@ -106,12 +106,54 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     private var body: Body?
     /// Bytes came after an answer's end: the connection is closing, nothing more of it is read.
     private var unusable = false
+    /// The read timeout, checked every quarter of it: a read marks the connection alive, and four checks in a row
+    /// without one close it (an upstream silent mid-answer, or an idle connection nobody closed) — a flag per read,
+    /// where an `IdleStateHandler` in front cost a clock reading and a pass through it for every read and write.
+    private let readTimeout: TimeAmount
+    private var readSinceCheck = true
+    private var silentChecks = 0
+    private var timeoutCheck: Scheduled<Void>?
 
-    init(key: UpstreamKey) { self.key = key }
+    init(key: UpstreamKey, readTimeout: TimeAmount) {
+        self.key = key
+        self.readTimeout = readTimeout
+    }
 
-    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { scheduleTimeoutCheck(context) }
+    }
 
-    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timeoutCheck?.cancel()
+        timeoutCheck = nil
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        scheduleTimeoutCheck(context)
+        context.fireChannelActive()
+    }
+
+    /// Holds the handler until it runs or is cancelled (no weak reference: see ``UpstreamConnectionPool/release(_:)``).
+    private func scheduleTimeoutCheck(_ context: ChannelHandlerContext) {
+        guard timeoutCheck == nil else { return }
+        timeoutCheck = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(readTimeout.nanoseconds / 4)) {
+            self.timeoutCheck = nil
+            guard let context = self.context else { return }
+            if self.readSinceCheck {
+                self.readSinceCheck = false
+                self.silentChecks = 0
+            } else {
+                self.silentChecks += 1
+                if self.silentChecks >= 4 {
+                    context.close(promise: nil)
+                    return
+                }
+            }
+            self.scheduleTimeoutCheck(context)
+        }
+    }
 
     func write(_ bytes: ByteBuffer) {
         guard let context else { return }
@@ -128,6 +170,7 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     func read(context: ChannelHandlerContext) { reads.read(context) }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        readSinceCheck = true
         var bytes = unwrapInboundIn(data)
         if var pendingHead {
             self.pendingHead = nil
@@ -240,6 +283,8 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        timeoutCheck?.cancel()
+        timeoutCheck = nil
         if case .untilClose = body {
             // The close ends an answer framed by it.
             body = nil
@@ -259,11 +304,6 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        // The read timeout (an `IdleStateHandler` in front): an upstream that stays silent mid-answer, or an idle one.
-        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
-            context.close(promise: nil)
-            return
-        }
         context.fireUserInboundEventTriggered(event)
     }
 }

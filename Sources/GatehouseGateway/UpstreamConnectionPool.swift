@@ -12,18 +12,19 @@ final class UpstreamConnectionPool {
     /// How long a connection may sit idle before it is closed.
     static let idleLifetime: TimeAmount = .seconds(60)
     static let connectTimeout: TimeAmount = .seconds(10)
-    /// How long an upstream may stay silent while an answer is awaited or streamed.
-    static let readTimeout: TimeAmount = .seconds(120)
 
     let eventLoop: any EventLoop
     private let tls: UpstreamTLS
+    /// How long an upstream may stay silent while an answer is awaited or streamed (or its connection idle).
+    private let readTimeout: TimeAmount
     private var idle: [UpstreamKey: [UpstreamConnection]] = [:]
     /// The next closing of long-idle connections, while any are idle.
     private var sweep: Scheduled<Void>?
 
-    init(eventLoop: any EventLoop, tls: UpstreamTLS) {
+    init(eventLoop: any EventLoop, tls: UpstreamTLS, readTimeout: TimeAmount) {
         self.eventLoop = eventLoop
         self.tls = tls
+        self.readTimeout = readTimeout
     }
 
     /// An idle connection to `key`, or a new one (`fresh`: always a new one). `done` runs on the loop.
@@ -44,7 +45,7 @@ final class UpstreamConnectionPool {
             return
         }
         let host = key.host
-        let readTimeout = Self.readTimeout
+        let readTimeout = self.readTimeout
         ClientBootstrap(group: eventLoop)
             .connectTimeout(Self.connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -54,8 +55,7 @@ final class UpstreamConnectionPool {
                     try UpstreamTLS.add(sslContext, host: host, to: operations)
                     // No HTTP codec: ``UpstreamRequestHead`` writes the request's bytes (only values checked already) and
                     // ``UpstreamResponseHandler`` reads the answer's.
-                    try operations.addHandler(IdleStateHandler(readTimeout: readTimeout))
-                    try operations.addHandler(UpstreamResponseHandler(key: key))
+                    try operations.addHandler(UpstreamResponseHandler(key: key, readTimeout: readTimeout))
                 }
             }
             .connect(host: key.host, port: key.port)
@@ -145,10 +145,12 @@ extension UpstreamTLS {
 /// The gateway's upstream pools, one per event loop.
 final class UpstreamPools: Sendable {
     private let tls: UpstreamTLS
+    private let readTimeout: TimeAmount
     private let pools = Mutex<[ObjectIdentifier: NIOLoopBound<UpstreamConnectionPool>]>([:])
 
-    init(tls: TLSConfiguration?) {
+    init(tls: TLSConfiguration?, readTimeout: TimeAmount = .seconds(Int64(GatewayConfiguration.defaultUpstreamReadTimeout))) {
         self.tls = UpstreamTLS(configuration: tls)
+        self.readTimeout = readTimeout
     }
 
     /// The trust for `https`/`wss` upstreams (made on first use).
@@ -158,7 +160,7 @@ final class UpstreamPools: Sendable {
     func pool(for eventLoop: any EventLoop) -> UpstreamConnectionPool {
         let id = ObjectIdentifier(eventLoop)
         if let bound = pools.withLock({ $0[id] }) { return bound.value }
-        let made = NIOLoopBound(UpstreamConnectionPool(eventLoop: eventLoop, tls: tls), eventLoop: eventLoop)
+        let made = NIOLoopBound(UpstreamConnectionPool(eventLoop: eventLoop, tls: tls, readTimeout: readTimeout), eventLoop: eventLoop)
         let bound = pools.withLock { pools in
             if let existing = pools[id] { return existing }
             pools[id] = made

@@ -83,12 +83,14 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1))) func timeoutsAreConfigurable() throws {
-        let configuration = try GatewayConfiguration.decode(yaml: "headerReadTimeout: 2.5\nidleTimeout: 30\ntrustedProxies: [10.0.0.1]\n")
+        let configuration = try GatewayConfiguration.decode(yaml: "headerReadTimeout: 2.5\nidleTimeout: 30\nupstreamReadTimeout: 45\ntrustedProxies: [10.0.0.1]\n")
         #expect(configuration.headerReadTimeout == 2.5)
         #expect(configuration.idleTimeout == 30)
+        #expect(configuration.upstreamReadTimeout == 45)
         #expect(configuration.trustedProxies == ["10.0.0.1"])
         #expect(try GatewayConfiguration.decode(yaml: "port: 1\n").headerReadTimeout == nil)  // 10 s and 60 s by default
-        for bad in [GatewayConfiguration(headerReadTimeout: 0), GatewayConfiguration(idleTimeout: -1), GatewayConfiguration(idleTimeout: .infinity)] {
+        for bad in [GatewayConfiguration(headerReadTimeout: 0), GatewayConfiguration(idleTimeout: -1), GatewayConfiguration(idleTimeout: .infinity),
+                    GatewayConfiguration(upstreamReadTimeout: 0)] {
             #expect(throws: GatewayConfigurationError.self) { _ = try Gateway(configuration: bad) }
         }
     }

@@ -32,6 +32,8 @@ import Testing
             "bare-lf": Answer(bytes: "HTTP/1.1 200 OK\nContent-Length: 2\n\nok"),
             "extra-bytes": Answer(bytes: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nsmugg"),
             "upstream-close": Answer(bytes: "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", close: true),
+            "silent": Answer(bytes: ""),
+            "stalls": Answer(bytes: "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf"),
             "large-head": Answer(bytes: "HTTP/1.1 200 OK\r\nSet-Cookie: big=" + String(repeating: "c", count: 20_000) + "\r\n"
                                  + String(repeating: "X-Many: m\r\n", count: 200) + "Content-Length: 2\r\n\r\nok"),
         ]
@@ -106,11 +108,13 @@ import Testing
     }
 
     /// The gateway in front of a ``ScriptedUpstream`` at `/s`, no realm.
-    static func withGateway(_ body: (_ port: Int, _ upstream: ScriptedUpstream) async throws -> Void) async throws {
+    static func withGateway(upstreamReadTimeout: Double? = nil, _ body: (_ port: Int, _ upstream: ScriptedUpstream) async throws -> Void)
+        async throws {
         let upstream = try await ScriptedUpstream.start()
         let configuration = GatewayConfiguration(
             host: "127.0.0.1", port: 0, realms: [],
-            services: [ServiceConfiguration(name: "scripted", path: "/s", upstream: "http://127.0.0.1:\(upstream.port)/s")])
+            services: [ServiceConfiguration(name: "scripted", path: "/s", upstream: "http://127.0.0.1:\(upstream.port)/s")],
+            upstreamReadTimeout: upstreamReadTimeout)
         let gateway = try Gateway(configuration: configuration, logger: GatewayFixture.logger)
         let app = try await RunningApp.start(logger: GatewayFixture.logger) { onRunning in try gateway.makeApplication(onServerRunning: onRunning) }
         do {
@@ -134,6 +138,25 @@ import Testing
     static func head(_ bytes: [UInt8]) -> String {
         guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else { return String(decoding: bytes, as: UTF8.self) }
         return String(decoding: bytes[..<end.upperBound], as: UTF8.self)
+    }
+
+    @Test func anUpstreamSilentPastTheReadTimeoutCostsItsConnection() async throws {
+        try await Self.withGateway(upstreamReadTimeout: 1) { port, _ in
+            // Silent before answering: 502 after about the timeout (checked every quarter of it), not never.
+            let start = ContinuousClock.now
+            let silent = try await Self.readToEnd(port: port, after: "GET /s/silent HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let waited = ContinuousClock.now - start
+            #expect(Self.head(silent.bytes).hasPrefix("HTTP/1.1 502 "))
+            #expect(waited >= .milliseconds(900) && waited < .seconds(8), "\(waited)")
+            // Silent mid-answer: what came is relayed, then the client's connection ends (its answer cannot complete).
+            let stalled = try await Self.readToEnd(port: port, after: "GET /s/stalls HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(Self.head(stalled.bytes).hasPrefix("HTTP/1.1 200 "))
+            #expect(String(decoding: stalled.bytes, as: UTF8.self).hasSuffix("\r\n\r\nhalf"))
+            #expect(stalled.closed)
+            // The gateway goes on.
+            let fine = try await Self.readToEnd(port: port, after: "GET /s/length HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(Self.head(fine.bytes).hasPrefix("HTTP/1.1 200 "))
+        }
     }
 
     @Test func aChunkedAnswerGoesOnAsItCameAndTheConnectionStaysUsable() async throws {
