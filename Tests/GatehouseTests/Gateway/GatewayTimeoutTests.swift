@@ -82,6 +82,25 @@ import Testing
         }
     }
 
+    @Test(.timeLimit(.minutes(1))) func anUpstreamSilentPastTheReadTimeoutCostsItsConnection() async throws {
+        try await GatewayUpstreamAnswerTests.withGateway(upstreamReadTimeout: 1) { port, _ in
+            // Silent before answering: 502 after about the timeout (checked every quarter of it), not never.
+            let start = ContinuousClock.now
+            let silent = try await GatewayUpstreamAnswerTests.readToEnd(port: port, after: "GET /s/silent HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let waited = ContinuousClock.now - start
+            #expect(GatewayUpstreamAnswerTests.head(silent.bytes).hasPrefix("HTTP/1.1 502 "))
+            #expect(waited >= .milliseconds(900) && waited < .seconds(8), "\(waited)")
+            // Silent mid-answer: what came is relayed, then the client's connection ends (its answer cannot complete).
+            let stalled = try await GatewayUpstreamAnswerTests.readToEnd(port: port, after: "GET /s/stalls HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(GatewayUpstreamAnswerTests.head(stalled.bytes).hasPrefix("HTTP/1.1 200 "))
+            #expect(String(decoding: stalled.bytes, as: UTF8.self).hasSuffix("\r\n\r\nhalf"))
+            #expect(stalled.closed)
+            // The gateway goes on.
+            let fine = try await GatewayUpstreamAnswerTests.readToEnd(port: port, after: "GET /s/length HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(GatewayUpstreamAnswerTests.head(fine.bytes).hasPrefix("HTTP/1.1 200 "))
+        }
+    }
+
     @Test(.timeLimit(.minutes(1))) func timeoutsAreConfigurable() throws {
         let configuration = try GatewayConfiguration.decode(yaml: "headerReadTimeout: 2.5\nidleTimeout: 30\nupstreamReadTimeout: 45\ntrustedProxies: [10.0.0.1]\n")
         #expect(configuration.headerReadTimeout == 2.5)
