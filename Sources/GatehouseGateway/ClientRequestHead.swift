@@ -83,11 +83,6 @@ struct ClientRequestHead {
         }
     }
 
-    /// Whether a field is named `lowercased`.
-    func contains(_ lowercased: StaticString) -> Bool {
-        bytes.withUnsafeReadableBytes { raw in head.fields.contains { HTTPMessageHead.name(raw, $0.name, is: lowercased) } }
-    }
-
     /// The lower-cased tokens of the request's `Connection` fields.
     var connectionTokens: Set<String> {
         bytes.withUnsafeReadableBytes { raw in UpstreamRequestHead.connectionTokens(head, raw: raw) }
@@ -96,7 +91,7 @@ struct ClientRequestHead {
     /// Whether the client keeps its connection open after this exchange (HTTP/1.1 unless it says `close`; HTTP/1.0
     /// only when it says `keep-alive`), as NIO's `HTTPRequestHead.isKeepAlive` reads it.
     var isKeepAlive: Bool {
-        let tokens = contains("connection") ? connectionTokens : []
+        let tokens = connectionTokens
         return head.minorVersion == 1 ? !tokens.contains("close") : tokens.contains("keep-alive")
     }
 

@@ -7,27 +7,23 @@ extension GatewayAnswer {
     /// ends after it (`keep-alive` to an HTTP/1.0 client otherwise), and the body unless `withBody` is `false` (the
     /// answer to a `HEAD`).
     func bytes(minorVersion: Int, close: Bool, withBody: Bool, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var out = allocator.buffer(capacity: 128 + body.readableBytes + headers.count * 32)
-        out.writeStaticString(minorVersion == 0 ? "HTTP/1.0 " : "HTTP/1.1 ")
-        out.writeString(String(status.code))
-        out.writeStaticString(" ")
-        out.writeString(status.reasonPhrase)
-        out.writeStaticString("\r\n")
-        for field in headers where field.name != .contentLength && field.name != .connection {
-            out.writeString(field.name.rawName)
-            out.writeStaticString(": ")
-            out.writeString(field.value)
-            out.writeStaticString("\r\n")
+        let fields = headers.filter { $0.name != .contentLength && $0.name != .connection }
+        let capacity = 128 + status.reasonPhrase.utf8.count + fields.reduce(0) { $0 + HeadBytesWriter.fieldLength($1.name.rawName, $1.value) }
+        var out = HeadBytesWriter.buffer(capacity: capacity, allocator: allocator) { out in
+            out.write(minorVersion == 0 ? "HTTP/1.0 " : "HTTP/1.1 ")
+            out.write(String(status.code))
+            out.write(" ")
+            out.write(status.reasonPhrase)
+            out.write("\r\n")
+            for field in fields { out.writeField(field.name.rawName, field.value) }
+            out.writeField("Content-Length", String(body.readableBytes))
+            if close {
+                out.write("Connection: close\r\n")
+            } else if minorVersion == 0 {
+                out.write("Connection: keep-alive\r\n")
+            }
+            out.write("\r\n")
         }
-        out.writeStaticString("Content-Length: ")
-        out.writeString(String(body.readableBytes))
-        out.writeStaticString("\r\n")
-        if close {
-            out.writeStaticString("Connection: close\r\n")
-        } else if minorVersion == 0 {
-            out.writeStaticString("Connection: keep-alive\r\n")
-        }
-        out.writeStaticString("\r\n")
         if withBody { out.writeImmutableBuffer(body) }
         return out
     }

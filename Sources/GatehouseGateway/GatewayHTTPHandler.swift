@@ -1,8 +1,10 @@
-// One file on purpose: a channel handler is one state machine — the exchange in flight, its phase, the
-// held reads, the upstream connection — whose state is private to it; split across files it would have to be made
-// internal to the module. What is not that state lives apart: `ClientRequestHead` (a request read in place),
-// `UpstreamRequestHead` (header rules, heads as bytes), `GatewayAnswer+Bytes`, `UpstreamConnectionPool` and
-// `UpstreamConnection` (upstream side; `UpstreamResponseHandler` reads answers), `WebSocketBridge` (after an upgrade).
+// One file on purpose (about 900 lines): a channel handler is one state machine — the bytes read, the exchange in
+// flight and its phase, the held reads, the kept upstream connection and route, the hand-over to Hummingbird or a
+// WebSocket bridge — whose state is private to it; split across files it would have to be made internal to the
+// module. What is not that state lives apart: `GatewayHTTPHandler+Exchange` (an exchange and its route),
+// `ClientRequestHead` (a request read in place), `UpstreamRequestHead` and `HeadBytesWriter` (header rules, heads as
+// bytes), `GatewayAnswer+Bytes`, `UpstreamConnectionPool`, `UpstreamConnection` and `UpstreamResponseHandler`
+// (upstream side), `WebSocketBridge` (after an upgrade).
 
 import Crypto
 import Foundation
@@ -43,78 +45,6 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    /// One request and its answer.
-    private final class Exchange {
-        enum Phase {
-            /// Admission (on a task) is under way; the body waits.
-            case deciding
-            /// Waiting for an upstream connection; the body waits.
-            case connecting
-            /// The request is relayed to `upstream`, the answer back.
-            case relaying
-            /// The gateway has answered (or the answer is complete): the rest of the client's body is dropped.
-            case answered
-        }
-
-        let head: ClientRequestHead
-        /// When the read that brought the request's head happened (its latency counts from there).
-        let start: NIODeadline
-        var phase = Phase.deciding
-        /// Whether the client connection stays open after this exchange.
-        var keepAlive: Bool
-        /// Whether the request announces a body (`Content-Length` above 0, or `Transfer-Encoding`).
-        var hasBody: Bool { head.hasBody }
-        var requestEnded = false
-        var responseStarted = false
-        var responseEnded = false
-        /// The body's bytes received before the upstream connection was ready.
-        var waiting: [ByteBuffer] = []
-        var service = "none"
-        var route: Route?
-        var fields = HTTPFields()
-        /// Whether ``fields`` are still to be made (a request admitted by its connection's memory needs none of them
-        /// unless its forwarding fields are made anew).
-        var fieldsPending = false
-        /// The request's head as written upstream.
-        var upstreamHead: ByteBuffer?
-        var upstream: UpstreamConnection?
-        /// Whether the upstream connection had served an exchange before (a stale one may close under us).
-        var reused = false
-        var retried = false
-        var bodySent = false
-        /// Whether the client's body failed (malformed, cut short): `400`, not `502`.
-        var bodyFailed = false
-        var upstreamReusable = false
-        var successChallenge: String?
-        var status = 0
-        /// Whether the exchange counts in the request metrics (WebSocket upgrades do not).
-        var counted = true
-
-        init(head: ClientRequestHead, keepAlive: Bool, start: NIODeadline) {
-            self.head = head
-            self.keepAlive = keepAlive
-            self.start = start
-        }
-    }
-
-    /// Where a request goes: its target as sent and parsed, the service it is routed to, the rest of its path below
-    /// the service's, and the target sent upstream. A class: an exchange and the connection's memory of its last
-    /// route share it, and a copy is one retain.
-    private final class Route {
-        let text: String
-        let target: RequestTarget
-        let service: ProtectedService
-        let remainder: ProtectedService.Remainder
-        let upstreamTarget: String
-
-        init(text: String, target: RequestTarget, service: ProtectedService, remainder: ProtectedService.Remainder) {
-            self.text = text
-            self.target = target
-            self.service = service
-            self.remainder = remainder
-            upstreamTarget = service.base.target(path: remainder.path, query: Gateway.forwardedQuery(target, service: service))
-        }
-    }
 
     /// What the client's next bytes are.
     private enum Reading {
@@ -613,12 +543,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             let side = WebSocketSideHandler(side: .client, bridge: bridge)
             try operations.addHandlers([WebSocketFrameEncoder(), WebSocketFrameReadingHandler(maxFrameSize: gateway.maxMessageSize, side: side), side],
                                        position: .after(self))
-            if let upgrader = try? operations.handler(type: NIOTypedHTTPServerUpgradeHandler<HTTP1WebSocketUpgradeChannel.UpgradeResult>.self) {
-                operations.removeHandler(upgrader, promise: nil)
-            }
-            if let guardHandler = try? operations.handler(type: MalformedFirstRequestHandler.self) { operations.removeHandler(guardHandler, promise: nil) }
-            operations.removeHandler(try operations.handler(type: HTTPResponseEncoder.self), promise: nil)
-            operations.removeHandler(try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self), promise: nil)
+            leaveHummingbird()
             let channel = context.channel
             upgrading = false
             if let rest = inbound, rest.readableBytes > 0 {
@@ -643,9 +568,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         Data(Insecure.SHA1.hash(data: Data((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))).base64EncodedString()
     }
 
-    /// After a first request that is no upgrade, the connection is this handler's for good: NIO's HTTP codec,
-    /// Hummingbird's upgrader (its connection task ends) and the first-request guard leave the pipeline, so that no
-    /// read passes through them and their memory goes.
+    /// After a first request that is no upgrade, or a WebSocket bridged by the gateway, the connection is no longer
+    /// Hummingbird's: NIO's HTTP codec, Hummingbird's upgrader (its connection task ends) and the first-request guard
+    /// leave the pipeline, so that no read passes through them and their memory goes.
     private func leaveHummingbird() {
         guard let context else { return }
         let operations = context.pipeline.syncOperations

@@ -61,14 +61,13 @@ public final class GatewayStatistics: Sendable {
                     if withCredentials { counters.failures += 1 }
                 }
             }
-            let result = switch decision {
-            case .allow: "success"
-            case .forbidden: "forbidden"
-            case .challenge: withCredentials ? "failure" : "challenge"
-            }
-            if result == "success" {
+            let result: String
+            switch decision {
+            case .allow:
                 successes.increment()
                 return
+            case .forbidden: result = "forbidden"
+            case .challenge: result = withCredentials ? "failure" : "challenge"
             }
             others.withLock { others in
                 if let counter = others[result] { return counter }

@@ -148,7 +148,7 @@ final class UpstreamPools: Sendable {
     private let readTimeout: TimeAmount
     private let pools = Mutex<[ObjectIdentifier: NIOLoopBound<UpstreamConnectionPool>]>([:])
 
-    init(tls: TLSConfiguration?, readTimeout: TimeAmount = .seconds(Int64(GatewayConfiguration.defaultUpstreamReadTimeout))) {
+    init(tls: TLSConfiguration?, readTimeout: TimeAmount) {
         self.tls = UpstreamTLS(configuration: tls)
         self.readTimeout = readTimeout
     }
