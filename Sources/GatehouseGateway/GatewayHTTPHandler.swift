@@ -539,10 +539,15 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private func switchToWebSocket(_ context: ChannelHandlerContext, bridge: WebSocketBridge) {
         let operations = context.pipeline.syncOperations
         do {
-            // Socket side first: the encoder must see what the bridge writes.
+            // Socket side first: the encoder must see what the bridge writes, and be there when the side is added
+            // (the side writes a frame as it came from the encoder's place). One at a time: `addHandlers` at
+            // `.after` adds the last one first.
             let side = WebSocketSideHandler(side: .client, bridge: bridge)
-            try operations.addHandlers([WebSocketFrameEncoder(), WebSocketFrameReadingHandler(maxFrameSize: gateway.maxMessageSize, side: side), side],
-                                       position: .after(self))
+            let encoder = WebSocketFrameEncoder()
+            let reader = WebSocketFrameReadingHandler(maxFrameSize: gateway.maxMessageSize, side: side)
+            try operations.addHandler(encoder, position: .after(self))
+            try operations.addHandler(reader, position: .after(encoder))
+            try operations.addHandler(side, position: .after(reader))
             leaveHummingbird()
             let channel = context.channel
             upgrading = false

@@ -148,6 +148,23 @@ public final class GatewayStatistics: Sendable {
 
     func webSocketClosed() { meter("gatehouse_gateway_websockets_open").decrement() }
 
+    /// A WebSocket's relayed frames, when it ends: `gatehouse_gateway_websocket_frames_total{service, to, written}`,
+    /// `to` `upstream` or `client`, `written` `as_received` (its bytes as they came) or `reencoded` (through NIO's
+    /// encoder: a frame that must be masked or unmasked on the way).
+    func webSocketFrames(service: String, _ frames: RelayedFrames) {
+        for (to, asReceived, reencoded) in [("upstream", frames.toUpstreamAsReceived, frames.toUpstreamReencoded),
+                                            ("client", frames.toClientAsReceived, frames.toClientReencoded)] {
+            if asReceived > 0 {
+                handles.counter("gatehouse_gateway_websocket_frames_total", [("service", service), ("to", to), ("written", "as_received")])
+                    .increment(by: asReceived)
+            }
+            if reencoded > 0 {
+                handles.counter("gatehouse_gateway_websocket_frames_total", [("service", service), ("to", to), ("written", "reencoded")])
+                    .increment(by: reencoded)
+            }
+        }
+    }
+
     /// The upstream could not be reached or failed mid-answer (the client got `502`, or a WebSocket closed 1011).
     func upstreamError(service: String, protocol kind: String) {
         count("gatehouse_gateway_upstream_errors_total", [("service", service), ("protocol", kind)])

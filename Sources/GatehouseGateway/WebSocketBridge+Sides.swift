@@ -34,3 +34,21 @@ extension WebSocketBridge {
         }
     }
 }
+
+/// The frames a ``WebSocketBridge`` relayed each way, written as they came or re-encoded; counted on the event loop
+/// and added to ``GatewayStatistics`` when the connection ends.
+struct RelayedFrames {
+    var toUpstreamAsReceived = 0
+    var toUpstreamReencoded = 0
+    var toClientAsReceived = 0
+    var toClientReencoded = 0
+
+    mutating func count(to side: WebSocketBridge.Side, asReceived: Bool) {
+        switch (side, asReceived) {
+        case (.upstream, true): toUpstreamAsReceived += 1
+        case (.upstream, false): toUpstreamReencoded += 1
+        case (.client, true): toClientAsReceived += 1
+        case (.client, false): toClientReencoded += 1
+        }
+    }
+}

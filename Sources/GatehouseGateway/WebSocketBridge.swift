@@ -62,6 +62,8 @@ final class WebSocketBridge {
     private var open = Sides()
     private var closeSent = Sides()
     private var flushPending = Sides()
+    /// The frames relayed so far, added to the metrics when the connection ends.
+    private var relayedFrames = RelayedFrames()
     /// Each direction's filter. Taken out while a frame is read (``data(_:from:)``) and put back, so that its
     /// buffers are never shared and never copied on write.
     private var clientFilter = MessageFilter()
@@ -232,7 +234,10 @@ final class WebSocketBridge {
         timer = nil
         if let drainKey { openWebSockets.remove(drainKey) }
         drainKey = nil
-        if started { statistics.webSocketClosed() }
+        if started {
+            statistics.webSocketClosed()
+            statistics.webSocketFrames(service: relay.serviceName, relayedFrames)
+        }
         if connecting { upstreamChannel?.close(promise: nil) }
     }
 
@@ -396,7 +401,11 @@ final class WebSocketBridge {
     /// (``WebSocketSideHandler/writeAsItCame(_:)``); anything else through NIO's encoder, as ``relayed(_:to:)`` says.
     private func write(_ frame: WebSocketFrame, relayedTo target: Side, by handler: WebSocketSideHandler) {
         let asItCame = target == .upstream ? frame.maskKey != nil : frame.maskKey == nil
-        if asItCame, handler.writeAsItCame(frame) { return }
+        if asItCame, handler.writeAsItCame(frame) {
+            relayedFrames.count(to: target, asReceived: true)
+            return
+        }
+        relayedFrames.count(to: target, asReceived: false)
         handler.write(relayed(frame, to: target))
     }
 

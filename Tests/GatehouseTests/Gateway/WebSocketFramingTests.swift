@@ -135,6 +135,18 @@ import Testing
                 }
                 try await outbound.close(.normalClosure, reason: nil)
             }
+            // Every frame went as it came, both ways (a client's masked, an upstream's not): none through NIO's
+            // encoder. Counted when the bridge ends, a moment after the client's close.
+            let frames = "gatehouse_gateway_websocket_frames_total"
+            var text = ""
+            for _ in 0..<100 {
+                text = String(decoding: fixture.gateway.statistics.exposition(), as: UTF8.self)
+                if GatewayMetricsTests.sample(text, frames, ["to": "upstream"]) != nil { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(GatewayMetricsTests.sample(text, frames, ["to": "upstream", "written": "as_received"]) == Double(texts.count + 1), "and the close")
+            #expect(GatewayMetricsTests.sample(text, frames, ["to": "client", "written": "as_received"]) == Double(texts.count + 1), "and `seen:`")
+            #expect(GatewayMetricsTests.sample(text, frames, ["written": "reencoded"]) == nil)
         }
     }
 }
