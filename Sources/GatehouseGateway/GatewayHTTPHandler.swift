@@ -78,6 +78,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private var upgrading = false
     private var processing = false
     private var upstreamFlushPending = false
+    /// Something was written to the client since its last flush.
+    private var clientFlushPending = false
+    /// An answer's head held back for the first bytes of its body, when that is small: one buffer, one write.
+    private var heldAnswerHead: ByteBuffer?
     private var idleTimer: Scheduled<Void>?
     /// The last read from the client, or the end of the last answer.
     private var lastRead = NIODeadline.now()
@@ -722,23 +726,44 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         // and for any client when the upstream ends its answer by closing.
         if http10, !head.hasContentLength { exchange.keepAlive = false }
         if head.framing == .untilClose { exchange.keepAlive = false }
+        var smallBody = 0
+        if case .length(let length) = head.framing, length <= Self.inlineAnswerBody { smallBody = length }
         let response = UpstreamRequestHead.response(head, bytes: bytes, tokens: tokens, clientMinorVersion: http10 ? 0 : 1,
                                                     challenge: exchange.successChallenge,
                                                     close: !exchange.keepAlive || quiescing, keepTransferEncoding: !http10,
-                                                    allocator: context.channel.allocator)
+                                                    reserving: smallBody, allocator: context.channel.allocator)
         progress.answered = true
-        context.write(wrapOutboundOut(response), promise: nil)
+        if smallBody > 0 {
+            heldAnswerHead = response
+        } else {
+            context.write(wrapOutboundOut(response), promise: nil)
+            clientFlushPending = true
+        }
     }
+
+    /// The largest body that joins its answer's head in one buffer (a copy of a few bytes is cheaper than a second
+    /// buffer in the socket's write).
+    static let inlineAnswerBody = 2048
 
     func upstreamBody(_ bytes: ByteBuffer) {
         guard let exchange, exchange.phase == .relaying, let upstream = exchange.upstream, let context else { return }
-        context.write(wrapOutboundOut(bytes), promise: nil)
+        if var head = heldAnswerHead {
+            heldAnswerHead = nil
+            var bytes = bytes
+            head.writeBuffer(&bytes)
+            context.write(wrapOutboundOut(head), promise: nil)
+        } else {
+            context.write(wrapOutboundOut(bytes), promise: nil)
+        }
+        clientFlushPending = true
         if !context.channel.isWritable { upstream.handler.pauseReads() }
     }
 
     func upstreamEnd(reusable: Bool) {
         guard let exchange, exchange.phase == .relaying, exchange.upstream != nil, let context else { return }
         if !reusable { exchange.upstreamReusable = false }
+        writeHeldAnswerHead(context)
+        clientFlushPending = false
         if !exchange.keepAlive || quiescing {
             // The close waits for the answer's last bytes to be written.
             responseDone(exchange, written: context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))))
@@ -749,7 +774,19 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     func upstreamReadComplete() {
-        context?.flush()
+        guard let context else { return }
+        writeHeldAnswerHead(context)
+        guard clientFlushPending else { return }
+        clientFlushPending = false
+        context.flush()
+    }
+
+    /// Writes an answer's head held for its body (``heldAnswerHead``), when the body did not come with it.
+    private func writeHeldAnswerHead(_ context: ChannelHandlerContext) {
+        guard let head = heldAnswerHead else { return }
+        heldAnswerHead = nil
+        context.write(wrapOutboundOut(head), promise: nil)
+        clientFlushPending = true
     }
 
     func upstreamWritabilityChanged() {

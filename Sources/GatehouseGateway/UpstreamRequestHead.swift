@@ -141,8 +141,9 @@ enum UpstreamRequestHead {
     /// authentication), `Connection: close` when the client connection ends after it (`keep-alive` to an HTTP/1.0
     /// client otherwise).
     /// - Parameter tokens: the answer's ``connectionTokens(_:bytes:)``.
+    /// - Parameter body: room kept after the head for a body the caller appends (no second allocation).
     static func response(_ head: HTTPMessageHead, bytes: ByteBuffer, tokens: Set<String>, clientMinorVersion: Int, challenge: String?,
-                         close: Bool, keepTransferEncoding: Bool, allocator: ByteBufferAllocator) -> ByteBuffer {
+                         close: Bool, keepTransferEncoding: Bool, reserving body: Int = 0, allocator: ByteBufferAllocator) -> ByteBuffer {
         bytes.withUnsafeReadableBytes { raw in
             let keeps = { (field: HTTPMessageHead.Field) -> Bool in
                 switch FieldKind(raw, field.name) {
@@ -153,7 +154,7 @@ enum UpstreamRequestHead {
                 if !tokens.isEmpty, tokens.contains(HeaderText.lowercased(String(decoding: raw[field.name], as: UTF8.self))) { return false }
                 return challenge == nil || !HTTPMessageHead.name(raw, field.name, is: "www-authenticate")
             }
-            let capacity = raw.count + 64 + (challenge.map { HeadBytesWriter.fieldLength("WWW-Authenticate", $0) } ?? 0)
+            let capacity = raw.count + 64 + (challenge.map { HeadBytesWriter.fieldLength("WWW-Authenticate", $0) } ?? 0) + body
             return HeadBytesWriter.buffer(capacity: capacity, allocator: allocator) { out in
                 out.write(clientMinorVersion == 0 ? "HTTP/1.0" : "HTTP/1.1")
                 // The rest of the status line (" 200 OK\r\n") as it came.

@@ -95,6 +95,12 @@ import Testing
             #expect(GatewayUpstreamAnswerTests.head(stalled.bytes).hasPrefix("HTTP/1.1 200 "))
             #expect(String(decoding: stalled.bytes, as: UTF8.self).hasSuffix("\r\n\r\nhalf"))
             #expect(stalled.closed)
+            // A head alone, its small body never coming: the head (held a moment for the body, to go in one write
+            // with it) is relayed all the same.
+            let headAlone = try await GatewayUpstreamAnswerTests.readToEnd(port: port, after: "GET /s/head HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(String(decoding: headAlone.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n"))
+            #expect(String(decoding: headAlone.bytes, as: UTF8.self).hasSuffix("\r\n\r\n"))
+            #expect(headAlone.closed)
             // The gateway goes on.
             let fine = try await GatewayUpstreamAnswerTests.readToEnd(port: port, after: "GET /s/length HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             #expect(GatewayUpstreamAnswerTests.head(fine.bytes).hasPrefix("HTTP/1.1 200 "))
