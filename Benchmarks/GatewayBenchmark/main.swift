@@ -20,6 +20,8 @@ if arguments.first == "--serve-gateway", arguments.count == 4 {
 var seconds = 5.0
 var connections = 16
 var idle = 1000
+var rounds = 2
+var httpOnly = false
 var index = 0
 @MainActor func value(_ name: String, _ range: ClosedRange<Double>) -> Double {
     index += 1
@@ -34,8 +36,10 @@ while index < arguments.count {
     case "--seconds": seconds = value("--seconds", 1...600)
     case "--connections": connections = Int(value("--connections", 1...512))
     case "--idle": idle = Int(value("--idle", 1...5000))
+    case "--rounds": rounds = Int(value("--rounds", 1...50))
+    case "--http-only": httpOnly = true
     default:
-        print("usage: GatewayBenchmark [--seconds S (5)] [--connections C (16)] [--idle N (1000)]")
+        print("usage: GatewayBenchmark [--seconds S (5)] [--connections C (16)] [--idle N (1000)] [--rounds R (2)] [--http-only]")
         exit(arguments[index] == "--help" ? 0 : 2)
     }
     index += 1
@@ -65,7 +69,8 @@ let (child, gatewayPort, relayPort, partsRelayPort, sketchPort) = try GatewayChi
 let gateway = "http://127.0.0.1:\(gatewayPort)"
 let authorization = GatewayChild.authorization
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores shared by the load, the gateway and the upstream")
-print("gateway pid \(child.processIdentifier) on \(gateway), upstream on \(upstream); \(Int(seconds)) s per run, 2 rounds each")
+print("gateway pid \(child.processIdentifier) on \(gateway), upstream on \(upstream); \(Int(seconds)) s per run, \(rounds) rounds each "
+      + "(the gateway and nginx back to back, in turns first)")
 print("NIO byte relay (the floor of a proxy on NIO: no parsing, no pooling) in the gateway's process on 127.0.0.1:\(relayPort)")
 print("NIO HTTP parts relay (the floor of a proxy on NIO's HTTP/1.1 codec) in the gateway's process on 127.0.0.1:\(partsRelayPort)")
 print("head-rewriting sketch (heads found and rewritten in the bytes, Authorization checked; not a proxy) on 127.0.0.1:\(sketchPort)\n")
@@ -75,7 +80,7 @@ print("nginx (pid \(nginx.process.processIdentifier), worker per core) on 127.0.
 
 /// The CPU seconds `body` costs the gateway process and the nginx processes (from /proc), user and kernel, with its
 /// result.
-func costing<T>(_ body: () async throws -> T) async rethrows -> (T, gateway: ProcessCPU.Split, nginx: ProcessCPU.Split) {
+func costing<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async rethrows -> (T, gateway: ProcessCPU.Split, nginx: ProcessCPU.Split) {
     let gatewayBefore = ProcessCPU.split(of: child.processIdentifier)
     let nginxBefore = ProcessCPU.treeSplit(of: nginx.process.processIdentifier)
     let result = try await body()
@@ -96,13 +101,28 @@ do {
     var sketchCPU = ProcessCPU.Split(), sketchRequests = 0.0
     var gatewayCPU = ProcessCPU.Split(), tokenCPU = ProcessCPU.Split(), nginxCPU = ProcessCPU.Split(), relayCPU = ProcessCPU.Split()
     var gatewayRequests = 0.0, tokenRequests = 0.0, nginxRequests = 0.0, relayRequests = 0.0
-    for round in 1...2 {
+    for round in 1...rounds {
         let d = try Wrk.run(url: upstream + "/echo/hello", connections: 32, seconds: seconds)
-        let (g, gCPU, _) = try await costing { try Wrk.run(url: gateway + "/echo/hello", connections: 32, seconds: seconds, authorization: authorization) }
+        // The gateway and nginx back to back, each first in every other round: the machine's drift falls on both.
+        func viaGateway() async throws -> (Wrk.Result, ProcessCPU.Split) {
+            let (g, gCPU, _) = try await costing { try Wrk.run(url: gateway + "/echo/hello", connections: 32, seconds: seconds, authorization: authorization) }
+            return (g, gCPU)
+        }
+        func viaNginxProxy() async throws -> (Wrk.Result, ProcessCPU.Split) {
+            let (n, _, nCPU) = try await costing { try Wrk.run(url: "http://127.0.0.1:\(nginx.port)/echo/hello", connections: 32, seconds: seconds) }
+            return (n, nCPU)
+        }
+        let g: Wrk.Result, gCPU: ProcessCPU.Split, n: Wrk.Result, nCPU: ProcessCPU.Split
+        if round % 2 == 1 {
+            (g, gCPU) = try await viaGateway()
+            (n, nCPU) = try await viaNginxProxy()
+        } else {
+            (n, nCPU) = try await viaNginxProxy()
+            (g, gCPU) = try await viaGateway()
+        }
         let (t, tCPU, _) = try await costing {
             try Wrk.run(url: gateway + "/token-echo/hello", connections: 32, seconds: seconds, authorization: "Bearer \(token)")
         }
-        let (n, _, nCPU) = try await costing { try Wrk.run(url: "http://127.0.0.1:\(nginx.port)/echo/hello", connections: 32, seconds: seconds) }
         let (r, rCPU, _) = try await costing { try Wrk.run(url: "http://127.0.0.1:\(relayPort)/echo/hello", connections: 32, seconds: seconds) }
         let (p, pCPU, _) = try await costing { try Wrk.run(url: "http://127.0.0.1:\(partsRelayPort)/echo/hello", connections: 32, seconds: seconds) }
         let (k, kCPU, _) = try await costing {
@@ -139,13 +159,27 @@ do {
     var wsRelay: [Double] = []
     var wsGatewayCPU = ProcessCPU.Split(), wsNginxCPU = ProcessCPU.Split(), wsGatewayMessages = 0.0, wsNginxMessages = 0.0
     var wsRelayCPU = ProcessCPU.Split(), wsRelayMessages = 0.0
-    for round in 1...2 {
+    for round in stride(from: 1, through: httpOnly ? 0 : rounds, by: 1) {
         let d = try await EchoLoad.rate(url: "ws://127.0.0.1:\(echoPort)/echo", authorization: nil, connections: connections, seconds: seconds)
-        let (g, gCPU, _) = try await costing {
-            try await EchoLoad.rate(url: "ws://127.0.0.1:\(gatewayPort)/echo", authorization: authorization, connections: connections, seconds: seconds)
+        func viaGateway() async throws -> (Double, ProcessCPU.Split) {
+            let (g, gCPU, _) = try await costing {
+                try await EchoLoad.rate(url: "ws://127.0.0.1:\(gatewayPort)/echo", authorization: authorization, connections: connections, seconds: seconds)
+            }
+            return (g, gCPU)
         }
-        let (n, _, nCPU) = try await costing {
-            try await EchoLoad.rate(url: "ws://127.0.0.1:\(nginx.port)/echo", authorization: nil, connections: connections, seconds: seconds)
+        func viaNginxProxy() async throws -> (Double, ProcessCPU.Split) {
+            let (n, _, nCPU) = try await costing {
+                try await EchoLoad.rate(url: "ws://127.0.0.1:\(nginx.port)/echo", authorization: nil, connections: connections, seconds: seconds)
+            }
+            return (n, nCPU)
+        }
+        let g: Double, gCPU: ProcessCPU.Split, n: Double, nCPU: ProcessCPU.Split
+        if round % 2 == 1 {
+            (g, gCPU) = try await viaGateway()
+            (n, nCPU) = try await viaNginxProxy()
+        } else {
+            (n, nCPU) = try await viaNginxProxy()
+            (g, gCPU) = try await viaGateway()
         }
         let (r, rCPU, _) = try await costing {
             try await EchoLoad.rate(url: "ws://127.0.0.1:\(relayPort)/echo", authorization: nil, connections: connections, seconds: seconds)
@@ -162,6 +196,13 @@ do {
     }
     let wsRatio = wsThrough.reduce(0, +) / wsDirect.reduce(0, +)
     let wsNginxRatio = wsThrough.reduce(0, +) / wsNginx.reduce(0, +)
+    /// Each round's ratio of `a` to `b` and their median: "per round 0.95, 1.01; median 0.98".
+    func perRound(_ a: [Double], _ b: [Double]) -> String {
+        let ratios = zip(a, b).map { $1 > 0 ? $0 / $1 : 0 }
+        let sorted = ratios.sorted()
+        let median = sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        return "per round " + ratios.map { fixed($0, 3) }.joined(separator: ", ") + "; median \(fixed(median, 3))"
+    }
     func micros(_ cpu: Double, _ count: Double) -> String { fixed(count > 0 ? cpu * 1e6 / count : 0, 1) }
     /// "T µs (user U, kernel K)" per operation.
     func perOperation(_ cpu: ProcessCPU.Split, _ count: Double) -> String {
@@ -172,31 +213,38 @@ do {
     }
 
     // Memory per idle authenticated WebSocket connection.
-    try await Task.sleep(for: .seconds(1))
-    let before = residentMemory(of: child.processIdentifier) ?? 0
-    let (opened, after) = try await EchoLoad.whileIdle(
-        url: "ws://127.0.0.1:\(gatewayPort)/echo", authorization: authorization, count: idle, timeout: .seconds(120)
-    ) { opened in (opened, residentMemory(of: child.processIdentifier) ?? 0) }
+    var before = 0, after = 0, opened = 0
+    if !httpOnly {
+        try await Task.sleep(for: .seconds(1))
+        before = residentMemory(of: child.processIdentifier) ?? 0
+        (opened, after) = try await EchoLoad.whileIdle(
+            url: "ws://127.0.0.1:\(gatewayPort)/echo", authorization: authorization, count: idle, timeout: .seconds(120)
+        ) { opened in (opened, residentMemory(of: child.processIdentifier) ?? 0) }
+    }
     let perConnection = opened > 0 ? Double(after - before) / Double(opened) : 0
 
     print("""
 
-        HTTP through the gateway / direct:       \(fixed(httpRatio, 3))  (\(fixed(through.reduce(0, +) / 2)) / \(fixed(direct.reduce(0, +) / 2)) req/s)
-        HTTP gateway / nginx:                    \(fixed(httpNginxRatio, 3))  (nginx \(fixed(viaNginx.reduce(0, +) / 2)) req/s)
+        HTTP through the gateway / direct:       \(fixed(httpRatio, 3))  (\(fixed(through.reduce(0, +) / Double(rounds))) / \(fixed(direct.reduce(0, +) / Double(rounds))) req/s)
+        HTTP gateway / nginx:                    \(fixed(httpNginxRatio, 3))  (nginx \(fixed(viaNginx.reduce(0, +) / Double(rounds))) req/s; \(perRound(through, viaNginx)))
         HTTP CPU per request:                    gateway \(perOperation(gatewayCPU, gatewayRequests)), nginx \(perOperation(nginxCPU, nginxRequests)) (ratio \(ratio(gatewayCPU, gatewayRequests, nginxCPU, nginxRequests)))
-        HTTP NIO byte relay (floor) / nginx:     \(fixed(viaRelay.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(viaRelay.reduce(0, +) / 2)) req/s); CPU per request \(perOperation(relayCPU, relayRequests)) (ratio \(ratio(relayCPU, relayRequests, nginxCPU, nginxRequests)))
-        HTTP NIO HTTP parts relay / nginx:       \(fixed(viaParts.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(viaParts.reduce(0, +) / 2)) req/s); CPU per request \(perOperation(partsCPU, partsRequests)) (ratio \(ratio(partsCPU, partsRequests, nginxCPU, nginxRequests)))
-        HTTP head-rewriting sketch / nginx:      \(fixed(viaSketch.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(viaSketch.reduce(0, +) / 2)) req/s); CPU per request \(perOperation(sketchCPU, sketchRequests)) (ratio \(ratio(sketchCPU, sketchRequests, nginxCPU, nginxRequests)))
+        HTTP NIO byte relay (floor) / nginx:     \(fixed(viaRelay.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(viaRelay.reduce(0, +) / Double(rounds))) req/s); CPU per request \(perOperation(relayCPU, relayRequests)) (ratio \(ratio(relayCPU, relayRequests, nginxCPU, nginxRequests)))
+        HTTP NIO HTTP parts relay / nginx:       \(fixed(viaParts.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(viaParts.reduce(0, +) / Double(rounds))) req/s); CPU per request \(perOperation(partsCPU, partsRequests)) (ratio \(ratio(partsCPU, partsRequests, nginxCPU, nginxRequests)))
+        HTTP head-rewriting sketch / nginx:      \(fixed(viaSketch.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(viaSketch.reduce(0, +) / Double(rounds))) req/s); CPU per request \(perOperation(sketchCPU, sketchRequests)) (ratio \(ratio(sketchCPU, sketchRequests, nginxCPU, nginxRequests)))
         HTTP gateway / NIO byte relay:           \(fixed(through.reduce(0, +) / viaRelay.reduce(0, +), 3)); gateway / NIO HTTP parts relay: \(fixed(through.reduce(0, +) / viaParts.reduce(0, +), 3))
-        HTTP token realm (Bearer) / nginx:       \(fixed(throughTokens.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(throughTokens.reduce(0, +) / 2)) req/s); CPU per request \(perOperation(tokenCPU, tokenRequests)) (ratio \(ratio(tokenCPU, tokenRequests, nginxCPU, nginxRequests)))
-        WebSocket echo through the gateway / direct: \(fixed(wsRatio, 3))  (\(fixed(wsThrough.reduce(0, +) / 2)) / \(fixed(wsDirect.reduce(0, +) / 2)) msg/s)
-        WebSocket echo gateway / nginx:          \(fixed(wsNginxRatio, 3))  (nginx \(fixed(wsNginx.reduce(0, +) / 2)) msg/s)
+        HTTP token realm (Bearer) / nginx:       \(fixed(throughTokens.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(throughTokens.reduce(0, +) / Double(rounds))) req/s); CPU per request \(perOperation(tokenCPU, tokenRequests)) (ratio \(ratio(tokenCPU, tokenRequests, nginxCPU, nginxRequests)))
+        """)
+    if !httpOnly {
+        print("""
+        WebSocket echo through the gateway / direct: \(fixed(wsRatio, 3))  (\(fixed(wsThrough.reduce(0, +) / Double(rounds))) / \(fixed(wsDirect.reduce(0, +) / Double(rounds))) msg/s)
+        WebSocket echo gateway / nginx:          \(fixed(wsNginxRatio, 3))  (nginx \(fixed(wsNginx.reduce(0, +) / Double(rounds))) msg/s; \(perRound(wsThrough, wsNginx)))
         WebSocket CPU per message:               gateway \(perOperation(wsGatewayCPU, wsGatewayMessages)), nginx \(perOperation(wsNginxCPU, wsNginxMessages)) (ratio \(ratio(wsGatewayCPU, wsGatewayMessages, wsNginxCPU, wsNginxMessages)))
-        WebSocket NIO byte relay (floor) / nginx: \(fixed(wsRelay.reduce(0, +) / wsNginx.reduce(0, +), 3))  (\(fixed(wsRelay.reduce(0, +) / 2)) msg/s); CPU per message \(perOperation(wsRelayCPU, wsRelayMessages)) (ratio \(ratio(wsRelayCPU, wsRelayMessages, wsNginxCPU, wsNginxMessages)))
+        WebSocket NIO byte relay (floor) / nginx: \(fixed(wsRelay.reduce(0, +) / wsNginx.reduce(0, +), 3))  (\(fixed(wsRelay.reduce(0, +) / Double(rounds))) msg/s); CPU per message \(perOperation(wsRelayCPU, wsRelayMessages)) (ratio \(ratio(wsRelayCPU, wsRelayMessages, wsNginxCPU, wsNginxMessages)))
         WebSocket gateway / NIO byte relay:      \(fixed(wsThrough.reduce(0, +) / wsRelay.reduce(0, +), 3))
         gateway memory: \(before / 1024) KiB before, \(after / 1024) KiB with \(opened) idle authenticated WebSockets open
         memory per idle authenticated WebSocket through the gateway: \(fixed(perConnection / 1024)) KiB (client side and upstream side of the relay)
         """)
+    }
 } catch {
     print("benchmark failed: \(error)")
     nginx.stop()

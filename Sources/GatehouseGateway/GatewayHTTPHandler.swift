@@ -82,6 +82,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private var clientFlushPending = false
     /// An answer's head held back for the first bytes of its body, when that is small: one buffer, one write.
     private var heldAnswerHead: ByteBuffer?
+    /// The channel's allocator and whether its socket takes more now (kept from `channelWritabilityChanged`): read
+    /// several times a request, and `context.channel` costs a retain and a release each time.
+    private var allocator = ByteBufferAllocator()
+    private var clientWritable = true
     private var idleTimer: Scheduled<Void>?
     /// The last read from the client, or the end of the last answer.
     private var lastRead = NIODeadline.now()
@@ -110,6 +114,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        allocator = context.channel.allocator
         pool = gateway.upstreamPools.pool(for: context.eventLoop)
     }
 
@@ -168,7 +173,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { exchange?.upstream?.handler.resumeReads() }
+        clientWritable = context.channel.isWritable
+        if clientWritable { exchange?.upstream?.handler.resumeReads() }
         context.fireChannelWritabilityChanged()
     }
 
@@ -322,7 +328,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         idleTimer = nil
         progress.answered = true
         LingeringClose.answerAndClose(context, wrapOutboundOut(refusal.bytes(minorVersion: 1, close: true, withBody: true,
-                                                                           allocator: context.channel.allocator)))
+                                                                           allocator: allocator)))
     }
 
     /// The client framed its body wrongly: its fault, `400`, and the connection ends.
@@ -513,7 +519,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 key: route.service.upstreamKey,
                 target: route.upstreamTarget,
                 authority: base.authority)
-            var answer = context.channel.allocator.buffer(capacity: 256)
+            var answer = allocator.buffer(capacity: 256)
             answer.writeStaticString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: ")
             answer.writeString(Self.webSocketAccept(key))
             if let challenge = subject?.successChallenge {
@@ -599,7 +605,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         removed = true
         idleTimer?.cancel()
         idleTimer = nil
-        var bytes = context.channel.allocator.buffer(capacity: head.bytes.readableBytes + (inbound?.readableBytes ?? 0))
+        var bytes = allocator.buffer(capacity: head.bytes.readableBytes + (inbound?.readableBytes ?? 0))
         bytes.writeImmutableBuffer(head.bytes)
         if let rest = inbound { bytes.writeImmutableBuffer(rest) }
         inbound = nil
@@ -630,7 +636,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             exchange.upstreamHead = UpstreamRequestHead.make(
                 from: exchange.head, target: route.upstreamTarget,
                 authority: base.authority, realm: route.service.realm, forwarding: forwarding, user: subject?.name,
-                allocator: context?.channel.allocator ?? ByteBufferAllocator())
+                allocator: allocator)
             connect(exchange, fresh: false)
         }
     }
@@ -656,7 +662,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         let key = service.upstreamKey
         if let kept = keptUpstream {
             keptUpstream = nil
-            if !fresh, kept.key == key, kept.channel.isActive {
+            if !fresh, kept.key == key, kept.handler.isActive {
                 attach(exchange, to: kept)
                 return
             }
@@ -697,7 +703,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         for bytes in waiting { forward(bytes, ended: false, of: exchange, to: upstream) }
         upstream.flush()
         upstreamFlushPending = false
-        if !(context?.channel.isWritable ?? true) { upstream.handler.pauseReads() }
+        if !clientWritable { upstream.handler.pauseReads() }
         resumeReadsIfPossible()
     }
 
@@ -731,7 +737,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         let response = UpstreamRequestHead.response(head, bytes: bytes, tokens: tokens, clientMinorVersion: http10 ? 0 : 1,
                                                     challenge: exchange.successChallenge,
                                                     close: !exchange.keepAlive || quiescing, keepTransferEncoding: !http10,
-                                                    reserving: smallBody, allocator: context.channel.allocator)
+                                                    reserving: smallBody, allocator: allocator)
         progress.answered = true
         if smallBody > 0 {
             heldAnswerHead = response
@@ -756,7 +762,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             context.write(wrapOutboundOut(bytes), promise: nil)
         }
         clientFlushPending = true
-        if !context.channel.isWritable { upstream.handler.pauseReads() }
+        if !clientWritable { upstream.handler.pauseReads() }
     }
 
     func upstreamEnd(reusable: Bool) {
@@ -766,7 +772,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         clientFlushPending = false
         if !exchange.keepAlive || quiescing {
             // The close waits for the answer's last bytes to be written.
-            responseDone(exchange, written: context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))))
+            responseDone(exchange, written: context.writeAndFlush(wrapOutboundOut(allocator.buffer(capacity: 0))))
         } else {
             context.flush()
             responseDone(exchange, written: nil)
@@ -829,7 +835,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.status = answer.status.code
         progress.answered = true
         let bytes = answer.bytes(minorVersion: exchange.head.minorVersion, close: !exchange.keepAlive || quiescing,
-                                 withBody: exchange.head.method != .head, allocator: context.channel.allocator)
+                                 withBody: exchange.head.method != .head, allocator: allocator)
         responseDone(exchange, written: context.writeAndFlush(wrapOutboundOut(bytes)))
     }
 

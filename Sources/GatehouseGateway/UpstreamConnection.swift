@@ -52,7 +52,7 @@ final class UpstreamConnection {
     func flush() { handler.flush() }
 
     /// Whether the socket takes more request bytes now.
-    var isWritable: Bool { channel.isWritable }
+    var isWritable: Bool { handler.isWritable }
 
     /// Closes the connection, telling no exchange.
     func close() {

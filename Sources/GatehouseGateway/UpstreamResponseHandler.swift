@@ -52,6 +52,10 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     private var readSinceCheck = true
     private var silentChecks = 0
     private var timeoutCheck: Scheduled<Void>?
+    /// Whether the connection is open, and whether its socket takes more now (kept from the channel's events: read
+    /// for every request, and `channel.isActive` costs a retain and a release).
+    private(set) var isActive = false
+    private(set) var isWritable = true
 
     init(key: UpstreamKey, readTimeout: TimeAmount) {
         self.key = key
@@ -60,7 +64,8 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        if context.channel.isActive { scheduleTimeoutCheck(context) }
+        isActive = context.channel.isActive
+        if isActive { scheduleTimeoutCheck(context) }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -70,6 +75,7 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        isActive = true
         scheduleTimeoutCheck(context)
         context.fireChannelActive()
     }
@@ -218,10 +224,12 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
+        isWritable = context.channel.isWritable
         exchange?.upstreamWritabilityChanged()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        isActive = false
         timeoutCheck?.cancel()
         timeoutCheck = nil
         if case .untilClose = body {
