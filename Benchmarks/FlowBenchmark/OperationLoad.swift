@@ -20,7 +20,9 @@ struct OperationLoad {
     let connections: Int
     /// Only this row (1-based), once, for a profiler; `nil` for the whole table.
     var only: Int?
-    var rounds: Int { only == nil ? 2 : 1 }
+    /// Rounds of every operation (one with `only`).
+    var requestedRounds = 2
+    var rounds: Int { only == nil ? requestedRounds : 1 }
 
     struct Operation {
         let name: String
@@ -81,8 +83,16 @@ struct OperationLoad {
         fflush(nil)   // seen at once also through a pipe (a profiler waits for this line)
         let pid = getpid()
         var figures = [Figures](repeating: Figures(), count: operations.count)
+        /// Each round's protected ÷ unprotected, in requests per second.
+        var protectedRatios: [Double] = []
         for round in 1...rounds {
-            for (index, operation) in operations.enumerated() where only == nil || only == index + 1 {
+            // The baseline and the protected balance back to back, each first in every other round: the machine's
+            // drift falls on both.
+            var order = Array(operations.indices)
+            if round % 2 == 0 { order.swapAt(0, 1) }
+            var rates = [Double](repeating: 0, count: operations.count)
+            for index in order where only == nil || only == index + 1 {
+                let operation = operations[index]
                 if round == 1 {   // warm-up, not counted: caches filled (a secret's bcrypt, a token's signature check)
                     _ = try Wrk.run(url: (operation.base ?? baseURL) + operation.path, connections: connections, seconds: 1,
                                     authorization: operation.authorization, load: operation.load)
@@ -96,10 +106,12 @@ struct OperationLoad {
                     print("one answer (curl):\n\(sample(operation))")
                     return 1
                 }
+                rates[index] = result.requestsPerSecond
                 figures[index].requests += result.requests
                 figures[index].seconds += Double(result.requests) / max(result.requestsPerSecond, 1)
                 figures[index].cpu += cpu
             }
+            if rates[0] > 0 { protectedRatios.append(rates[1] / rates[0]) }
             print("round \(round) done")
             fflush(nil)
         }
@@ -116,7 +128,10 @@ struct OperationLoad {
             print(column(operation.name, 46) + column(fixed(figure.rate, 0), 10) + column(fixed(figure.rate / baseline.rate, 3), 12)
                   + column(fixed(figure.cpuMicroseconds, 1), 12) + fixed(figure.cpuMicroseconds / baseline.cpuMicroseconds, 2))
         }
-        print("\nprotected / unprotected: \(fixed(figures[1].rate / baseline.rate, 3))")
+        let sorted = protectedRatios.sorted()
+        let median = sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        print("\nprotected / unprotected: \(fixed(figures[1].rate / baseline.rate, 3)) (per round "
+              + protectedRatios.map { fixed($0, 3) }.joined(separator: ", ") + "; median \(fixed(median, 3)))")
         return 0
     }
 }

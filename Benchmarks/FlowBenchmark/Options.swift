@@ -9,13 +9,15 @@ struct Options: Sendable {
     var operations = false
     /// Only this operation of the table (its row number, 1 = the baseline), for profiling.
     var only: Int?
+    /// Rounds of every operation (with `--operations`).
+    var rounds = 2
     var connections = 32
     /// Swift concurrency's jobs on NIO's event loops instead of Dispatch's pool (`gatehouse serve` keeps Dispatch's).
     var eventLoopExecutor = false
 
     static let usage = """
         usage: FlowBenchmark [--workers N] [--seconds S] [--max-flows M]
-               FlowBenchmark --operations [--seconds S] [--connections C] [--only K]
+               FlowBenchmark --operations [--seconds S] [--connections C] [--rounds R] [--only K]
                (either with --event-loop-executor)
 
         Runs complete MobileFirst flows (register, preauthorize 401, preauthorize 200, authorize 302, token 200)
@@ -24,12 +26,15 @@ struct Options: Sendable {
           --workers N     concurrent flows (1...512, default 8)
           --seconds S     how long to run (0 < S <= 3600, default 10)
           --max-flows M   stop after M flow attempts at most (1...10000000, default 100000)
-          --operations    instead: single operations with wrk (S seconds per run, C connections, two rounds):
+          --operations    instead: single operations with wrk (S seconds per run, C connections, R rounds):
                           the unprotected endpoint (the baseline), the protected balance with a valid token, a
                           pre-authorization round of an already-successful client, a client_credentials token,
                           introspection of a valid token, Hummingbird alone (one route, no middleware: the
                           framework's floor) and NIO alone (HTTP/1.1 answered on the event loop); requests/s and
                           server CPU µs per request, each ÷ baseline
+          --rounds R      with --operations: rounds of every operation (1...50, default 2); the baseline and the
+                          protected balance back to back, each first in every other round, and each round's
+                          protected ÷ unprotected printed with their median
           --only K        with --operations: only the K-th operation, once (for a profiler)
           --connections C wrk's connections (1...1000, default 32)
           --event-loop-executor  Swift concurrency's jobs on NIO's event loops (NIO's executor take-over) instead of
@@ -63,6 +68,9 @@ struct Options: Sendable {
                 options.maxFlows = m
             case "--operations":
                 options.operations = true
+            case "--rounds":
+                guard let r = Int(value(argument)), (1...50).contains(r) else { fail("--rounds must be 1...50") }
+                options.rounds = r
             case "--only":
                 guard let k = Int(value(argument)), (1...7).contains(k) else { fail("--only must be 1...7") }
                 options.only = k

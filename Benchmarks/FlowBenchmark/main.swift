@@ -139,7 +139,7 @@ func runBenchmark() async throws -> Int32 {
                     try await withBareNIO { nioURL in
                         let load = OperationLoad(baseURL: baseURL, floorURL: floorURL, nioURL: nioURL, token: warmUp.accessToken,
                                                  clientIDs: clientIDs, seconds: options.seconds, connections: options.connections,
-                                                 only: options.only)
+                                                 only: options.only, requestedRounds: options.rounds)
                         // wrk is waited for on a thread of its own, never on a thread that may serve the server's tasks.
                         return try await NIOThreadPool.singleton.runIfActive { try load.report() }
                     }

@@ -68,7 +68,7 @@ final class KeyRing: Sendable {
     func knows(_ kid: String) -> Bool { state.withLock { $0.known.contains(kid) || $0.retired.contains(kid) } }
 
     /// Whether `kid` was retired.
-    func isRetired(_ kid: String) -> Bool { state.withLock { $0.retired.contains(kid) } }
+    func isRetired(_ kid: String) -> Bool { state.withLock { !$0.retired.isEmpty && $0.retired.contains(kid) } }
 
     /// Reads the store's keys: adds those this node does not know, removes those retired meanwhile. The current
     /// key is the newest usable one, whatever order concurrent refreshes finish in.

@@ -115,8 +115,9 @@ final class RevocationList: Sendable {
     /// Whether a token with these claims has been revoked.
     func isRevoked(_ claims: AccessTokenClaims) -> Bool {
         entries.withLock { entries in
-            if entries.tokens[claims.jti] != nil { return true }
-            guard let byCheck = entries.grants[claims.client_id] else { return false }
+            // Both usually empty: no key is hashed then (this runs for every protected request).
+            if !entries.tokens.isEmpty, entries.tokens[claims.jti] != nil { return true }
+            guard !entries.grants.isEmpty, let byCheck = entries.grants[claims.client_id] else { return false }
             return claims.checks.contains { check in byCheck[check].map { claims.iat_ms <= $0 } ?? false }
         }
     }

@@ -16,4 +16,21 @@ import Testing
             #expect(TokenValidator.bearerToken(header) == nil, "\(String(describing: header))")
         }
     }
+
+    /// The verified-token cache's key hashes a token's length and last 32 bytes (its signature's end) and compares
+    /// it whole: equal texts hash alike however they were made, texts that differ only before their last 32 bytes
+    /// collide but never match, and a change in the last bytes or the length changes the hash.
+    @Test func theCacheKeyHashesTheTokensEndAndComparesItWhole() {
+        let token = "eyJhbGciOiJFUzI1NiJ9." + String(repeating: "p", count: 300) + ".sig-" + String(repeating: "é", count: 20) + "0123456789abcdef"
+        let rebuilt = String(("Bearer " + token).dropFirst(7))
+        #expect(TokenValidator.CacheKey(text: token) == TokenValidator.CacheKey(text: rebuilt))
+        #expect(TokenValidator.CacheKey(text: token).hashValue == TokenValidator.CacheKey(text: rebuilt).hashValue)
+        let earlyChange = "X" + token.dropFirst()
+        #expect(TokenValidator.CacheKey(text: earlyChange).hashValue == TokenValidator.CacheKey(text: token).hashValue)
+        #expect(TokenValidator.CacheKey(text: earlyChange) != TokenValidator.CacheKey(text: token))
+        #expect(TokenValidator.CacheKey(text: token.dropLast() + "g").hashValue != TokenValidator.CacheKey(text: token).hashValue)
+        #expect(TokenValidator.CacheKey(text: token + "a").hashValue != TokenValidator.CacheKey(text: token).hashValue)
+        let cache: Set = [TokenValidator.CacheKey(text: token)]
+        #expect(cache.contains(TokenValidator.CacheKey(text: rebuilt)) && !cache.contains(TokenValidator.CacheKey(text: earlyChange)))
+    }
 }
