@@ -39,6 +39,9 @@ struct OperationLoad {
         return [
             Operation(name: "unprotected endpoint (baseline)", path: "/mfp/api/adapters/ResourceAdapter/unprotected"),
             Operation(name: "protected balance, valid token", path: "/mfp/api/adapters/ResourceAdapter/balance", authorization: "Bearer \(token)"),
+            // The protected request's header without its check: what carrying a 600-byte token costs HTTP itself.
+            Operation(name: "unprotected, with the token's header", path: "/mfp/api/adapters/ResourceAdapter/unprotected",
+                      authorization: "Bearer \(token)"),
             Operation(name: "pre-authorization round, successful client", path: "/mfp/api/preauth/v1/preauthorize", load: Wrk.Load(
                 method: "POST", headers: [("Content-Type", "application/json")],
                 bodies: clientIDs.map { #"{"client_id":"\#($0)","scope":"accessRestricted"}"# })),
@@ -83,13 +86,13 @@ struct OperationLoad {
         fflush(nil)   // seen at once also through a pipe (a profiler waits for this line)
         let pid = getpid()
         var figures = [Figures](repeating: Figures(), count: operations.count)
-        /// Each round's protected ÷ unprotected, in requests per second.
-        var protectedRatios: [Double] = []
+        /// Each round's requests per second of the first three rows (the baseline, the protected balance, the
+        /// baseline with the protected request's header).
+        var firstRates: [[Double]] = []
         for round in 1...rounds {
-            // The baseline and the protected balance back to back, each first in every other round: the machine's
-            // drift falls on both.
+            // The first three rows back to back, in reverse order every other round: the machine's drift falls on all.
             var order = Array(operations.indices)
-            if round % 2 == 0 { order.swapAt(0, 1) }
+            if round % 2 == 0 { order.swapAt(0, 2) }
             var rates = [Double](repeating: 0, count: operations.count)
             for index in order where only == nil || only == index + 1 {
                 let operation = operations[index]
@@ -111,7 +114,7 @@ struct OperationLoad {
                 figures[index].seconds += Double(result.requests) / max(result.requestsPerSecond, 1)
                 figures[index].cpu += cpu
             }
-            if rates[0] > 0 { protectedRatios.append(rates[1] / rates[0]) }
+            firstRates.append(Array(rates.prefix(3)))
             print("round \(round) done")
             fflush(nil)
         }
@@ -128,10 +131,18 @@ struct OperationLoad {
             print(column(operation.name, 46) + column(fixed(figure.rate, 0), 10) + column(fixed(figure.rate / baseline.rate, 3), 12)
                   + column(fixed(figure.cpuMicroseconds, 1), 12) + fixed(figure.cpuMicroseconds / baseline.cpuMicroseconds, 2))
         }
-        let sorted = protectedRatios.sorted()
-        let median = sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-        print("\nprotected / unprotected: \(fixed(figures[1].rate / baseline.rate, 3)) (per round "
-              + protectedRatios.map { fixed($0, 3) }.joined(separator: ", ") + "; median \(fixed(median, 3)))")
+        /// Row `a` ÷ row `b` pooled, then each round's and their median.
+        func ratio(_ a: Int, _ b: Int) -> String {
+            let ratios = firstRates.map { $0[b] > 0 ? $0[a] / $0[b] : 0 }
+            let sorted = ratios.sorted()
+            let median = sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+            return "\(fixed(figures[a].rate / figures[b].rate, 3)) (per round " + ratios.map { fixed($0, 3) }.joined(separator: ", ")
+                + "; median \(fixed(median, 3)))"
+        }
+        print("\nprotected / unprotected: \(ratio(1, 0))")
+        print("unprotected with the token's header / unprotected: \(ratio(2, 0)): HTTP's own cost of the header, "
+              + "\(fixed(figures[2].cpuMicroseconds - baseline.cpuMicroseconds, 1)) µs CPU per request")
+        print("protected / unprotected with the token's header: \(ratio(1, 2)): the check's own cost")
         return 0
     }
 }
