@@ -88,6 +88,18 @@ func costing<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async 
             ProcessCPU.treeSplit(of: nginx.process.processIdentifier) - nginxBefore)
 }
 
+/// The gateway's run and nginx's, back to back, the gateway first in odd rounds and nginx in even ones: the machine's
+/// drift falls on both.
+func inTurns<T>(_ round: Int, isolation: isolated (any Actor)? = #isolation, gateway: () async throws -> T,
+                nginx: () async throws -> T) async rethrows -> (gateway: T, nginx: T) {
+    if round % 2 == 1 {
+        let first = try await gateway()
+        return (first, try await nginx())
+    }
+    let first = try await nginx()
+    return (try await gateway(), first)
+}
+
 do {
     // HTTP, alternating direct, through the gateway and through nginx; CPU per request of the proxy in the path.
     var direct: [Double] = []
@@ -103,23 +115,10 @@ do {
     var gatewayRequests = 0.0, tokenRequests = 0.0, nginxRequests = 0.0, relayRequests = 0.0
     for round in 1...rounds {
         let d = try Wrk.run(url: upstream + "/echo/hello", connections: 32, seconds: seconds)
-        // The gateway and nginx back to back, each first in every other round: the machine's drift falls on both.
-        func viaGateway() async throws -> (Wrk.Result, ProcessCPU.Split) {
-            let (g, gCPU, _) = try await costing { try Wrk.run(url: gateway + "/echo/hello", connections: 32, seconds: seconds, authorization: authorization) }
-            return (g, gCPU)
-        }
-        func viaNginxProxy() async throws -> (Wrk.Result, ProcessCPU.Split) {
-            let (n, _, nCPU) = try await costing { try Wrk.run(url: "http://127.0.0.1:\(nginx.port)/echo/hello", connections: 32, seconds: seconds) }
-            return (n, nCPU)
-        }
-        let g: Wrk.Result, gCPU: ProcessCPU.Split, n: Wrk.Result, nCPU: ProcessCPU.Split
-        if round % 2 == 1 {
-            (g, gCPU) = try await viaGateway()
-            (n, nCPU) = try await viaNginxProxy()
-        } else {
-            (n, nCPU) = try await viaNginxProxy()
-            (g, gCPU) = try await viaGateway()
-        }
+        let ((g, gCPU, _), (n, _, nCPU)) = try await inTurns(
+            round,
+            gateway: { try await costing { try Wrk.run(url: gateway + "/echo/hello", connections: 32, seconds: seconds, authorization: authorization) } },
+            nginx: { try await costing { try Wrk.run(url: "http://127.0.0.1:\(nginx.port)/echo/hello", connections: 32, seconds: seconds) } })
         let (t, tCPU, _) = try await costing {
             try Wrk.run(url: gateway + "/token-echo/hello", connections: 32, seconds: seconds, authorization: "Bearer \(token)")
         }
@@ -161,26 +160,18 @@ do {
     var wsRelayCPU = ProcessCPU.Split(), wsRelayMessages = 0.0
     for round in stride(from: 1, through: httpOnly ? 0 : rounds, by: 1) {
         let d = try await EchoLoad.rate(url: "ws://127.0.0.1:\(echoPort)/echo", authorization: nil, connections: connections, seconds: seconds)
-        func viaGateway() async throws -> (Double, ProcessCPU.Split) {
-            let (g, gCPU, _) = try await costing {
-                try await EchoLoad.rate(url: "ws://127.0.0.1:\(gatewayPort)/echo", authorization: authorization, connections: connections, seconds: seconds)
-            }
-            return (g, gCPU)
-        }
-        func viaNginxProxy() async throws -> (Double, ProcessCPU.Split) {
-            let (n, _, nCPU) = try await costing {
-                try await EchoLoad.rate(url: "ws://127.0.0.1:\(nginx.port)/echo", authorization: nil, connections: connections, seconds: seconds)
-            }
-            return (n, nCPU)
-        }
-        let g: Double, gCPU: ProcessCPU.Split, n: Double, nCPU: ProcessCPU.Split
-        if round % 2 == 1 {
-            (g, gCPU) = try await viaGateway()
-            (n, nCPU) = try await viaNginxProxy()
-        } else {
-            (n, nCPU) = try await viaNginxProxy()
-            (g, gCPU) = try await viaGateway()
-        }
+        let ((g, gCPU, _), (n, _, nCPU)) = try await inTurns(
+            round,
+            gateway: {
+                try await costing {
+                    try await EchoLoad.rate(url: "ws://127.0.0.1:\(gatewayPort)/echo", authorization: authorization, connections: connections, seconds: seconds)
+                }
+            },
+            nginx: {
+                try await costing {
+                    try await EchoLoad.rate(url: "ws://127.0.0.1:\(nginx.port)/echo", authorization: nil, connections: connections, seconds: seconds)
+                }
+            })
         let (r, rCPU, _) = try await costing {
             try await EchoLoad.rate(url: "ws://127.0.0.1:\(relayPort)/echo", authorization: nil, connections: connections, seconds: seconds)
         }
