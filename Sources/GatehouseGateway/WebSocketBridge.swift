@@ -287,7 +287,9 @@ final class WebSocketBridge {
             if open.contains(other), !closeSent.contains(other), let handler = handlers[other] {
                 closeSent.insert(other)
                 if other == .client {
-                    handler.writeAndClose(relayed(frame, to: other))
+                    let asItCame = frame.maskKey == nil && handler.writeAsItCameAndClose(frame)
+                    relayedFrames.count(to: other, asReceived: asItCame)
+                    if !asItCame { handler.writeAndClose(relayed(frame, to: other)) }
                 } else {
                     write(frame, relayedTo: other, by: handler)
                     handler.flush()

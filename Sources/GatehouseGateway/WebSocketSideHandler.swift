@@ -45,6 +45,21 @@ final class WebSocketSideHandler: ChannelDuplexHandler {
         return true
     }
 
+    /// ``writeAsItCame(_:)``, flushed, and the connection closed once the frame is written (the answer to a close).
+    func writeAsItCameAndClose(_ frame: WebSocketFrame) -> Bool {
+        guard let context, let encoderContext,
+              let (head, rest) = WebSocketFrameWriter.asItCame(frame, allocator: encoderContext.channel.allocator) else { return false }
+        let written: EventLoopFuture<Void>
+        if let rest {
+            encoderContext.write(NIOAny(head), promise: nil)
+            written = encoderContext.writeAndFlush(NIOAny(rest))
+        } else {
+            written = encoderContext.writeAndFlush(NIOAny(head))
+        }
+        written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        return true
+    }
+
     func write(_ frame: WebSocketFrame) {
         context?.write(wrapOutboundOut(frame), promise: nil)
     }

@@ -46,7 +46,9 @@ public final class TokenValidator: Sendable {
             }
         }
 
-        static func == (lhs: CacheKey, rhs: CacheKey) -> Bool { lhs.text == rhs.text }
+        /// Byte for byte, as the hash reads them (`String`'s `==` would take canonically equivalent spellings for
+        /// equal), and in time that depends on the lengths only: the key is a credential.
+        static func == (lhs: CacheKey, rhs: CacheKey) -> Bool { ConstantTime.sameBytes(lhs.text, rhs.text) }
     }
 
     private let signer: TokenSigner

@@ -30,6 +30,8 @@ import Testing
         #expect(TokenValidator.CacheKey(text: earlyChange) != TokenValidator.CacheKey(text: token))
         #expect(TokenValidator.CacheKey(text: token.dropLast() + "g").hashValue != TokenValidator.CacheKey(text: token).hashValue)
         #expect(TokenValidator.CacheKey(text: token + "a").hashValue != TokenValidator.CacheKey(text: token).hashValue)
+        // Compared byte for byte: a canonically equivalent spelling (KELVIN SIGN for K) is another key.
+        #expect(TokenValidator.CacheKey(text: "a.b.K") != TokenValidator.CacheKey(text: "a.b.\u{212A}"))
         let cache: Set = [TokenValidator.CacheKey(text: token)]
         #expect(cache.contains(TokenValidator.CacheKey(text: rebuilt)) && !cache.contains(TokenValidator.CacheKey(text: earlyChange)))
     }
