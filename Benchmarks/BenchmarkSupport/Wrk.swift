@@ -95,6 +95,16 @@ extension Duration {
 /// `value` with `decimals` decimals.
 public func fixed(_ value: Double, _ decimals: Int = 1) -> String { String(format: "%.\(decimals)f", value) }
 
+/// Each round's ratio of `a` to `b` (rates measured back to back) and their median: "per round 0.950, 1.010; median
+/// 0.980" — the median shrugs off a round the shared machine disturbed.
+public func perRoundRatios(_ a: [Double], _ b: [Double]) -> String {
+    let ratios = zip(a, b).map { $1 > 0 ? $0 / $1 : 0 }
+    let sorted = ratios.sorted()
+    guard !sorted.isEmpty else { return "no rounds" }
+    let median = sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    return "per round " + ratios.map { fixed($0, 3) }.joined(separator: ", ") + "; median \(fixed(median, 3))"
+}
+
 /// The resident memory of process `pid` in bytes (Linux `/proc`), if readable.
 public func residentMemory(of pid: Int32) -> Int? {
     guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),

@@ -133,11 +133,7 @@ struct OperationLoad {
         }
         /// Row `a` ÷ row `b` pooled, then each round's and their median.
         func ratio(_ a: Int, _ b: Int) -> String {
-            let ratios = firstRates.map { $0[b] > 0 ? $0[a] / $0[b] : 0 }
-            let sorted = ratios.sorted()
-            let median = sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-            return "\(fixed(figures[a].rate / figures[b].rate, 3)) (per round " + ratios.map { fixed($0, 3) }.joined(separator: ", ")
-                + "; median \(fixed(median, 3)))"
+            "\(fixed(figures[a].rate / figures[b].rate, 3)) (\(perRoundRatios(firstRates.map { $0[a] }, firstRates.map { $0[b] })))"
         }
         print("\nprotected / unprotected: \(ratio(1, 0))")
         print("unprotected with the token's header / unprotected: \(ratio(2, 0)): HTTP's own cost of the header, "

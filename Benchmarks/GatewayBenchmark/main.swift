@@ -187,13 +187,6 @@ do {
     }
     let wsRatio = wsThrough.reduce(0, +) / wsDirect.reduce(0, +)
     let wsNginxRatio = wsThrough.reduce(0, +) / wsNginx.reduce(0, +)
-    /// Each round's ratio of `a` to `b` and their median: "per round 0.95, 1.01; median 0.98".
-    func perRound(_ a: [Double], _ b: [Double]) -> String {
-        let ratios = zip(a, b).map { $1 > 0 ? $0 / $1 : 0 }
-        let sorted = ratios.sorted()
-        let median = sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-        return "per round " + ratios.map { fixed($0, 3) }.joined(separator: ", ") + "; median \(fixed(median, 3))"
-    }
     func micros(_ cpu: Double, _ count: Double) -> String { fixed(count > 0 ? cpu * 1e6 / count : 0, 1) }
     /// "T µs (user U, kernel K)" per operation.
     func perOperation(_ cpu: ProcessCPU.Split, _ count: Double) -> String {
@@ -217,7 +210,7 @@ do {
     print("""
 
         HTTP through the gateway / direct:       \(fixed(httpRatio, 3))  (\(fixed(through.reduce(0, +) / Double(rounds))) / \(fixed(direct.reduce(0, +) / Double(rounds))) req/s)
-        HTTP gateway / nginx:                    \(fixed(httpNginxRatio, 3))  (nginx \(fixed(viaNginx.reduce(0, +) / Double(rounds))) req/s; \(perRound(through, viaNginx)))
+        HTTP gateway / nginx:                    \(fixed(httpNginxRatio, 3))  (nginx \(fixed(viaNginx.reduce(0, +) / Double(rounds))) req/s; \(perRoundRatios(through, viaNginx)))
         HTTP CPU per request:                    gateway \(perOperation(gatewayCPU, gatewayRequests)), nginx \(perOperation(nginxCPU, nginxRequests)) (ratio \(ratio(gatewayCPU, gatewayRequests, nginxCPU, nginxRequests)))
         HTTP NIO byte relay (floor) / nginx:     \(fixed(viaRelay.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(viaRelay.reduce(0, +) / Double(rounds))) req/s); CPU per request \(perOperation(relayCPU, relayRequests)) (ratio \(ratio(relayCPU, relayRequests, nginxCPU, nginxRequests)))
         HTTP NIO HTTP parts relay / nginx:       \(fixed(viaParts.reduce(0, +) / viaNginx.reduce(0, +), 3))  (\(fixed(viaParts.reduce(0, +) / Double(rounds))) req/s); CPU per request \(perOperation(partsCPU, partsRequests)) (ratio \(ratio(partsCPU, partsRequests, nginxCPU, nginxRequests)))
@@ -228,7 +221,7 @@ do {
     if !httpOnly {
         print("""
         WebSocket echo through the gateway / direct: \(fixed(wsRatio, 3))  (\(fixed(wsThrough.reduce(0, +) / Double(rounds))) / \(fixed(wsDirect.reduce(0, +) / Double(rounds))) msg/s)
-        WebSocket echo gateway / nginx:          \(fixed(wsNginxRatio, 3))  (nginx \(fixed(wsNginx.reduce(0, +) / Double(rounds))) msg/s; \(perRound(wsThrough, wsNginx)))
+        WebSocket echo gateway / nginx:          \(fixed(wsNginxRatio, 3))  (nginx \(fixed(wsNginx.reduce(0, +) / Double(rounds))) msg/s; \(perRoundRatios(wsThrough, wsNginx)))
         WebSocket CPU per message:               gateway \(perOperation(wsGatewayCPU, wsGatewayMessages)), nginx \(perOperation(wsNginxCPU, wsNginxMessages)) (ratio \(ratio(wsGatewayCPU, wsGatewayMessages, wsNginxCPU, wsNginxMessages)))
         WebSocket NIO byte relay (floor) / nginx: \(fixed(wsRelay.reduce(0, +) / wsNginx.reduce(0, +), 3))  (\(fixed(wsRelay.reduce(0, +) / Double(rounds))) msg/s); CPU per message \(perOperation(wsRelayCPU, wsRelayMessages)) (ratio \(ratio(wsRelayCPU, wsRelayMessages, wsNginxCPU, wsNginxMessages)))
         WebSocket gateway / NIO byte relay:      \(fixed(wsThrough.reduce(0, +) / wsRelay.reduce(0, +), 3))

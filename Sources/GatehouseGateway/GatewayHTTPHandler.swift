@@ -1,4 +1,4 @@
-// One file on purpose (about 900 lines): a channel handler is one state machine — the bytes read, the exchange in
+// One file on purpose (about 970 lines): a channel handler is one state machine — the bytes read, the exchange in
 // flight and its phase, the held reads, the kept upstream connection and route, the hand-over to Hummingbird or a
 // WebSocket bridge — whose state is private to it; split across files it would have to be made internal to the
 // module. What is not that state lives apart: `GatewayHTTPHandler+Exchange` (an exchange and its route),
@@ -115,6 +115,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         allocator = context.channel.allocator
+        clientWritable = context.channel.isWritable
         pool = gateway.upstreamPools.pool(for: context.eventLoop)
     }
 

@@ -152,16 +152,10 @@ public final class GatewayStatistics: Sendable {
     /// `to` `upstream` or `client`, `written` `as_received` (its bytes as they came) or `reencoded` (through NIO's
     /// encoder: a frame that must be masked or unmasked on the way).
     func webSocketFrames(service: String, _ frames: RelayedFrames) {
-        for (to, asReceived, reencoded) in [("upstream", frames.toUpstreamAsReceived, frames.toUpstreamReencoded),
-                                            ("client", frames.toClientAsReceived, frames.toClientReencoded)] {
-            if asReceived > 0 {
-                handles.counter("gatehouse_gateway_websocket_frames_total", [("service", service), ("to", to), ("written", "as_received")])
-                    .increment(by: asReceived)
-            }
-            if reencoded > 0 {
-                handles.counter("gatehouse_gateway_websocket_frames_total", [("service", service), ("to", to), ("written", "reencoded")])
-                    .increment(by: reencoded)
-            }
+        let counts = [("upstream", "as_received", frames.toUpstreamAsReceived), ("upstream", "reencoded", frames.toUpstreamReencoded),
+                      ("client", "as_received", frames.toClientAsReceived), ("client", "reencoded", frames.toClientReencoded)]
+        for (to, written, count) in counts where count > 0 {
+            handles.counter("gatehouse_gateway_websocket_frames_total", [("service", service), ("to", to), ("written", written)]).increment(by: count)
         }
     }
 

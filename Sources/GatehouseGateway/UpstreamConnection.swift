@@ -47,8 +47,6 @@ final class UpstreamConnection {
     /// Sends bytes of the request (not flushed).
     func write(_ bytes: ByteBuffer) { handler.write(bytes) }
 
-    var allocator: ByteBufferAllocator { channel.allocator }
-
     func flush() { handler.flush() }
 
     /// Whether the socket takes more request bytes now.

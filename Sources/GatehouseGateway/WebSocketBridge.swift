@@ -287,9 +287,7 @@ final class WebSocketBridge {
             if open.contains(other), !closeSent.contains(other), let handler = handlers[other] {
                 closeSent.insert(other)
                 if other == .client {
-                    let asItCame = frame.maskKey == nil && handler.writeAsItCameAndClose(frame)
-                    relayedFrames.count(to: other, asReceived: asItCame)
-                    if !asItCame { handler.writeAndClose(relayed(frame, to: other)) }
+                    write(frame, relayedTo: other, by: handler, thenClose: true)
                 } else {
                     write(frame, relayedTo: other, by: handler)
                     handler.flush()
@@ -401,14 +399,17 @@ final class WebSocketBridge {
     /// Writes `frame` to `target` as it came when it may go so — a client's frame upstream with the client's key and
     /// its masked payload, an upstream's unmasked frame to the client — with no copy of its payload
     /// (``WebSocketSideHandler/writeAsItCame(_:)``); anything else through NIO's encoder, as ``relayed(_:to:)`` says.
-    private func write(_ frame: WebSocketFrame, relayedTo target: Side, by handler: WebSocketSideHandler) {
-        let asItCame = target == .upstream ? frame.maskKey != nil : frame.maskKey == nil
-        if asItCame, handler.writeAsItCame(frame) {
-            relayedFrames.count(to: target, asReceived: true)
-            return
+    /// `thenClose`: flushed, and `target`'s connection closed once it is written (the answer to a close).
+    private func write(_ frame: WebSocketFrame, relayedTo target: Side, by handler: WebSocketSideHandler, thenClose: Bool = false) {
+        let mayGoAsItCame = target == .upstream ? frame.maskKey != nil : frame.maskKey == nil
+        let wentAsItCame = mayGoAsItCame && handler.writeAsItCame(frame, thenClose: thenClose)
+        relayedFrames.count(to: target, asReceived: wentAsItCame)
+        if wentAsItCame { return }
+        if thenClose {
+            handler.writeAndClose(relayed(frame, to: target))
+        } else {
+            handler.write(relayed(frame, to: target))
         }
-        relayedFrames.count(to: target, asReceived: false)
-        handler.write(relayed(frame, to: target))
     }
 
     /// `frame` as sent to `target` (NIO's encoder masks the data with the frame's key): unmasked towards the

@@ -36,27 +36,19 @@ final class WebSocketSideHandler: ChannelDuplexHandler {
 
     /// Writes `frame` exactly as it was received — its header bits, its mask key if any and its payload as it
     /// arrived (still masked when it came masked) — past NIO's frame encoder, which would copy the payload to
-    /// unmask it and mask it again. `false` when it cannot (no encoder in the pipeline, extension data): the caller
-    /// writes it through the encoder.
-    func writeAsItCame(_ frame: WebSocketFrame) -> Bool {
-        guard let encoderContext, let (head, rest) = WebSocketFrameWriter.asItCame(frame, allocator: encoderContext.channel.allocator) else { return false }
-        encoderContext.write(NIOAny(head), promise: nil)
-        if let rest { encoderContext.write(NIOAny(rest), promise: nil) }
-        return true
-    }
-
-    /// ``writeAsItCame(_:)``, flushed, and the connection closed once the frame is written (the answer to a close).
-    func writeAsItCameAndClose(_ frame: WebSocketFrame) -> Bool {
+    /// unmask it and mask it again; `thenClose`: flushed, and the connection closed once it is written (the answer
+    /// to a close). `false` when it cannot (no encoder in the pipeline, extension data): the caller writes it
+    /// through the encoder.
+    func writeAsItCame(_ frame: WebSocketFrame, thenClose: Bool = false) -> Bool {
         guard let context, let encoderContext,
               let (head, rest) = WebSocketFrameWriter.asItCame(frame, allocator: encoderContext.channel.allocator) else { return false }
-        let written: EventLoopFuture<Void>
-        if let rest {
-            encoderContext.write(NIOAny(head), promise: nil)
-            written = encoderContext.writeAndFlush(NIOAny(rest))
-        } else {
-            written = encoderContext.writeAndFlush(NIOAny(head))
+        let written = thenClose ? context.eventLoop.makePromise(of: Void.self) : nil
+        encoderContext.write(NIOAny(head), promise: rest == nil ? written : nil)
+        if let rest { encoderContext.write(NIOAny(rest), promise: written) }
+        if let written {
+            context.flush()
+            written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         }
-        written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         return true
     }
 
