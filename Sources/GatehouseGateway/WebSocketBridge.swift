@@ -12,7 +12,7 @@ import NIOSSL
 import NIOWebSocket
 
 /// An accepted WebSocket relayed to its upstream on the client connection's event loop: frames go from one socket
-/// to the other as NIO decodes them, with no task, no async sequence and no message assembly, so that an idle
+/// to the other as `WebSocketFrameReader` reads them and as they came, with no task, no async sequence and no message assembly, so that an idle
 /// WebSocket costs two channels and this object.
 ///
 /// It keeps ``WebSocketRelay``'s rules: text messages with the gateway's reserved prefix are dropped both ways

@@ -13,7 +13,7 @@ import Synchronization
 /// rather than once per request.
 ///
 /// Groups are written on a thread pool of their own: `SQLiteStore` gives each store a thread, so that blocking work
-/// on NIO's shared pool (bcrypt, GSS-API) never holds up a request's store calls. A writer that finds more work
+/// queued on any shared pool never holds up a request's store calls. A writer that finds more work
 /// after ``groupsPerTurn`` groups hands over to a new turn at the back of the pool's queue, so that anything else
 /// queued there is not starved.
 final class GroupCommit: Sendable {

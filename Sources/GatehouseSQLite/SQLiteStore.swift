@@ -91,7 +91,7 @@ public final class SQLiteStore: GatehouseStore {
     }
 
     /// Runs `body` in the next group's write transaction (``GroupCommit``: one transaction for the writes that
-    /// arrive together, each in a savepoint of its own, on a thread of NIO's blocking pool) and returns once it is
+    /// arrive together, each in a savepoint of its own, on the store's writer thread) and returns once it is
     /// committed. A body that throws has its own changes rolled back, and only those.
     func writing<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await writes.write(body)
