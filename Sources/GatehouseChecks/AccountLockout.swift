@@ -155,6 +155,9 @@ public struct AccountLockoutSettings: Codable, Sendable {
     /// The longest lockout, seconds (86400).
     public var maxDurationSec: Int?
 
+    /// The settings' keys (a configuration file's keys are checked against them).
+    public enum CodingKeys: String, CodingKey, CaseIterable { case threshold, windowSec, durationSec, growth, maxDurationSec }
+
     public init(threshold: Int? = nil, windowSec: Int? = nil, durationSec: Int? = nil, growth: Int? = nil, maxDurationSec: Int? = nil) {
         self.threshold = threshold
         self.windowSec = windowSec

@@ -66,6 +66,24 @@ public struct PasswordVerifier: Sendable {
         return cost
     }
 
+    /// Whether `hash` is a whole bcrypt hash (`$2a$`, `$2b$`, `$2x$` or `$2y$`, a cost of 4 to 31, then 53 characters
+    /// of bcrypt's base64: the salt and the digest), so that a placeholder or a truncated paste in a configuration is
+    /// refused at start rather than found when nobody can log in.
+    public static func isBcryptHash(_ hash: String) -> Bool {
+        let bytes = Array(hash.utf8)
+        guard bytes.count == 60, bytes[0] == UInt8(ascii: "$"), bytes[1] == UInt8(ascii: "2"),
+              "abxy".utf8.contains(bytes[2]), bytes[3] == UInt8(ascii: "$"), bytes[6] == UInt8(ascii: "$"),
+              let cost = UInt8(String(decoding: bytes[4..<6], as: UTF8.self)), (4...31).contains(cost)
+        else { return false }
+        return bytes[7...].allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "."), UInt8(ascii: "/"): true
+            default: false
+            }
+        }
+    }
+
     /// The cost the decoy should have for these hashes: the highest among them, or `fallback` when there are none.
     public static func decoyCost(for hashes: [String], fallback: UInt8 = 12) -> UInt8 {
         hashes.compactMap(cost(of:)).max() ?? fallback

@@ -93,7 +93,13 @@ extension Gateway {
         case "users":
             var users = module.users ?? []
             if let file = module.usersFile {
+                guard FileManager.default.isReadableFile(atPath: file) else {
+                    throw GatewayConfigurationError("users module: usersFile \(file) cannot be read")
+                }
                 users += try YAMLUsers.load(path: file)
+            }
+            for user in users where !PasswordVerifier.isBcryptHash(user.passwordHash) {
+                throw GatewayConfigurationError("users module: user \(user.username)'s passwordHash is not a whole bcrypt hash (`gatehouse hash-password`)")
             }
             return UsersLoginModule(users: users, lockouts: lockouts)
         case "gatehouse-token":

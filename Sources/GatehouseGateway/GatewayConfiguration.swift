@@ -1,5 +1,6 @@
 import GatehouseChecks
 import Foundation
+import GatehouseHTTP
 import Yams
 
 /// The gateway's configuration: where it listens, its realms and its services. Loaded from YAML
@@ -63,6 +64,7 @@ public struct GatewayConfiguration: Sendable, Codable {
     public struct TLSFiles: Sendable, Codable {
         public var certificate: String
         public var key: String
+        enum CodingKeys: String, CodingKey, CaseIterable { case certificate, key }
         public init(certificate: String, key: String) {
             self.certificate = certificate
             self.key = key
@@ -90,7 +92,7 @@ public struct GatewayConfiguration: Sendable, Codable {
         self.upstreamReadTimeout = upstreamReadTimeout
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, realms, services, maxWebSocketMessageSize, trustedProxies, headerReadTimeout, idleTimeout, upstreamReadTimeout, accountLockout, tls,
              upstreamCAFile
     }
@@ -114,7 +116,16 @@ public struct GatewayConfiguration: Sendable, Codable {
 
     /// Decodes YAML; relative `usersFile` paths are resolved against `baseDirectory`.
     public static func decode(yaml: String, baseDirectory: String? = nil) throws -> GatewayConfiguration {
-        var configuration = try YAMLDecoder().decode(GatewayConfiguration.self, from: yaml)
+        if let unknown = yamlKeys.unknownKey(in: yaml) {
+            throw GatewayConfigurationError("'\(unknown.path)' is not a key of the gateway's configuration (known there: \(unknown.known.joined(separator: ", ")))")
+        }
+        var configuration: GatewayConfiguration
+        do {
+            configuration = try YAMLDecoder().decode(GatewayConfiguration.self, from: yaml)
+        } catch let error as DecodingError {
+            let (place, problem) = error.placeAndProblem
+            throw GatewayConfigurationError(place.isEmpty ? "the configuration \(problem)" : "'\(place)' \(problem)")
+        }
         if let baseDirectory {
             for r in configuration.realms.indices {
                 for m in configuration.realms[r].loginModules.indices {
@@ -132,6 +143,16 @@ public struct GatewayConfiguration: Sendable, Codable {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         return try decode(yaml: text, baseDirectory: (path as NSString).deletingLastPathComponent)
     }
+}
+
+extension GatewayConfiguration {
+    /// The keys a configuration may hold: any other is refused (a misspelt `realm:` would leave a service open).
+    static let yamlKeys: YAMLKeys = .mapping(CodingKeys.self, [
+        .realms: .list(.mapping(RealmConfiguration.CodingKeys.self, [.loginModules: .list(LoginModuleConfiguration.yamlKeys)])),
+        .services: .list(.mapping(ServiceConfiguration.CodingKeys.self)),
+        .tls: .mapping(TLSFiles.CodingKeys.self),
+        .accountLockout: .mapping(AccountLockoutSettings.CodingKeys.self),
+    ])
 }
 
 /// A realm: how requests are challenged and which login modules check the answers.
@@ -158,6 +179,11 @@ public struct RealmConfiguration: Sendable, Codable {
     /// Seconds an authenticated WebSocket may live at most.
     public var sessionTimeout: Double?
     public var loginModules: [LoginModuleConfiguration]
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, description, scheme, headers, queryParameters, cookies, authorizationTimeout, revalidate, revalidationGrace,
+             sessionTimeout, loginModules
+    }
 
     public init(name: String, description: String? = nil, scheme: ChallengeScheme, headers: [String]? = nil, queryParameters: [String]? = nil,
                 cookies: [String]? = nil, authorizationTimeout: Double? = nil, sessionTimeout: Double? = nil,
@@ -199,6 +225,17 @@ public struct LoginModuleConfiguration: Sendable, Codable {
     /// `*` for every other principal.
     public var principalRoles: [String: [String]]?
 
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case type, flag, users, usersFile, jwksURL, introspection, requiredScope, keytab, servicePrincipal, principalRoles
+    }
+
+    /// The keys a login module may hold (``GatewayConfiguration/yamlKeys``).
+    static let yamlKeys: YAMLKeys = .mapping(CodingKeys.self, [
+        .users: .list(GatewayUser.yamlKeys),
+        .introspection: .mapping(IntrospectionConfiguration.CodingKeys.self),
+        .principalRoles: .entries(.any),
+    ])
+
     public init(type: String, flag: LoginModuleFlag = .required, users: [GatewayUser]? = nil, usersFile: String? = nil, jwksURL: String? = nil,
                 introspection: IntrospectionConfiguration? = nil, requiredScope: String? = nil, keytab: String? = nil,
                 servicePrincipal: String? = nil, principalRoles: [String: [String]]? = nil) {
@@ -221,6 +258,8 @@ public struct IntrospectionConfiguration: Sendable, Codable {
     public var clientID: String
     public var secret: String
 
+    enum CodingKeys: String, CodingKey, CaseIterable { case serverURL, clientID, secret }
+
     public init(serverURL: String, clientID: String, secret: String) {
         self.serverURL = serverURL
         self.clientID = clientID
@@ -241,6 +280,8 @@ public struct ServiceConfiguration: Sendable, Codable {
     public var requireRoles: [String]?
     /// Whether WebSocket upgrades are accepted and relayed to the upstream.
     public var webSocket: Bool?
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, path, upstream, realm, requireRoles, webSocket }
 
     public init(name: String, path: String, upstream: String, realm: String? = nil, requireRoles: [String]? = nil, webSocket: Bool? = nil) {
         self.name = name

@@ -1,6 +1,7 @@
 import GatehouseProtocol
 import Foundation
 import GatehouseChecks
+import GatehouseHTTP
 import HummingbirdBcrypt
 import Synchronization
 
@@ -9,6 +10,10 @@ public struct GatewayUser: Sendable, Codable, Equatable {
     public var username: String
     public var passwordHash: String
     public var roles: [String]
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case username, passwordHash, roles }
+    /// The keys a user may hold: any other is refused.
+    static let yamlKeys: YAMLKeys = .mapping(CodingKeys.self)
 
     public init(username: String, passwordHash: String, roles: [String] = []) {
         self.username = username

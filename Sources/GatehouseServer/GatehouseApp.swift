@@ -169,6 +169,19 @@ public enum Gatehouse {
             text = DemoPolicy.yaml
         }
         let file = try compiler.compile(yaml: text, file: fileName, version: 0)
+        if let path = configuration.policyPath {
+            // A policy started from `gatehouse demo-policy` that kept the demo's published secrets: refused beyond
+            // this machine, where anyone who read the README could administer the server or log in.
+            let published = DemoPolicy.publishedCredentials(in: file.policy)
+            if !published.isEmpty {
+                let accounts = published.joined(separator: ", ")
+                guard LoopbackHost.contains(configuration.host) else {
+                    throw PolicyError(file: path, key: "", problem: "keeps the demo's published secrets (\(accounts)): give them hashes of your own "
+                                      + "(`gatehouse hash-password`) or remove them before serving on \(configuration.host)")
+                }
+                logger.warning("\(path) keeps the demo's published secrets (\(accounts)): fine on loopback, refused on any other host")
+            }
+        }
         guard let stored = try await compiler.store.latestPolicy() else { return file }
         do {
             let snapshot = try compiler.compile(yaml: stored.yaml, file: "stored policy version \(stored.version)", version: stored.version)

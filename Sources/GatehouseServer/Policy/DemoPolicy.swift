@@ -43,4 +43,19 @@ public enum DemoPolicy {
           - { username: john, displayName: John Doe, passwordHash: "$2b$10$76AvwGKgVW/h00AzoxZvzuD99o1F8N6mS5HjlLgyAdDz5Gn3Cb2uu", attributes: { country: DE } }
           - { username: jane, displayName: Jane Roe, passwordHash: "$2b$10$cp.GD18nLJYUpKhqQUjHDuv.HN1zI1IyIZAt5Ceoh1EC8keY8qaua" }
         """
+
+    /// The demo's published credentials, by their hashes: `demo-admin` / `demo-admin-secret`, `john` / `demo`,
+    /// `jane` / `secret`. Whoever has read the README knows them.
+    static let publishedHashes: [String: String] = [
+        "$2b$10$W.xZxV61Xq4QEsXSpYnbte5.dTX4KAgfcO.MU9cZ7ENdW8ZDBLW6a": "demo-admin-secret",
+        "$2b$10$76AvwGKgVW/h00AzoxZvzuD99o1F8N6mS5HjlLgyAdDz5Gn3Cb2uu": "demo",
+        "$2b$10$cp.GD18nLJYUpKhqQUjHDuv.HN1zI1IyIZAt5Ceoh1EC8keY8qaua": "secret",
+    ]
+
+    /// The accounts of `policy` whose secret is one of the demo's published ones (`confidential client demo-admin`,
+    /// `user john`): a policy started from `gatehouse demo-policy` that kept them.
+    static func publishedCredentials(in policy: SecurityPolicy) -> [String] {
+        policy.confidentialClients.filter { publishedHashes[$0.secretHash] != nil }.map { "confidential client \($0.id)" }
+            + policy.users.filter { publishedHashes[$0.passwordHash] != nil }.map { "user \($0.username)" }
+    }
 }

@@ -1,4 +1,5 @@
 import GatehouseChecks
+import GatehouseHTTP
 import GatehouseProtocol
 
 /// The policy file as written (YAML): applications, their scope mappings, the security checks and the users.
@@ -23,6 +24,7 @@ public struct PolicyFile: Codable, Sendable {
         /// The check class, as registered in the ``SecurityCheckRegistry``.
         public var `class`: String
         public var properties: [String: JSON]?
+        enum CodingKeys: String, CodingKey, CaseIterable { case `class`, properties }
     }
 
     public struct Application: Codable, Sendable {
@@ -45,6 +47,10 @@ public struct PolicyFile: Codable, Sendable {
         /// Web origins (`https://app.example.com[:port]`) from which the app's pages may call the runtime API
         /// (CORS). No wildcard: every origin is named.
         public var allowedOrigins: [String]?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case id, platform, version, scopeElementMapping, mandatoryScope, maxTokenExpiration, securityCheckConfigurations,
+                 minimumClientKeyBits, allowedOrigins
+        }
     }
 
     public struct User: Codable, Sendable {
@@ -53,6 +59,7 @@ public struct PolicyFile: Codable, Sendable {
         /// A bcrypt hash of the password.
         public var passwordHash: String
         public var attributes: [String: String]?
+        enum CodingKeys: String, CodingKey, CaseIterable { case username, displayName, passwordHash, attributes }
     }
 
     public struct ConfidentialClientEntry: Codable, Sendable {
@@ -62,6 +69,7 @@ public struct PolicyFile: Codable, Sendable {
         public var secretHash: String
         /// Space-separated allowed scope elements, `*` wildcards allowed.
         public var allowedScope: String
+        enum CodingKeys: String, CodingKey, CaseIterable { case id, displayName, secretHash, allowedScope }
     }
 
     /// Per-account lockout of password logins (users, confidential clients); see ``AccountLockoutPolicy``.
@@ -73,6 +81,7 @@ public struct PolicyFile: Codable, Sendable {
         public var perAddress: Int?
         /// The window, seconds (60).
         public var windowSec: Int?
+        enum CodingKeys: String, CodingKey, CaseIterable { case perAddress, windowSec }
     }
 
     public var accountLockout: AccountLockout?
@@ -81,4 +90,19 @@ public struct PolicyFile: Codable, Sendable {
     public var confidentialClients: [ConfidentialClientEntry]?
     public var applications: [Application]?
     public var users: [User]?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case accountLockout, registrationThrottle, securityChecks, confidentialClients, applications, users
+    }
+
+    /// The keys a policy may hold: any other is refused, naming its place (a misspelt key would otherwise be a
+    /// setting silently left out). Check properties are the checks' own business (they warn about unknown ones).
+    static let yamlKeys: YAMLKeys = .mapping(CodingKeys.self, [
+        .accountLockout: .mapping(AccountLockoutSettings.CodingKeys.self),
+        .registrationThrottle: .mapping(RegistrationThrottle.CodingKeys.self),
+        .securityChecks: .entries(.mapping(CheckDefinition.CodingKeys.self)),
+        .confidentialClients: .list(.mapping(ConfidentialClientEntry.CodingKeys.self)),
+        .applications: .list(.mapping(Application.CodingKeys.self)),
+        .users: .list(.mapping(User.CodingKeys.self)),
+    ])
 }

@@ -51,6 +51,9 @@ public struct SecurityPolicy: Sendable {
 
     /// YAML text decoded, not yet checked.
     public static func decode(yaml: String, file: String) throws -> PolicyFile {
+        if let unknown = PolicyFile.yamlKeys.unknownKey(in: yaml) {
+            throw PolicyError(file: file, key: unknown.path, problem: "is not a policy key (known there: \(unknown.known.joined(separator: ", ")))")
+        }
         do {
             return try YAMLDecoder().decode(PolicyFile.self, from: yaml)
         } catch let error as DecodingError {
@@ -166,8 +169,9 @@ public struct SecurityPolicy: Sendable {
         var users: [UserRecord] = []
         for (index, user) in (policy.users ?? []).enumerated() {
             guard !user.username.isEmpty else { throw PolicyError(file: file, key: "users[\(index)].username", problem: "must not be empty") }
-            guard user.passwordHash.hasPrefix("$2") else {
-                throw PolicyError(file: file, key: "users[\(index)].passwordHash", problem: "must be a bcrypt hash ($2b$...), never a password")
+            guard PasswordVerifier.isBcryptHash(user.passwordHash) else {
+                throw PolicyError(file: file, key: "users[\(index)].passwordHash",
+                                  problem: "must be a whole bcrypt hash ($2b$12$ and 53 more characters: `gatehouse hash-password`), never a password")
             }
             users.append(UserRecord(username: user.username, displayName: user.displayName ?? user.username,
                                     passwordHash: user.passwordHash, attributes: user.attributes ?? [:]))
@@ -176,8 +180,9 @@ public struct SecurityPolicy: Sendable {
         for (index, entry) in (policy.confidentialClients ?? []).enumerated() {
             let key = "confidentialClients[\(index)]"
             guard !entry.id.isEmpty, !entry.id.contains(":") else { throw PolicyError(file: file, key: "\(key).id", problem: "must be non-empty and without ':'") }
-            guard entry.secretHash.hasPrefix("$2") else {
-                throw PolicyError(file: file, key: "\(key).secretHash", problem: "must be a bcrypt hash ($2b$...), never a secret")
+            guard PasswordVerifier.isBcryptHash(entry.secretHash) else {
+                throw PolicyError(file: file, key: "\(key).secretHash",
+                                  problem: "must be a whole bcrypt hash ($2b$12$ and 53 more characters: `gatehouse hash-password`), never a secret")
             }
             guard !confidentialClients.contains(where: { $0.id == entry.id }) else {
                 throw PolicyError(file: file, key: "\(key).id", problem: "'\(entry.id)' is listed twice")
@@ -203,31 +208,7 @@ public struct SecurityPolicy: Sendable {
     }
 
     private static func policyError(file: String, _ error: DecodingError) -> PolicyError {
-        func key(_ path: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
-            (path + (last.map { [$0] } ?? [])).reduce(into: "") { text, key in
-                if let index = key.intValue { text += "[\(index)]" } else { text += text.isEmpty ? key.stringValue : ".\(key.stringValue)" }
-            }
-        }
-        switch error {
-        case .keyNotFound(let missing, let context):
-            return PolicyError(file: file, key: key(context.codingPath, missing), problem: "is required")
-        case .typeMismatch(let type, let context):
-            return PolicyError(file: file, key: key(context.codingPath), problem: "must be \(describe(type))")
-        case .valueNotFound(let type, let context):
-            return PolicyError(file: file, key: key(context.codingPath), problem: "must be \(describe(type)), not empty")
-        case .dataCorrupted(let context):
-            return PolicyError(file: file, key: key(context.codingPath), problem: context.debugDescription)
-        @unknown default:
-            return PolicyError(file: file, key: "", problem: "\(error)")
-        }
-    }
-
-    private static func describe(_ type: Any.Type) -> String {
-        switch type {
-        case is String.Type: "a string"
-        case is Int.Type: "an integer"
-        case is Array<Any>.Type: "a list"
-        default: "a \(String(describing: type).replacingOccurrences(of: "Dictionary<String, ", with: "mapping of "))"
-        }
+        let (key, problem) = error.placeAndProblem
+        return PolicyError(file: file, key: key, problem: problem)
     }
 }

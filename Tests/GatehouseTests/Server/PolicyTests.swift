@@ -3,6 +3,8 @@ import Foundation
 import GatehouseChecks
 import GatehouseProtocol
 import GatehouseServer
+import Logging
+import GatehouseSQLite
 import Testing
 
 /// Policy files: a wrong one names the file, the key and the problem; custom checks plug in.
@@ -46,6 +48,69 @@ import Testing
         expectError(check + "applications: [{ id: a, platform: ios }]\nusers: [{ username: u, passwordHash: plain }]",
                     key: "users[0].passwordHash", containing: "bcrypt")
         expectError("applications: [ { id: a, platform: ios ]", key: "", containing: "YAML")
+    }
+
+    @Test func aMisspeltKeyIsRefusedWhereItStands() {
+        // Each of these would otherwise be a setting silently left out (the decoder ignores keys it does not know).
+        let check = "securityChecks: { Pin: { class: PinCodeAttempts } }\n"
+        let app = "applications: [{ id: a, platform: ios }]\n"
+        expectError(check + app + "registrationThrotle: { perAddress: 5 }", key: "registrationThrotle", containing: "registrationThrottle")
+        expectError(check + "applications: [{ id: a, platform: ios, mandatoryscope: Pin }]", key: "applications[0].mandatoryscope",
+                    containing: "mandatoryScope")
+        expectError(check + app + "accountLockout: { treshold: 3 }", key: "accountLockout.treshold", containing: "threshold")
+        expectError("securityChecks: { Pin: { class: PinCodeAttempts, propertes: { maxAttempts: 1 } } }\n" + app,
+                    key: "securityChecks.Pin.propertes", containing: "properties")
+        let hash = "$2b$04$" + String(repeating: "a", count: 53)
+        expectError(check + app + "users: [{ username: u, passwordhash: \"\(hash)\" }]", key: "users[0].passwordhash", containing: "passwordHash")
+        // Check properties stay the checks' own business: an unknown one is a warning, not an error.
+        #expect(throws: Never.self) { try parse("securityChecks: { Pin: { class: PinCodeAttempts, properties: { colour: red } } }\n" + app) }
+    }
+
+    @Test func aHashMustBeAWholeBcryptHash() throws {
+        let check = "securityChecks: { Pin: { class: PinCodeAttempts } }\napplications: [{ id: a, platform: ios }]\n"
+        let whole = "$2b$04$" + String(repeating: "a", count: 53)
+        for broken in ["$2b$12$...", String(whole.dropLast()), whole + "a", "$2b$03$" + String(repeating: "a", count: 53),
+                       "$2q$04$" + String(repeating: "a", count: 53), "$2b$04$" + String(repeating: "a", count: 52) + "!"] {
+            expectError(check + "users: [{ username: u, passwordHash: \"\(broken)\" }]", key: "users[0].passwordHash", containing: "bcrypt")
+            expectError(check + "confidentialClients: [{ id: c, secretHash: \"\(broken)\", allowedScope: x }]",
+                        key: "confidentialClients[0].secretHash", containing: "bcrypt")
+        }
+        let policy = try parse(check + "users: [{ username: u, passwordHash: \"\(whole)\" }]")
+        #expect(policy.users.map(\.username) == ["u"])
+    }
+
+    @Test func aYAMLSyntaxErrorSaysWhere() {
+        expectError("applications:\n  - id: a\n    platform: [ios\n", key: "", containing: "line")
+    }
+
+    @Test func aPolicyKeepingTheDemosSecretsServesOnLoopbackOnly() async throws {
+        let directory = TestServer.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/policy.yaml"
+        try DemoPolicy.yaml.write(toFile: path, atomically: true, encoding: .utf8)
+        var logger = Logger(label: "gatehouse-test")
+        logger.logLevel = .critical
+        func service(host: String) async throws {
+            var configuration = ServerConfiguration(store: try SQLiteStore.open(dataDirectory: directory))
+            configuration.policyPath = path
+            configuration.host = host
+            _ = try await Gatehouse.makeService(configuration, logger: logger)
+        }
+        try await service(host: "127.0.0.1")
+        do {
+            try await service(host: "0.0.0.0")
+            Issue.record("the demo's published secrets were served beyond loopback")
+        } catch let error as PolicyError {
+            #expect(error.problem.contains("confidential client demo-admin") && error.problem.contains("user john"), "\(error)")
+        }
+        // Secrets of the operator's own: served anywhere.
+        let own = DemoPolicy.yaml.replacingOccurrences(of: "$2b$10$W.xZxV61Xq4QEsXSpYnbte5.dTX4KAgfcO.MU9cZ7ENdW8ZDBLW6a",
+                                                      with: "$2b$04$" + String(repeating: "a", count: 53))
+            .replacingOccurrences(of: "$2b$10$76AvwGKgVW/h00AzoxZvzuD99o1F8N6mS5HjlLgyAdDz5Gn3Cb2uu", with: "$2b$04$" + String(repeating: "b", count: 53))
+            .replacingOccurrences(of: "$2b$10$cp.GD18nLJYUpKhqQUjHDuv.HN1zI1IyIZAt5Ceoh1EC8keY8qaua", with: "$2b$04$" + String(repeating: "c", count: 53))
+        try own.write(toFile: path, atomically: true, encoding: .utf8)
+        try await service(host: "0.0.0.0")
     }
 
     @Test func configurationLayersAndWarnings() throws {
