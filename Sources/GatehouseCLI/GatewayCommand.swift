@@ -4,6 +4,7 @@ import GatehouseGateway
 import GatehouseHTTP
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// `gatehouse gateway`: HTTP and WebSocket services behind challenge schemes, realms and login modules.
@@ -42,7 +43,7 @@ struct GatewayCommand: AsyncParsableCommand {
             do {
                 configuration = try GatewayConfiguration.load(path: config)
             } catch {
-                throw ValidationError("\(config): \(error)")
+                throw CommandFailure(config, error)
             }
             if let host { configuration.host = host }
             if let port { configuration.port = port }
@@ -55,7 +56,7 @@ struct GatewayCommand: AsyncParsableCommand {
         let echoGroup = ServiceGroup(configuration: .init(services: [echo], gracefulShutdownSignals: [], logger: logger))
         let echoTask = Task { try await echoGroup.run() }
         var iterator = ports.makeAsyncIterator()
-        guard let echoPort = await iterator.next() else { throw ValidationError("the demo's echo service did not start") }
+        guard let echoPort = await iterator.next() else { throw CommandFailure("the demo's echo service did not start") }
         var configuration = Self.demoConfiguration(upstream: "http://127.0.0.1:\(echoPort)")
         configuration.host = host ?? configuration.host
         configuration.port = port ?? configuration.port
@@ -84,9 +85,9 @@ struct GatewayCommand: AsyncParsableCommand {
                 Self.printBanner(host: host, port: port, services: services, demo: demo, tls: secure)
             }
         } catch let error as GatewayConfigurationError {
-            throw ValidationError("\(config ?? "gateway"): \(error)")
+            throw CommandFailure(config ?? "gateway", error)
         } catch let error as ReloadableTLS.LoadError {
-            throw ValidationError("TLS: \(error)")
+            throw CommandFailure("TLS", error)
         }
         if !secure, !ServingWarnings.isLoopback(host) {
             logger.warning("Serving plain HTTP on \(host): passwords and tokens cross the network in clear. Use --tls-certificate/--tls-key, or a TLS-terminating proxy on this machine.")
@@ -94,8 +95,12 @@ struct GatewayCommand: AsyncParsableCommand {
         let reloading = gateway.tls?.reloadOnHangup(logger: logger)
         defer { reloading?.cancel() }
         // The drain after the application: shut down first, it closes WebSockets with 1001 before the server stops.
-        try await ServiceGroup(configuration: .init(
-            services: [application, gateway.webSocketDrain], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()
+        do {
+            try await ServiceGroup(configuration: .init(
+                services: [application, gateway.webSocketDrain], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()
+        } catch let error as IOError {
+            throw CommandFailure("Cannot serve on \(host):\(configuration.port)", error)
+        }
     }
 
     /// The demo's realm and service (the seed's echo behind a login).

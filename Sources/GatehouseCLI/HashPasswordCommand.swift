@@ -9,13 +9,16 @@ struct HashPasswordCommand: ParsableCommand {
         abstract: "Read a password from standard input and print its bcrypt hash for the policy file."
     )
 
-    @Option(help: "The bcrypt cost (10 to 14).")
+    @Option(help: "The bcrypt cost, 4 to 31 (each step doubles the time of a login; 10 to 14 is usual).")
     var cost: UInt8 = 12
 
+    func validate() throws {
+        guard (4...31).contains(cost) else { throw ValidationError("--cost must be between 4 and 31") }
+    }
+
     func run() throws {
-        guard (4...31).contains(cost) else { throw ValidationError("cost must be between 4 and 31") }
         guard let password = readLine(strippingNewline: true), !password.isEmpty else {
-            throw ValidationError("no password on standard input")
+            throw CommandFailure("no password on standard input")
         }
         print(Bcrypt.hash(password, cost: cost))
     }

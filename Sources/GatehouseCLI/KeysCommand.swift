@@ -37,7 +37,7 @@ struct KeysCommand: AsyncParsableCommand {
                 }
             }
             let path = (data as NSString).appendingPathComponent("gatehouse.sqlite")
-            guard FileManager.default.fileExists(atPath: path) else { throw ValidationError("No store at \(path); start `gatehouse serve --data \(data)` once first.") }
+            guard FileManager.default.fileExists(atPath: path) else { throw CommandFailure("No store at \(path); start `gatehouse serve --data \(data)` once first.") }
             return try await body(try SQLiteStore(path: path))
         }
     }
@@ -79,9 +79,9 @@ struct KeysCommand: AsyncParsableCommand {
             do {
                 try await store.withStore { try await TokenSigner.retire(kid: kid, in: $0) }
             } catch StoreError.notFound {
-                throw ValidationError("No key \(kid) in the store.")
+                throw CommandFailure("No key \(kid) in the store.")
             } catch let error as TokenSigner.KeyError {
-                throw ValidationError("Cannot retire \(kid): \(error)")
+                throw CommandFailure("Cannot retire \(kid): \(error)")
             }
             print("Retired \(kid); every node refuses its tokens from its next read of the store (at once for its JWKS).")
         }

@@ -7,6 +7,7 @@ import GatehouseStore
 import GatehouseHTTP
 import Hummingbird
 import Logging
+import NIOCore
 
 /// `gatehouse serve`: runs the authorization server.
 struct ServeCommand: AsyncParsableCommand {
@@ -103,7 +104,7 @@ struct ServeCommand: AsyncParsableCommand {
             do {
                 postgres = try await PostgresStore.connect(location, logger: logger)
             } catch {
-                throw ValidationError("Cannot open the PostgreSQL database \(location): \(String(reflecting: error))")
+                throw CommandFailure("Cannot open the PostgreSQL database \(location)", error)
             }
             store = postgres!
             logger.info("Store: PostgreSQL \(location)")
@@ -132,7 +133,7 @@ struct ServeCommand: AsyncParsableCommand {
                     configuration.tls = tls
                     reloading = tls.reloadOnHangup(logger: logger)
                 } catch {
-                    throw ValidationError("TLS: \(error)")
+                    throw CommandFailure("TLS", error)
                 }
             }
             try await serve(configuration, logger: logger)
@@ -157,9 +158,13 @@ struct ServeCommand: AsyncParsableCommand {
                 Self.printBanner(host: host, port: port, demo: demo, tls: tls)
             }
         } catch let error as PolicyError {
-            throw ValidationError("Policy error: \(error)")
+            throw CommandFailure("Policy error: \(error)")
         }
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch let error as IOError {
+            throw CommandFailure("Cannot serve on \(host):\(port)", error)
+        }
     }
 
     static func printBanner(host: String, port: Int, demo: Bool, tls: Bool = false) {

@@ -38,3 +38,23 @@ public enum ChallengeScheme: String, Sendable, Codable, CaseIterable {
         return ([head] + extra).joined(separator: " ")
     }
 }
+
+extension ChallengeScheme {
+    /// Decodes a configuration's scheme; one it does not know is refused naming the ones it does.
+    public init(from decoder: any Decoder) throws {
+        self = try decoder.decodeCase(of: Self.self)
+    }
+}
+
+extension Decoder {
+    /// A string-valued enumeration's case, or an error that names the values it may have (`must be one of Basic,
+    /// Bearer, ..., not 'Basik'`) rather than the decoder's "cannot initialize".
+    func decodeCase<Value: RawRepresentable<String> & CaseIterable>(of type: Value.Type) throws -> Value {
+        let text = try singleValueContainer().decode(String.self)
+        guard let value = Value(rawValue: text) else {
+            let known = Value.allCases.map(\.rawValue).joined(separator: ", ")
+            throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "must be one of \(known), not '\(text.prefix(80))'"))
+        }
+        return value
+    }
+}

@@ -36,7 +36,7 @@ protocol RememberingLoginModule: LoginModule {
 }
 
 /// How a module's result counts in the chain (JAAS `LoginModuleControlFlag`, as KAAZING Gateway's `login-module` element uses it).
-public enum LoginModuleFlag: String, Sendable, Codable {
+public enum LoginModuleFlag: String, Sendable, Codable, CaseIterable {
     /// Must succeed; the chain goes on either way.
     case required
     /// Must succeed; a failure stops the chain at once.
@@ -45,4 +45,11 @@ public enum LoginModuleFlag: String, Sendable, Codable {
     case sufficient
     /// Need not succeed; the chain goes on either way.
     case optional
+}
+
+extension LoginModuleFlag {
+    /// Decodes a configuration's flag; one it does not know is refused naming the four.
+    public init(from decoder: any Decoder) throws {
+        self = try decoder.decodeCase(of: Self.self)
+    }
 }

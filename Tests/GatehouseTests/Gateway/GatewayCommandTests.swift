@@ -70,4 +70,19 @@ struct GatewayCommandTests {
         try await gateway.expect("gateway.yaml: service echo: no realm missing")
         #expect(try await gateway.exitStatus() != 0)
     }
+
+    @Test func aPortInUseIsSaidInWordsWithoutTheUsage() async throws {
+        let taken = try DemoRun(["gateway", "--port", "0", "--log-level", "warning"])
+        defer { taken.stop() }
+        let banner = try await taken.expect("Stop with Ctrl-C.")
+        let line = try #require(banner.split(separator: "\n").first { $0.hasPrefix("Gatehouse gateway listens on http://") })
+        let port = try #require(line.split(separator: ":").last.map(String.init))
+        for command in [["gateway", "--port", port], ["serve", "--port", port, "--data", TestServer.temporaryDirectory()]] {
+            let second = try DemoRun(command + ["--log-level", "warning"])
+            defer { second.stop() }
+            _ = try await second.expect("Cannot serve on 127.0.0.1:\(port): address already in use")
+            #expect(try await second.exitStatus() == 1, "\(command)")
+            #expect(!second.text.contains("Usage:") && !second.text.contains("errno"), "\(second.text)")
+        }
+    }
 }

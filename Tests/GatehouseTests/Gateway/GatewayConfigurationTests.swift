@@ -34,6 +34,8 @@ import Testing
         #expect(flag == "'realms[0].loginModules[0].flag' is required", "\(flag)")
         let port = try #require(refusal("port: eighty\n"))
         #expect(port == "'port' must be an integer", "\(port)")
+        let scheme = try #require(refusal("realms:\n  - { name: demo, scheme: Basik, loginModules: [] }\n"))
+        #expect(scheme.hasPrefix("'realms[0].scheme' must be one of Basic, Application Basic,") && scheme.hasSuffix("not 'Basik'"), "\(scheme)")
     }
 
     @Test func aMisspeltKeyIsRefusedWithItsPlace() throws {
