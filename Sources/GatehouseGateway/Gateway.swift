@@ -31,6 +31,8 @@ public final class Gateway: Sendable {
     /// How long a keep-alive connection may sit idle or stall.
     let idleTimeout: Duration
     let logger: Logger
+    /// Warnings about unreachable upstreams, one per service every 10 s.
+    let upstreamWarnings = WarningThrottle(interval: .seconds(10))
     /// TLS for clients (`https`, `wss`); `nil` serves plain HTTP. ``ReloadableTLS/reload()`` (SIGHUP) changes
     /// the certificate for new connections.
     public let tls: ReloadableTLS?

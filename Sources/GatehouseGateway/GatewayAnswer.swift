@@ -29,9 +29,17 @@ struct GatewayAnswer: Sendable {
 
     /// `{"error":"<code>","error_description":"..."}` with `status`.
     private static func error(_ code: String, _ description: String, status: Int) -> GatewayAnswer {
-        GatewayAnswer(status: HTTPResponse.Status(code: status),
+        GatewayAnswer(status: Self.status(status),
                       headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
                       body: ByteBuffer(string: #"{"error":"# + jsonString(code) + #","error_description":"# + jsonString(description) + "}"))
+    }
+
+    /// The status with its standard reason phrase (`HTTPResponse.Status(code:)` has none: `HTTP/1.1 400 `).
+    static func status(_ code: Int) -> HTTPResponse.Status {
+        let known: [HTTPResponse.Status] = [.badRequest, .unauthorized, .forbidden, .notFound, .methodNotAllowed, .requestTimeout,
+                                            .contentTooLarge, .uriTooLong, .requestHeaderFieldsTooLarge, .internalServerError,
+                                            .badGateway, .serviceUnavailable, .gatewayTimeout]
+        return known.first { $0.code == code } ?? HTTPResponse.Status(code: code)
     }
 
     /// `200 {"status":"<status>"}`: the gateway's `/health` (alive) and `/ready` (configured and serving).

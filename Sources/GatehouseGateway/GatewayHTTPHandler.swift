@@ -681,7 +681,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             }
             switch result {
             case .failure(let error):
-                gateway.logger.debug("upstream unavailable", metadata: ["service": .string(exchange.service), "error": .string("\(error)")])
+                if let suppressed = gateway.upstreamWarnings.allow(exchange.service) {
+                    gateway.logger.warning("upstream unavailable: answered 502", metadata: [
+                        "service": .string(exchange.service), "error": .string("\(error)"), "alike_left_out": .stringConvertible(suppressed)])
+                }
                 upstreamUnavailable(exchange)
             case .success(let connection):
                 attach(exchange, to: connection)

@@ -61,6 +61,20 @@ import Testing
         }
     }
 
+    @Test(.timeLimit(.minutes(1))) func anUnreachableUpstreamIsAWarningOncePerInterval() async throws {
+        let capture = LogCapture()
+        try await RecordingFixture.run(logger: capture.logger(), { Self.configuration($0) }) { fixture async throws in
+            for _ in 0..<3 {
+                let answer = try await HTTP.send(.GET, fixture.base + "/dead/x", headers: [("Authorization", "Basic \(Self.joeSecret)")])
+                #expect(answer.status == 502)
+            }
+            // The operator learns why a 502 was answered, once for the burst rather than once a request.
+            let warnings = capture.text.components(separatedBy: "upstream unavailable: answered 502").count - 1
+            #expect(warnings == 1, "\(capture.text)")
+            #expect(capture.text.contains("dead"))
+        }
+    }
+
     @Test(.timeLimit(.minutes(1))) func realmCredentialsAreNeverLogged() async throws {
         let capture = LogCapture()
         try await RecordingFixture.run(logger: capture.logger(), { Self.configuration($0) }) { fixture async throws in
