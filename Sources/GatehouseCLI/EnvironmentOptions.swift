@@ -1,3 +1,6 @@
+import ArgumentParser
+import Logging
+
 /// Every option of `serve`, `gateway` and `keys` can come from the environment (12-factor): `GATEHOUSE_<OPTION>`,
 /// the option's name in capitals with `_` for `-` (`--tls-certificate` ← `GATEHOUSE_TLS_CERTIFICATE`). A flag
 /// given on the command line wins over the environment.
@@ -33,3 +36,6 @@ enum EnvironmentOptions {
         return (explicit == nil ? ["serve"] : []) + arguments + added
     }
 }
+
+/// `--log-level` takes swift-log's level names, and refuses any other (it was read as `info` silently).
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -15,6 +15,8 @@ struct GatewayCommand: AsyncParsableCommand {
         discussion: """
             Without --config, runs the demo: a WebSocket and HTTP echo service at /echo behind the realm "Demo Realm" \
             (Application Basic; joe/welcome has the role AUTHORIZED, ann/secret does not). Try it with `gatehouse echo`.
+            Every option can also come from the environment: GATEHOUSE_<OPTION>, e.g. GATEHOUSE_CONFIG=gateway.yaml; the \
+            command line wins.
             """
     )
 
@@ -32,12 +34,12 @@ struct GatewayCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("CA certificates (PEM) to verify https/wss upstreams with, instead of the system's.", valueName: "file"))
     var upstreamCAFile: String?
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: String = "info"
+    @Option(help: "How much to log.")
+    var logLevel: Logger.Level = .info
 
     func run() async throws {
         var logger = Logger(label: "gatehouse-gateway")
-        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        logger.logLevel = logLevel
         if let config {
             var configuration: GatewayConfiguration
             do {

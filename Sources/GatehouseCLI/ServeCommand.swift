@@ -13,7 +13,8 @@ import NIOCore
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the authorization server (the demo policy on a loopback port when given no options)."
+        abstract: "Run the authorization server (the demo policy on a loopback port when given no options).",
+        discussion: "Every option can also come from the environment: GATEHOUSE_<OPTION>, e.g. GATEHOUSE_PORT=8443, GATEHOUSE_TLS_CERTIFICATE=chain.pem; the command line wins."
     )
 
     @Option(help: "The policy file (YAML). Without it, the demo policy runs.")
@@ -24,7 +25,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp(
         "A PostgreSQL database shared by several nodes, instead of the embedded one in --data.",
-        discussion: "postgres://user:password@host:port/database, options sslmode=disable|prefer|require, pool_size (10), connect_timeout (s).",
+        discussion: "postgres://user:password@host:port/database, options sslmode=disable|prefer|require, pool_size (10), connect_timeout (s), idle_ping (s between checks of idle connections; none by default).",
         valueName: "url"))
     var database: String?
 
@@ -70,8 +71,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Serve the seeds' sample adapter (ResourceAdapter: /mfp/api/adapters/ResourceAdapter/balance) with a --policy too: true or false. Always served with the demo policy.")
     var sampleAdapter: Bool = false
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: String = "info"
+    @Option(help: "How much to log.")
+    var logLevel: Logger.Level = .info
 
     func validate() throws {
         if let issuer {
@@ -95,7 +96,7 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         umask(0o077)   // every file the server creates (database, WAL, logs) is the owner's only
         var logger = Logger(label: "gatehouse")
-        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        logger.logLevel = logLevel
         // The store: PostgreSQL when --database names one, else the embedded SQLite in --data.
         let store: any GatehouseStore
         var postgres: PostgresStore?
@@ -149,13 +150,16 @@ struct ServeCommand: AsyncParsableCommand {
             let kid = try await TokenSigner.rotate(in: configuration.store)
             logger.notice("New token-signing key \(kid) is current; older keys still verify their tokens")
         }
-        let demo = policy == nil
+        // The demo's banner only while the demo policy is what runs: a policy applied through the admin API, kept in
+        // the store, takes its place at start.
+        let appliedVersion = policy == nil ? try await configuration.store.latestPolicy()?.version : nil
+        let demo = policy == nil && appliedVersion == nil
         let host = self.host
         let tls = configuration.tls != nil
         let app: any ApplicationProtocol
         do {
             app = try await Gatehouse.makeApplication(configuration, logger: logger) { port in
-                Self.printBanner(host: host, port: port, demo: demo, tls: tls)
+                Self.printBanner(host: host, port: port, demo: demo, appliedVersion: appliedVersion, tls: tls)
             }
         } catch let error as PolicyError {
             throw CommandFailure("Policy error: \(error)")
@@ -167,9 +171,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    static func printBanner(host: String, port: Int, demo: Bool, tls: Bool = false) {
+    static func printBanner(host: String, port: Int, demo: Bool, appliedVersion: Int64? = nil, tls: Bool = false) {
         let base = "\(tls ? "https" : "http")://\(host):\(port)"
         var text = "Gatehouse listens on \(base) — runtime API at \(base)/mfp/api\n"
+        if let appliedVersion {
+            text += "Policy: version \(appliedVersion), applied through the admin API (the demo policy is not in force).\n"
+        }
         if demo {
             text += """
                 Demo policy: checks SimpleCaptcha, PinCodeAttempts (PIN 1234, 3 attempts) and UserLogin (john/demo, jane/secret);
@@ -177,6 +184,8 @@ struct ServeCommand: AsyncParsableCommand {
                 (ios, android) and com.sample.web (web).
                 Try it:
                   curl -s \(base)/health
+                  gatehouse pincode --server \(base)     (PIN 1234; also captcha, login)
+                  \(base)/console     (demo-admin / demo-admin-secret)
                 Stop with Ctrl-C.
 
                 """

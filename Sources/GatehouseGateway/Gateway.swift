@@ -189,8 +189,7 @@ public final class Gateway: Sendable {
                             body: .init(byteBuffer: ByteBuffer(bytes: statistics.exposition())))
         }
         guard let (service, rest) = route(target) else {
-            return Response(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(string: "404 Not Found\n")))
+            return GatewayAnswer.notFound.response
         }
         serviceName = service.name
         if Self.refusedMethods.contains(request.method.rawValue) {

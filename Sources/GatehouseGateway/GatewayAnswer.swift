@@ -27,6 +27,22 @@ struct GatewayAnswer: Sendable {
         error("server_error", description, status: 500)
     }
 
+    /// `401 {"error":"unauthorized",...}` with the realm's `WWW-Authenticate` challenge.
+    static func unauthorized(challenge: String) -> GatewayAnswer {
+        var answer = error("unauthorized", "this service needs credentials: answer the WWW-Authenticate challenge", status: 401)
+        answer.headers[.wwwAuthenticate] = challenge
+        return answer
+    }
+
+    /// `403 {"error":"forbidden",...}`: authenticated, without a role the service requires.
+    static var forbidden: GatewayAnswer { error("forbidden", "the authenticated user lacks a role this service requires", status: 403) }
+
+    /// `404 {"error":"not_found",...}`: no service at the path.
+    static var notFound: GatewayAnswer { error("not_found", "no service at this path", status: 404) }
+
+    /// `502 {"error":"bad_gateway",...}`: the upstream could not be reached or its answer not read.
+    static var badGateway: GatewayAnswer { error("bad_gateway", "the upstream service did not answer", status: 502) }
+
     /// `{"error":"<code>","error_description":"..."}` with `status`.
     private static func error(_ code: String, _ description: String, status: Int) -> GatewayAnswer {
         GatewayAnswer(status: Self.status(status),

@@ -429,7 +429,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 return
             }
             guard let (service, remainder) = gateway.route(target) else {
-                answer(exchange, GatewayAnswer(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"], body: ByteBuffer(string: "404 Not Found\n")))
+                answer(exchange, .notFound)
                 return
             }
             route = Route(text: text, target: target, service: service, remainder: remainder)
@@ -719,7 +719,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             return
         }
         gateway.statistics.upstreamError(service: exchange.service, protocol: "http")
-        answer(exchange, GatewayAnswer(status: .badGateway, headers: [.contentType: "text/plain; charset=utf-8"], body: ByteBuffer(string: "502 Bad Gateway\n")))
+        answer(exchange, .badGateway)
     }
 
     // MARK: The upstream's side

@@ -90,8 +90,7 @@ struct HTTPProxy: Sendable {
         } catch {
             if clientBodyFailure.happened { return GatewayAnswer.invalidRequest("the request body is malformed or incomplete").response }
             onUpstreamError()
-            return Response(status: .badGateway, headers: [.contentType: "text/plain; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(string: "502 Bad Gateway\n")))
+            return GatewayAnswer.badGateway.response
         }
         var headers = HTTPFields()
         let upstreamConnectionTokens = Set(upstream.headers["connection"].flatMap { $0.split(separator: ",") }
@@ -110,8 +109,7 @@ struct HTTPProxy: Sendable {
                 return Response(status: status, headers: headers, body: .init(byteBuffer: body))
             } catch {
                 onUpstreamError()
-                return Response(status: .badGateway, headers: [.contentType: "text/plain; charset=utf-8"],
-                                body: .init(byteBuffer: ByteBuffer(string: "502 Bad Gateway\n")))
+                return GatewayAnswer.badGateway.response
             }
         }
         return Response(status: status, headers: headers, body: ResponseBody(asyncSequence: upstream.body))

@@ -132,13 +132,11 @@ public final class Realm: Sendable {
 
     /// The 401 answer.
     func challengeAnswer() -> GatewayAnswer {
-        let headers: HTTPFields = [.wwwAuthenticate: challenge, .contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"]
-        return GatewayAnswer(status: .unauthorized, headers: headers, body: ByteBuffer(string: "401 Unauthorized\n"))
+        GatewayAnswer.unauthorized(challenge: challenge)
     }
 
     /// The 403 answer.
     static func forbiddenAnswer() -> GatewayAnswer {
-        GatewayAnswer(status: .forbidden, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
-                      body: ByteBuffer(string: "403 Forbidden\n"))
+        GatewayAnswer.forbidden
     }
 }

@@ -33,8 +33,12 @@ public struct AdminService: Sendable {
         do {
             claims = try await service.validator.validate(authorization: authorization, scope: Scope(nil))
         } catch {
-            throw GatehouseError(.unauthorized, "UNAUTHORIZED", "The admin API needs a confidential client's bearer token.",
-                                 headers: [.wwwAuthenticate: error.challenge ?? BearerAnswer.invalidToken])
+            // Said apart: no token at all, or one that no longer works (expired, revoked, its key retired — retiring
+            // the key that signed an operator's token signs the operator out).
+            let message = error.code == .missing
+                ? "The admin API needs a confidential client's bearer token."
+                : "The bearer token is not valid (malformed, expired, revoked, or signed by a retired key): obtain a new one."
+            throw GatehouseError(.unauthorized, "UNAUTHORIZED", message, headers: [.wwwAuthenticate: error.challenge ?? BearerAnswer.invalidToken])
         }
         let needed = write ? Self.writeScope : Self.readScope
         let scope = Scope(claims.scope)

@@ -23,6 +23,8 @@ import Testing
                 #expect(none.json?["errorCode"] == "UNAUTHORIZED")
                 let bad = try await Admin.send(method, server, path, token: "not-a-token")
                 #expect(bad.status == 401, "\(method) \(path)")
+                #expect(bad.json?["errorMsg"]?.stringValue?.contains("not valid") == true)
+                #expect(none.json?["errorMsg"]?.stringValue?.contains("needs a confidential client") == true)
                 let foreign = try await Admin.send(method, server, path, token: other)
                 #expect(foreign.status == 403, "\(method) \(path)")
                 #expect(foreign.json?["errorCode"] == "FORBIDDEN")

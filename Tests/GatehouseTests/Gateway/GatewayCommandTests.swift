@@ -85,4 +85,13 @@ struct GatewayCommandTests {
             #expect(!second.text.contains("Usage:") && !second.text.contains("errno"), "\(second.text)")
         }
     }
+
+    @Test func anUnknownLogLevelIsRefused() async throws {
+        for command in ["serve", "gateway"] {
+            let run = try DemoRun([command, "--log-level", "verbose", "--port", "0"])
+            defer { run.stop() }
+            _ = try await run.expect("The value 'verbose' is invalid for '--log-level")
+            #expect(try await run.exitStatus() == 64, "\(command)")
+        }
+    }
 }

@@ -75,6 +75,22 @@ import Testing
         }
     }
 
+    @Test(.timeLimit(.minutes(1))) func theGatewaysOwnRefusalsAreJSON() async throws {
+        try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
+            let answers = [
+                (401, try await HTTP.send(.GET, fixture.base + "/api/x")),
+                (404, try await HTTP.send(.GET, fixture.base + "/nowhere")),
+                (502, try await HTTP.send(.GET, fixture.base + "/dead/x", headers: [("Authorization", "Basic \(Self.joeSecret)")])),
+            ]
+            for (status, answer) in answers {
+                #expect(answer.status == status)
+                #expect(answer.header("Content-Type") == "application/json; charset=utf-8", "\(status)")
+                #expect(answer.json?["error"]?.stringValue?.isEmpty == false, "\(status): \(String(decoding: answer.body, as: UTF8.self))")
+            }
+            #expect(answers[0].1.header("WWW-Authenticate")?.hasPrefix("Application Basic") == true)
+        }
+    }
+
     @Test(.timeLimit(.minutes(1))) func realmCredentialsAreNeverLogged() async throws {
         let capture = LogCapture()
         try await RecordingFixture.run(logger: capture.logger(), { Self.configuration($0) }) { fixture async throws in

@@ -115,6 +115,8 @@ import FoundationNetworking
             let forbidden = try await fixture.get("/api/x", headers: [("Authorization", basicAuthorization("ann", "secret"))])
             #expect(forbidden.status == 403)
             #expect(forbidden.header("WWW-Authenticate") == nil)
+            #expect(forbidden.header("Content-Type") == "application/json; charset=utf-8")
+            #expect(forbidden.json?["error"]?.stringValue == "forbidden")
             let login = CountingLoginHandler(repeating: .ann)
             let client = GatewayHTTPClient(challengeHandler: BasicChallengeHandler(loginHandler: login), transport: AsyncHTTPClientTransport())
             #expect(try await client.status(URLRequest(url: URL(string: fixture.base + "/api/x")!)) == 403)
