@@ -24,7 +24,7 @@ struct DemoLoginCommand: AsyncParsableCommand {
             terminal.say(failure["failure"]?.stringValue ?? "Login failed.")
         }) { challenge in
             let message = challenge["errorMsg"]?.stringValue ?? "Please log in."
-            let remaining = challenge["remainingAttempts"]?.intValue.map { " (\($0) attempts left)" } ?? ""
+            let remaining = challenge["remainingAttempts"]?.intValue.map { $0 == 1 ? " (1 attempt left)" : " (\($0) attempts left)" } ?? ""
             terminal.say(message + remaining)
             guard let credentials = await Self.askCredentials(terminal) else { return .cancel }
             return .answer(credentials)

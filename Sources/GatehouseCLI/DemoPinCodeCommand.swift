@@ -39,8 +39,8 @@ struct DemoPinCodeCommand: AsyncParsableCommand {
 final class PinCodeChallengeHandler: TerminalChallengeHandler, @unchecked Sendable {
     override func handleChallenge(_ challenge: JSONObject) {
         terminal.say(challenge["errorMsg"]?.stringValue ?? "This data requires a PIN code.")
-        let remaining = challenge["remainingAttempts"]?.intValue.map(String.init) ?? "?"
-        ask("PIN (\(remaining) attempts left):", answer: "pin", cancelled: "(no PIN: cancelled)")
+        let remaining = challenge["remainingAttempts"]?.intValue.map { $0 == 1 ? "1 attempt" : "\($0) attempts" } ?? "? attempts"
+        ask("PIN (\(remaining) left):", answer: "pin", cancelled: "(no PIN: cancelled)")
     }
 
     override func handleFailure(_ failure: JSONObject) {

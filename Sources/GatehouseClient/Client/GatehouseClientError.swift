@@ -135,10 +135,18 @@ public struct GatehouseClientError: Error, Sendable, Equatable, CustomStringConv
         code == .serverError && status == 400 && serverErrorCode == "INVALID_CLIENT_ID"
     }
 
+    /// An underlying error for people: a URL loading error's message rather than its `NSError` dump.
+    private static func words(for error: any Error) -> String {
+        let bridged = error as NSError
+        if bridged.domain == NSURLErrorDomain { return bridged.localizedDescription }
+        return "\(error)"
+    }
+
     /// A sentence for people.
     public var description: String {
         let check = securityCheck ?? "?"
-        let cause = underlying.map { " (\($0))" } ?? ""
+        // The cause in words, unless the message says it already (a transport's message carries the URL error's).
+        let cause = underlying.map(Self.words(for:)).flatMap { message?.contains($0) == true ? nil : " (\($0))" } ?? ""
         switch code {
         case .cancelled: return "The request was cancelled."
         case .challengeCancelled: return "The challenge of \(check) was cancelled."

@@ -125,8 +125,8 @@ struct SDKDemoTests {
     @Test func pinCodeEndsWithAccountBlocked() async throws {
         try await TestServer.run { server in
             try await DemoRun.run("pincode", server, extra: ["--app", "com.sample.pincodeswift"]) { demo in
-                for remaining in [3, 2, 1] {
-                    try await demo.expect("PIN (\(remaining) attempts left):")
+                for remaining in ["3 attempts", "2 attempts", "1 attempt"] {
+                    try await demo.expect("PIN (\(remaining) left):")
                     demo.type("9999")
                 }
                 try await demo.expect("Account blocked")

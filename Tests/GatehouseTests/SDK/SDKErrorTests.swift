@@ -26,6 +26,16 @@ import Testing
         if case .cancelled = error { Issue.record("the wrong code matched") }
     }
 
+    @Test func aURLErrorIsSaidInWordsOnce() {
+        let refused = NSError(domain: NSURLErrorDomain, code: -1004, userInfo: [NSLocalizedDescriptionKey: "Could not connect to the server."])
+        // The transport's message carries the URL error's words: not said again, never as an NSError dump.
+        let said = GatehouseClientError.transport("GET http://x/y: Could not connect to the server.", underlying: refused).description
+        #expect(said == "Network error: GET http://x/y: Could not connect to the server.")
+        let other = GatehouseClientError.transport("GET http://x/y", underlying: refused).description
+        #expect(other == "Network error: GET http://x/y (Could not connect to the server.)")
+        #expect(!other.contains("Error Domain"))
+    }
+
     @Test func detailsAreReadableWithoutPatterns() {
         let failed = GatehouseClientError.securityCheckFailed(failures: ["PinCodeAttempts": ["failure": "Account blocked"]])
         #expect(failed.code == .securityCheckFailed)
