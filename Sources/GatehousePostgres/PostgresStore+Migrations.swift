@@ -118,6 +118,11 @@ extension PostgresStore {
             $$
             """,
         ]),
+        // Client assertions used, shared by the nodes (`consumeAssertion`).
+        ("v6", [
+            "CREATE TABLE used_assertions (digest TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)",
+            "CREATE INDEX used_assertions_by_expiry ON used_assertions (expires_at)",
+        ]),
     ]
 
     /// The advisory lock key that serializes migrations of one database ("gatehouse" in ASCII, truncated).

@@ -169,6 +169,17 @@ public final class PostgresStore: GatehouseStore {
         if inserted.isEmpty { throw StoreError.duplicate }
     }
 
+    public func consumeAssertion(digest: String, expiresAt: Int64, now: Int64) async throws -> Bool {
+        // One statement: the expired records dropped and this one inserted, unless another node (or this one)
+        // recorded it first.
+        let inserted = try await texts(
+            """
+            WITH expired AS (DELETE FROM used_assertions WHERE expires_at < \(now))
+            INSERT INTO used_assertions (digest, expires_at) VALUES (\(digest), \(expiresAt)) ON CONFLICT DO NOTHING RETURNING digest
+            """)
+        return !inserted.isEmpty
+    }
+
     public func consumeCode(hash: String) async throws -> AuthorizationCodeRecord? {
         try await rows(TextRows<PreparedStatements.ConsumeCode>(hash)).first.map { try decode(AuthorizationCodeRecord.self, $0) }
     }

@@ -75,6 +75,12 @@ extension SQLiteStore {
         migrator.registerMigration("v5-policies") { db in
             try db.execute(sql: "CREATE TABLE policies (version INTEGER PRIMARY KEY, record TEXT NOT NULL)")
         }
+        migrator.registerMigration("v6-used-assertions") { db in
+            try db.execute(sql: """
+                CREATE TABLE used_assertions (digest TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
+                CREATE INDEX used_assertions_by_expiry ON used_assertions (expires_at);
+                """)
+        }
         return migrator
     }
 }

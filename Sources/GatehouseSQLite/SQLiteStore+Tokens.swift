@@ -19,6 +19,14 @@ extension SQLiteStore {
         if !inserted { throw StoreError.duplicate }
     }
 
+    public func consumeAssertion(digest: String, expiresAt: Int64, now: Int64) async throws -> Bool {
+        try await writing { db in
+            try db.cachedStatement(sql: "DELETE FROM used_assertions WHERE expires_at < ?").execute(arguments: [now])
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO used_assertions (digest, expires_at) VALUES (?, ?)").execute(arguments: [digest, expiresAt])
+            return db.changesCount > 0
+        }
+    }
+
     public func consumeCode(hash: String) async throws -> AuthorizationCodeRecord? {
         let text = try await writing { db in
             try String.fetchOne(db.cachedStatement(sql: "DELETE FROM authorization_codes WHERE code_hash = ? RETURNING record"), arguments: [hash])

@@ -111,4 +111,9 @@ public protocol GatehouseStore: UserDirectory {
     /// Stores a newly applied policy; throws ``StoreError/duplicate`` when its version exists (another operator
     /// applied one meanwhile).
     func insertPolicy(_ policy: StoredPolicy) async throws
+
+    /// Records a client assertion (by its digest) as used until `expiresAt` (epoch ms), for every node sharing the
+    /// store: `true` the first time, `false` when it was recorded before — an assertion caught on the way is refused
+    /// by every node, not only by the one that saw it. Records past their expiry (at `now`) are dropped on the way.
+    func consumeAssertion(digest: String, expiresAt: Int64, now: Int64) async throws -> Bool
 }

@@ -84,4 +84,7 @@ final class MeasuredStore: GatehouseStore {
     func latestPolicyVersion() async throws -> Int64 { try await measure("latestPolicyVersion") { try await base.latestPolicyVersion() } }
     func latestPolicy() async throws -> StoredPolicy? { try await measure("latestPolicy") { try await base.latestPolicy() } }
     func insertPolicy(_ policy: StoredPolicy) async throws { try await measure("insertPolicy") { try await base.insertPolicy(policy) } }
+    func consumeAssertion(digest: String, expiresAt: Int64, now: Int64) async throws -> Bool {
+        try await measure("consumeAssertion") { try await base.consumeAssertion(digest: digest, expiresAt: expiresAt, now: now) }
+    }
 }

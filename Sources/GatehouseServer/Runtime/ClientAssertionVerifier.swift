@@ -6,7 +6,8 @@ import GatehouseStore
 ///
 /// Endpoint binding: MobileFirst clients send `aud` only to the token endpoint (`null` elsewhere, which is
 /// accepted); an `aud` that is given must name the endpoint the assertion is presented to. Replay: outside the
-/// token endpoint (where the code in `jti` is itself single-use) every assertion is accepted once per node.
+/// token endpoint (where the code in `jti` is itself single-use) every assertion is accepted once by all the nodes
+/// that share the store (``UsedAssertions`` in memory, then ``GatehouseStore/consumeAssertion(digest:expiresAt:now:)``).
 struct ClientAssertionVerifier: Sendable {
     /// The longest an assertion may be valid, ms.
     static let window: Int64 = 60_000
@@ -76,7 +77,10 @@ struct ClientAssertionVerifier: Sendable {
         if let jti {
             guard let given = claims.jti, ConstantTime.equals(given, jti) else { throw refuse("client_assertion jti must be the code") }
         } else {
-            guard used.consume(assertion, expiresAt: exp + Self.skew, now: now) else { throw refuse("client_assertion was used already") }
+            // This node's memory first (no store call for a replay it saw), then the store's, which every node shares.
+            guard used.consume(assertion, expiresAt: exp + Self.skew, now: now),
+                  try await store.consumeAssertion(digest: UsedAssertions.digest(of: assertion), expiresAt: exp + Self.skew, now: now)
+            else { throw refuse("client_assertion was used already") }
         }
         return registration
     }

@@ -7,7 +7,8 @@ import Synchronization
 /// the way (a log, a proxy) cannot be replayed for a logout, a revocation or a registration read.
 ///
 /// MobileFirst clients sign a new assertion for every request (its `iat` is in milliseconds), so a legitimate
-/// client never sends the same one twice. Kept in memory (SHA-256 of the assertion → expiry), bounded.
+/// client never sends the same one twice. Kept in memory (SHA-256 of the assertion → expiry), bounded: the first
+/// filter, before the store's record that every node shares (``ClientAssertionVerifier``).
 final class UsedAssertions: Sendable {
     /// At most `capacity` assertions, the expired ones dropped first; a full memory refuses (fails closed).
     private let used: Mutex<ExpiringEntries<SHA256.Digest, Void, Int64>>
@@ -18,6 +19,11 @@ final class UsedAssertions: Sendable {
 
     /// Records `assertion` as used until `expiresAt` (epoch ms); `false` when it was used already (or when the
     /// memory is full of unexpired assertions, failing closed).
+    /// The hex SHA-256 of an assertion: how the store records it (never the assertion itself).
+    static func digest(of assertion: String) -> String {
+        SHA256.hash(data: Data(assertion.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
     func consume(_ assertion: String, expiresAt: Int64, now: Int64) -> Bool {
         let digest = SHA256.hash(data: Data(assertion.utf8))
         return used.withLock { used in

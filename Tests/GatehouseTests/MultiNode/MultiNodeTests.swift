@@ -92,6 +92,24 @@ import Testing
         }
     }
 
+    @Test func anAssertionUsedOnOneNodeIsRefusedByTheOther() async throws {
+        try await NodeCluster.run { cluster in
+            let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+            var client = try ProtocolClient(a)
+            try await client.register()
+            // One logout request, caught on its way and sent again to the other node.
+            let form = [("security_check", "PinCodeAttempts"), ("client_assertion_type", ClientAssertionClaims.assertionType),
+                        ("client_assertion", try client.assertion(jti: nil, aud: nil))]
+            #expect(try await HTTP.postForm(client.api + "/preauth/v1/logout", form).status == 200)
+            client.move(to: b)
+            let replay = try await HTTP.postForm(client.api + "/preauth/v1/logout", form)
+            #expect(replay.status == 401, "\(String(decoding: replay.body, as: UTF8.self))")
+            #expect(String(decoding: replay.body, as: UTF8.self).contains("used already"))
+            // A new assertion of the same client still works there.
+            #expect(try await client.logout(securityCheck: "PinCodeAttempts").status == 200)
+        }
+    }
+
     @Test func aRevocationOnOneNodeReachesTheOther() async throws {
         try await NodeCluster.run { cluster in
             let (a, b) = (cluster.nodes[0], cluster.nodes[1])

@@ -18,6 +18,20 @@ import Testing
 
     static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
+    // MARK: Client assertions
+
+    @Test(arguments: StoreKind.allCases)
+    func anAssertionIsConsumedOnceUntilItExpires(kind: StoreKind) async throws {
+        try await TestStores.with(kind) { store async throws in
+            #expect(try await store.consumeAssertion(digest: "d1", expiresAt: 2_000, now: 1_000) == true)
+            #expect(try await store.consumeAssertion(digest: "d1", expiresAt: 2_000, now: 1_500) == false, "a replay is refused")
+            #expect(try await store.consumeAssertion(digest: "d2", expiresAt: 2_000, now: 1_500) == true, "another assertion is not")
+            // Past its expiry the record is dropped (the verifier refuses an expired assertion before asking).
+            #expect(try await store.consumeAssertion(digest: "d3", expiresAt: 4_000, now: 3_000) == true)
+            #expect(try await store.consumeAssertion(digest: "d1", expiresAt: 5_000, now: 3_000) == true, "the expired record was dropped")
+        }
+    }
+
     // MARK: Registrations
 
     @Test(arguments: StoreKind.allCases)
