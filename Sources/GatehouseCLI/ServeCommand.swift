@@ -8,6 +8,7 @@ import GatehouseHTTP
 import Hummingbird
 import Logging
 import NIOCore
+import Synchronization
 
 /// `gatehouse serve`: runs the authorization server.
 struct ServeCommand: AsyncParsableCommand {
@@ -150,17 +151,17 @@ struct ServeCommand: AsyncParsableCommand {
             let kid = try await TokenSigner.rotate(in: configuration.store)
             logger.notice("New token-signing key \(kid) is current; older keys still verify their tokens")
         }
-        // The demo's banner only while the demo policy is what runs: a policy applied through the admin API, kept in
-        // the store, takes its place at start.
-        let appliedVersion = policy == nil ? try await configuration.store.latestPolicy()?.version : nil
-        let demo = policy == nil && appliedVersion == nil
         let host = self.host
         let tls = configuration.tls != nil
+        // The policy the server starts with: the demo's banner only while the demo policy is what runs (a policy
+        // applied through the admin API, kept in the store, takes its place).
+        let origin = Mutex("")
         let app: any ApplicationProtocol
         do {
-            app = try await Gatehouse.makeApplication(configuration, logger: logger) { port in
-                Self.printBanner(host: host, port: port, demo: demo, appliedVersion: appliedVersion, tls: tls)
-            }
+            app = try await Gatehouse.makeApplication(
+                configuration, logger: logger,
+                onServerRunning: { port in Self.printBanner(host: host, port: port, policy: origin.withLock { $0 }, tls: tls) },
+                onPolicy: { chosen in origin.withLock { $0 = chosen } })
         } catch let error as PolicyError {
             throw CommandFailure("Policy error: \(error)")
         }
@@ -171,13 +172,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    static func printBanner(host: String, port: Int, demo: Bool, appliedVersion: Int64? = nil, tls: Bool = false) {
+    static func printBanner(host: String, port: Int, policy: String, tls: Bool = false) {
         let base = "\(tls ? "https" : "http")://\(host):\(port)"
         var text = "Gatehouse listens on \(base) — runtime API at \(base)/mfp/api\n"
-        if let appliedVersion {
-            text += "Policy: version \(appliedVersion), applied through the admin API (the demo policy is not in force).\n"
-        }
-        if demo {
+        if policy != DemoPolicy.origin {
+            text += "Policy: \(policy).\n"
+        } else {
             text += """
                 Demo policy: checks SimpleCaptcha, PinCodeAttempts (PIN 1234, 3 attempts) and UserLogin (john/demo, jane/secret);
                 scope element accessRestricted -> PinCodeAttempts; apps com.sample.pincodeswift and com.sample.simplecaptcha

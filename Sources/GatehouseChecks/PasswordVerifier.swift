@@ -66,22 +66,27 @@ public struct PasswordVerifier: Sendable {
         return cost
     }
 
-    /// Whether `hash` is a whole bcrypt hash (`$2a$`, `$2b$`, `$2x$` or `$2y$`, a cost of 4 to 31, then 53 characters
-    /// of bcrypt's base64: the salt and the digest), so that a placeholder or a truncated paste in a configuration is
-    /// refused at start rather than found when nobody can log in.
-    public static func isBcryptHash(_ hash: String) -> Bool {
+    /// `hash` as the bcrypt library verifies it, when it is a whole bcrypt hash: `$2a$` and `$2b$` as given, `$2y$`
+    /// (PHP's and `htpasswd -B`'s name for the same algorithm) as `$2b$`; then a cost of two digits, 04 to 31, and
+    /// 53 characters of bcrypt's base64 (the salt and the digest). `nil` for anything else — `$2x$` (a flawed
+    /// variant), a placeholder, a truncated paste — so that a configuration that nobody could log in with is refused
+    /// at start rather than found out at the first login.
+    public static func usableBcryptHash(_ hash: String) -> String? {
         let bytes = Array(hash.utf8)
-        guard bytes.count == 60, bytes[0] == UInt8(ascii: "$"), bytes[1] == UInt8(ascii: "2"),
-              "abxy".utf8.contains(bytes[2]), bytes[3] == UInt8(ascii: "$"), bytes[6] == UInt8(ascii: "$"),
-              let cost = UInt8(String(decoding: bytes[4..<6], as: UTF8.self)), (4...31).contains(cost)
-        else { return false }
-        return bytes[7...].allSatisfy { byte in
+        func digit(_ byte: UInt8) -> Int? { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) ? Int(byte - UInt8(ascii: "0")) : nil }
+        guard bytes.count == 60, bytes[0] == UInt8(ascii: "$"), bytes[1] == UInt8(ascii: "2"), "aby".utf8.contains(bytes[2]),
+              bytes[3] == UInt8(ascii: "$"), bytes[6] == UInt8(ascii: "$"),
+              let tens = digit(bytes[4]), let units = digit(bytes[5]), (4...31).contains(tens * 10 + units)
+        else { return nil }
+        let alphabet = bytes[7...].allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
                  UInt8(ascii: "."), UInt8(ascii: "/"): true
             default: false
             }
         }
+        guard alphabet else { return nil }
+        return bytes[2] == UInt8(ascii: "y") ? "$2b" + hash.dropFirst(3) : hash
     }
 
     /// The cost the decoy should have for these hashes: the highest among them, or `fallback` when there are none.

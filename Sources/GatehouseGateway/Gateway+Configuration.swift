@@ -98,8 +98,11 @@ extension Gateway {
                 }
                 users += try YAMLUsers.load(path: file)
             }
-            for user in users where !PasswordVerifier.isBcryptHash(user.passwordHash) {
-                throw GatewayConfigurationError("users module: user \(user.username)'s passwordHash is not a whole bcrypt hash (`gatehouse hash-password`)")
+            for index in users.indices {
+                guard let hash = PasswordVerifier.usableBcryptHash(users[index].passwordHash) else {
+                    throw GatewayConfigurationError("users module: user \(users[index].username)'s passwordHash is not a whole bcrypt hash (`gatehouse hash-password`)")
+                }
+                users[index].passwordHash = hash
             }
             return UsersLoginModule(users: users, lockouts: lockouts)
         case "gatehouse-token":

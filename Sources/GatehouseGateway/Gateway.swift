@@ -204,7 +204,10 @@ public final class Gateway: Sendable {
             let url = service.upstreamURL(remainder: rest, query: Self.forwardedQuery(target, service: service))
             var response = try await proxy.forward(request, to: url, subject: subject, realm: service.realm,
                                                    forwarding: forwarding(request, context: context),
-                                                   onUpstreamError: { [statistics] in statistics.upstreamError(service: service.name, protocol: "http") })
+                                                   onUpstreamError: { [self] in
+                                                       statistics.upstreamError(service: service.name, protocol: "http")
+                                                       warnUpstreamFailure(service: service.name, error: nil)
+                                                   })
             // Negotiate's mutual authentication (RFC 4559 §5): the acceptor's token with the successful answer.
             if let challenge = subject?.successChallenge { response.headers[.wwwAuthenticate] = challenge }
             return response
@@ -283,5 +286,16 @@ public final class Gateway: Sendable {
         if let timeout = realm?.authorizationTimeout { tighten(ContinuousClock.now.advanced(by: timeout), "authorization timeout") }
         if let sessionEnd { tighten(sessionEnd, "session timeout") }
         return deadline
+    }
+}
+
+extension Gateway {
+    /// Tells the operator that an upstream failed a request (`502`, or an answer cut off): a warning naming the
+    /// service and the error, at most one per service every 10 s with how many like it were left out.
+    func warnUpstreamFailure(service: String, error: String?, answered: String = "answered 502") {
+        guard let suppressed = upstreamWarnings.allow(service) else { return }
+        var metadata: Logger.Metadata = ["service": .string(service), "alike_left_out": .stringConvertible(suppressed)]
+        if let error { metadata["error"] = .string(error) }
+        logger.warning("upstream unavailable: \(answered)", metadata: metadata)
     }
 }

@@ -681,10 +681,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             }
             switch result {
             case .failure(let error):
-                if let suppressed = gateway.upstreamWarnings.allow(exchange.service) {
-                    gateway.logger.warning("upstream unavailable: answered 502", metadata: [
-                        "service": .string(exchange.service), "error": .string("\(error)"), "alike_left_out": .stringConvertible(suppressed)])
-                }
+                gateway.warnUpstreamFailure(service: exchange.service, error: "\(error)")
                 upstreamUnavailable(exchange)
             case .success(let connection):
                 attach(exchange, to: connection)
@@ -815,11 +812,13 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 connect(exchange, fresh: true)
                 return
             }
+            gateway.warnUpstreamFailure(service: exchange.service, error: "the upstream closed the connection before answering")
             upstreamUnavailable(exchange)
             return
         }
         // Mid-answer: the client's answer cannot be completed.
         gateway.statistics.upstreamError(service: exchange.service, protocol: "http")
+        gateway.warnUpstreamFailure(service: exchange.service, error: nil, answered: "the answer was cut off, the client's connection closed")
         count(exchange)
         self.exchange = nil
         close()

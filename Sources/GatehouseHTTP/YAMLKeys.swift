@@ -32,6 +32,11 @@ public indirect enum YAMLKeys: Sendable {
         switch (self, node) {
         case (.keys(let known), .mapping(let mapping)):
             for (key, value) in mapping {
+                // A merge key (`<<: *base`) brings the keys of its mapping (or mappings) here, as the decoder reads it.
+                if key.tag.rawValue == Tag.Name.merge.rawValue {
+                    if let found = mergedKey(in: value, at: path) { return found }
+                    continue
+                }
                 let name = key.string ?? "\(key)"
                 let place = path.isEmpty ? name : "\(path).\(name)"
                 guard let inner = known[name] else { return (place, known.keys.sorted()) }
@@ -39,6 +44,10 @@ public indirect enum YAMLKeys: Sendable {
             }
         case (.entries(let inner), .mapping(let mapping)):
             for (key, value) in mapping {
+                if key.tag.rawValue == Tag.Name.merge.rawValue {
+                    if let found = mergedKey(in: value, at: path) { return found }
+                    continue
+                }
                 let name = key.string ?? "\(key)"
                 if let found = inner.unknownKey(in: value, at: path.isEmpty ? name : "\(path).\(name)") { return found }
             }
@@ -51,6 +60,21 @@ public indirect enum YAMLKeys: Sendable {
             break
         }
         return nil
+    }
+
+    /// The keys a merge key brings (its mapping, or each mapping of its list) checked as this place's own.
+    private func mergedKey(in value: Node, at path: String) -> (path: String, known: [String])? {
+        switch value {
+        case .mapping:
+            return unknownKey(in: value, at: path)
+        case .sequence(let items):
+            for item in items {
+                if let found = unknownKey(in: item, at: path) { return found }
+            }
+            return nil
+        default:
+            return nil
+        }
     }
 }
 

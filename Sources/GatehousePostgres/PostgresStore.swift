@@ -170,13 +170,18 @@ public final class PostgresStore: GatehouseStore {
     }
 
     public func consumeAssertion(digest: String, expiresAt: Int64, now: Int64) async throws -> Bool {
-        // One statement: the expired records dropped and this one inserted, unless another node (or this one)
-        // recorded it first.
-        let inserted = try await texts(
+        // A few long-expired records dropped, skipping those another node's sweep holds (no waiting on each other's
+        // locks, no deadlock between two sweeps); then this one inserted, unless another node (or this one) recorded
+        // it first. Two statements, so that the insert sees what the sweep dropped.
+        let cutoff = now - UsedAssertionRecords.sweepMargin
+        let batch = UsedAssertionRecords.sweepBatch
+        try await client.query(
             """
-            WITH expired AS (DELETE FROM used_assertions WHERE expires_at < \(now))
-            INSERT INTO used_assertions (digest, expires_at) VALUES (\(digest), \(expiresAt)) ON CONFLICT DO NOTHING RETURNING digest
-            """)
+            DELETE FROM used_assertions WHERE digest IN
+                (SELECT digest FROM used_assertions WHERE expires_at < \(cutoff) LIMIT \(batch) FOR UPDATE SKIP LOCKED)
+            """, logger: logger).collect()
+        let inserted = try await texts(
+            "INSERT INTO used_assertions (digest, expires_at) VALUES (\(digest), \(expiresAt)) ON CONFLICT DO NOTHING RETURNING digest")
         return !inserted.isEmpty
     }
 

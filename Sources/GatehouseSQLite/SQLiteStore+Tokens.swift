@@ -21,7 +21,8 @@ extension SQLiteStore {
 
     public func consumeAssertion(digest: String, expiresAt: Int64, now: Int64) async throws -> Bool {
         try await writing { db in
-            try db.cachedStatement(sql: "DELETE FROM used_assertions WHERE expires_at < ?").execute(arguments: [now])
+            try db.cachedStatement(sql: "DELETE FROM used_assertions WHERE rowid IN (SELECT rowid FROM used_assertions WHERE expires_at < ? LIMIT ?)")
+                .execute(arguments: [now - UsedAssertionRecords.sweepMargin, UsedAssertionRecords.sweepBatch])
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO used_assertions (digest, expires_at) VALUES (?, ?)").execute(arguments: [digest, expiresAt])
             return db.changesCount > 0
         }

@@ -64,12 +64,17 @@ public enum Gatehouse {
     /// Opens the store, reads the policy (stopping with a ``PolicyError`` if it is wrong), loads or creates the
     /// signing keys and returns the application, ready to run.
     ///
-    /// - Parameter onServerRunning: called with the bound port once the server listens.
+    /// - Parameters:
+    ///   - onServerRunning: called with the bound port once the server listens.
+    ///   - onPolicy: called with the policy the server starts with (its ``PolicyInForce/Snapshot/origin``: a file's
+    ///     path, "demo policy", "stored policy version N"), before it listens.
     public static func makeApplication(
         _ configuration: ServerConfiguration, logger: Logger,
-        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+        onPolicy: @Sendable (_ origin: String) -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         let service = try await makeService(configuration, logger: logger)
+        onPolicy(service.policies.current.origin)
         let router = Router(context: GatehouseRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestMetricsMiddleware(metrics: service.metrics))
         router.add(middleware: CORSMiddleware(policies: service.policies))
@@ -131,7 +136,8 @@ public enum Gatehouse {
         // The view of locked accounts may lag the store by a few poll intervals before the store is read instead.
         let knownLockouts = KnownLockouts(maxAge: max(3 * configuration.policyPollInterval.wholeMilliseconds, 5000))
         try await knownLockouts.refresh(from: store, now: EpochTime.nowMillis())
-        let compiler = PolicyCompiler(store: store, registry: configuration.registry, node: nodeName, knownLockouts: knownLockouts)
+        let compiler = PolicyCompiler(store: store, registry: configuration.registry, node: nodeName, knownLockouts: knownLockouts,
+                                      servesBeyondLoopback: !LoopbackHost.contains(configuration.host))
         let policies = PolicyInForce(try await startingPolicy(configuration, compiler: compiler, logger: logger))
         let policy = policies.current.policy
         for warning in policy.warnings { logger.warning("\(warning)") }
@@ -157,7 +163,7 @@ public enum Gatehouse {
     static func startingPolicy(_ configuration: ServerConfiguration, compiler: PolicyCompiler, logger: Logger) async throws
         -> PolicyInForce.Snapshot
     {
-        let fileName = configuration.policyPath ?? "demo policy"
+        let fileName = configuration.policyPath ?? DemoPolicy.origin
         let text: String
         if let path = configuration.policyPath {
             do {
@@ -168,23 +174,15 @@ public enum Gatehouse {
         } else {
             text = DemoPolicy.yaml
         }
+        // A policy that keeps the demo's published secrets (the demo's own included) is refused by the compiler on any
+        // host but loopback, where anyone who read the README could otherwise administer the server or log in.
         let file = try compiler.compile(yaml: text, file: fileName, version: 0)
-        if let path = configuration.policyPath {
-            // A policy started from `gatehouse demo-policy` that kept the demo's published secrets: refused beyond
-            // this machine, where anyone who read the README could administer the server or log in.
-            let published = DemoPolicy.publishedCredentials(in: file.policy)
-            if !published.isEmpty {
-                let accounts = published.joined(separator: ", ")
-                guard LoopbackHost.contains(configuration.host) else {
-                    throw PolicyError(file: path, key: "", problem: "keeps the demo's published secrets (\(accounts)): give them hashes of your own "
-                                      + "(`gatehouse hash-password`) or remove them before serving on \(configuration.host)")
-                }
-                logger.warning("\(path) keeps the demo's published secrets (\(accounts)): fine on loopback, refused on any other host")
-            }
+        if let path = configuration.policyPath, !DemoPolicy.publishedCredentials(in: file.policy).isEmpty {
+            logger.warning("\(path) keeps the demo's published secrets (\(DemoPolicy.publishedCredentials(in: file.policy).joined(separator: ", "))): fine on loopback, refused on any other host")
         }
         guard let stored = try await compiler.store.latestPolicy() else { return file }
         do {
-            let snapshot = try compiler.compile(yaml: stored.yaml, file: "stored policy version \(stored.version)", version: stored.version)
+            let snapshot = try compiler.compile(yaml: stored.yaml, file: "stored policy version \(stored.version)", version: stored.version, stored: true)
             logger.notice("Running policy version \(stored.version), applied through the admin API by \(stored.actor); \(fileName) is not in force while the store holds an applied policy (apply it through the API to return to it)")
             return snapshot
         } catch {

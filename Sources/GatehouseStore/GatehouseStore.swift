@@ -114,6 +114,16 @@ public protocol GatehouseStore: UserDirectory {
 
     /// Records a client assertion (by its digest) as used until `expiresAt` (epoch ms), for every node sharing the
     /// store: `true` the first time, `false` when it was recorded before — an assertion caught on the way is refused
-    /// by every node, not only by the one that saw it. Records past their expiry (at `now`) are dropped on the way.
+    /// by every node, not only by the one that saw it. Records whose expiry lies more than
+    /// ``UsedAssertionRecords/sweepMargin`` before `now` are dropped on the way (a few at a time).
     func consumeAssertion(digest: String, expiresAt: Int64, now: Int64) async throws -> Bool
+}
+
+/// How long the stores keep used assertions' records.
+public enum UsedAssertionRecords {
+    /// A record outlives its assertion's expiry by this much (ms) before it is dropped: nodes whose clocks differ by
+    /// less never drop a record another node would still need.
+    public static let sweepMargin: Int64 = 300_000
+    /// The most records one call drops.
+    public static let sweepBatch = 100
 }

@@ -3,6 +3,9 @@
 /// Users: `john` / `demo` and `jane` / `secret`. PIN: `1234`. Console administrator (demo only): `demo-admin` /
 /// `demo-admin-secret`.
 public enum DemoPolicy {
+    /// The origin (``PolicyInForce/Snapshot/origin``) of the demo policy in force.
+    public static let origin = "demo policy"
+
     public static let yaml = """
         # Gatehouse demo policy: the security checks and sample applications of the MobileFirst 8.0 tutorials.
         securityChecks:

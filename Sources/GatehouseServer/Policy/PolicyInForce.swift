@@ -52,18 +52,35 @@ struct PolicyCompiler: Sendable {
     let node: String
     /// This node's view of the locked accounts, shared by every policy it compiles (refreshed by ``PolicyWatcher``).
     let knownLockouts: KnownLockouts
+    /// Whether the node serves beyond this machine: then a policy that keeps the demo's published secrets (the demo
+    /// policy itself included) is refused, whatever its origin — a file, the store, the admin API.
+    let servesBeyondLoopback: Bool
 
     /// Compiles `yaml`; throws a ``PolicyError`` naming `file` and the key at fault.
     ///
-    /// - Parameter previous: the snapshot in force, whose registration throttle (and its counts) is kept when
-    ///   the new policy does not change its settings.
-    func compile(yaml: String, file: String, version: Int64, previous: PolicyInForce.Snapshot? = nil) throws -> PolicyInForce.Snapshot {
-        let decoded = try SecurityPolicy.decode(yaml: yaml, file: file)
+    /// - Parameters:
+    ///   - previous: the snapshot in force, whose registration throttle (and its counts) is kept when the new policy
+    ///     does not change its settings.
+    ///   - stored: the policy was applied before (the store's): a key it does not know is a warning rather than
+    ///     a refusal, so that a policy stored before keys were checked still runs.
+    func compile(yaml: String, file: String, version: Int64, previous: PolicyInForce.Snapshot? = nil, stored: Bool = false) throws
+        -> PolicyInForce.Snapshot
+    {
+        var warnings: [String] = []
+        let decoded = try SecurityPolicy.decode(yaml: yaml, file: file) { unknown in
+            guard stored else { throw unknown }
+            warnings.append("\(unknown): ignored")
+        }
         let lockouts = StoreAccountLockouts(
             store: store, policy: try SecurityPolicy.accountLockout(of: decoded, file: file), node: node, known: knownLockouts)
         let passwords = PasswordVerifier(lockouts: lockouts, decoyCost: SecurityPolicy.decoyCost(of: decoded))
         let policy = try SecurityPolicy.build(decoded, file: file, registry: registry,
-                                              services: SecurityCheckServices(users: store, passwords: passwords))
+                                              services: SecurityCheckServices(users: store, passwords: passwords), warnings: warnings)
+        let published = DemoPolicy.publishedCredentials(in: policy)
+        if servesBeyondLoopback, !published.isEmpty {
+            throw PolicyError(file: file, key: "", problem: "keeps the demo's published secrets (\(published.joined(separator: ", "))): "
+                              + "give them hashes of your own (`gatehouse hash-password`) or remove them; they are accepted on a loopback host only")
+        }
         var throttle: RegistrationThrottle? = nil
         if let settings = policy.registrationThrottle {
             if let kept = previous?.registrationThrottle, kept.limit == settings.count, kept.window == settings.window {

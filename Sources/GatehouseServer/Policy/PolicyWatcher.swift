@@ -64,7 +64,7 @@ public struct PolicyWatcher: Service {
     private func compile(yaml: String, file: String, version: Int64) async throws -> PolicyInForce.Snapshot {
         let previous = policies.current
         return try await PasswordVerifier.hashingThreads.runIfActive { [compiler] in
-            try compiler.compile(yaml: yaml, file: file, version: version, previous: previous)
+            try compiler.compile(yaml: yaml, file: file, version: version, previous: previous, stored: true)
         }
     }
 

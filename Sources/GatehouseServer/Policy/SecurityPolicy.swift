@@ -49,10 +49,17 @@ public struct SecurityPolicy: Sendable {
         return try decode(yaml: text, file: path)
     }
 
-    /// YAML text decoded, not yet checked.
+    /// YAML text decoded, not yet checked; a key it does not know is refused.
     public static func decode(yaml: String, file: String) throws -> PolicyFile {
+        try decode(yaml: yaml, file: file, unknownKeys: { throw $0 })
+    }
+
+    /// YAML text decoded; `unknownKeys` is given the error of a key the policy does not know (throw it to refuse the
+    /// policy, or keep it as a warning: a policy stored before keys were checked still runs).
+    static func decode(yaml: String, file: String, unknownKeys: (PolicyError) throws -> Void) throws -> PolicyFile {
         if let unknown = PolicyFile.yamlKeys.unknownKey(in: yaml) {
-            throw PolicyError(file: file, key: unknown.path, problem: "is not a policy key (known there: \(unknown.known.joined(separator: ", ")))")
+            try unknownKeys(PolicyError(file: file, key: unknown.path,
+                                        problem: "is not a policy key (known there: \(unknown.known.joined(separator: ", ")))"))
         }
         do {
             return try YAMLDecoder().decode(PolicyFile.self, from: yaml)
@@ -77,8 +84,9 @@ public struct SecurityPolicy: Sendable {
         PasswordVerifier.decoyCost(for: (policy.users ?? []).map(\.passwordHash) + (policy.confidentialClients ?? []).map(\.secretHash))
     }
 
-    static func build(_ policy: PolicyFile, file: String, registry: SecurityCheckRegistry, services: SecurityCheckServices) throws -> SecurityPolicy {
-        var warnings: [String] = []
+    static func build(_ policy: PolicyFile, file: String, registry: SecurityCheckRegistry, services: SecurityCheckServices,
+                      warnings known: [String] = []) throws -> SecurityPolicy {
+        var warnings = known
         let definitions = policy.securityChecks ?? [:]
         for (name, definition) in definitions {
             guard !name.isEmpty, name != Scope.registeredClient, !name.contains(" ") else {
@@ -169,18 +177,18 @@ public struct SecurityPolicy: Sendable {
         var users: [UserRecord] = []
         for (index, user) in (policy.users ?? []).enumerated() {
             guard !user.username.isEmpty else { throw PolicyError(file: file, key: "users[\(index)].username", problem: "must not be empty") }
-            guard PasswordVerifier.isBcryptHash(user.passwordHash) else {
+            guard let passwordHash = PasswordVerifier.usableBcryptHash(user.passwordHash) else {
                 throw PolicyError(file: file, key: "users[\(index)].passwordHash",
                                   problem: "must be a whole bcrypt hash ($2b$12$ and 53 more characters: `gatehouse hash-password`), never a password")
             }
             users.append(UserRecord(username: user.username, displayName: user.displayName ?? user.username,
-                                    passwordHash: user.passwordHash, attributes: user.attributes ?? [:]))
+                                    passwordHash: passwordHash, attributes: user.attributes ?? [:]))
         }
         var confidentialClients: [ConfidentialClient] = []
         for (index, entry) in (policy.confidentialClients ?? []).enumerated() {
             let key = "confidentialClients[\(index)]"
             guard !entry.id.isEmpty, !entry.id.contains(":") else { throw PolicyError(file: file, key: "\(key).id", problem: "must be non-empty and without ':'") }
-            guard PasswordVerifier.isBcryptHash(entry.secretHash) else {
+            guard let secretHash = PasswordVerifier.usableBcryptHash(entry.secretHash) else {
                 throw PolicyError(file: file, key: "\(key).secretHash",
                                   problem: "must be a whole bcrypt hash ($2b$12$ and 53 more characters: `gatehouse hash-password`), never a secret")
             }
@@ -188,7 +196,7 @@ public struct SecurityPolicy: Sendable {
                 throw PolicyError(file: file, key: "\(key).id", problem: "'\(entry.id)' is listed twice")
             }
             confidentialClients.append(ConfidentialClient(
-                id: entry.id, displayName: entry.displayName ?? entry.id, secretHash: entry.secretHash,
+                id: entry.id, displayName: entry.displayName ?? entry.id, secretHash: secretHash,
                 allowedScope: entry.allowedScope.split(separator: " ").map(String.init)))
         }
         var result = SecurityPolicy(applications: applications, users: users, confidentialClients: confidentialClients, warnings: warnings)

@@ -17,13 +17,13 @@ final class UsedAssertions: Sendable {
         used = Mutex(ExpiringEntries(capacity: capacity, overflow: .refuse))
     }
 
-    /// Records `assertion` as used until `expiresAt` (epoch ms); `false` when it was used already (or when the
-    /// memory is full of unexpired assertions, failing closed).
     /// The hex SHA-256 of an assertion: how the store records it (never the assertion itself).
     static func digest(of assertion: String) -> String {
         SHA256.hash(data: Data(assertion.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
+    /// Records `assertion` as used until `expiresAt` (epoch ms); `false` when it was used already (or when the
+    /// memory is full of unexpired assertions, failing closed).
     func consume(_ assertion: String, expiresAt: Int64, now: Int64) -> Bool {
         let digest = SHA256.hash(data: Data(assertion.utf8))
         return used.withLock { used in

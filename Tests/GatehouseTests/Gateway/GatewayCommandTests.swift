@@ -86,12 +86,16 @@ struct GatewayCommandTests {
         }
     }
 
-    @Test func anUnknownLogLevelIsRefused() async throws {
+    @Test func anOptionOutOfItsRangeIsRefusedWithTheUsage() async throws {
         for command in ["serve", "gateway"] {
             let run = try DemoRun([command, "--log-level", "verbose", "--port", "0"])
             defer { run.stop() }
             _ = try await run.expect("The value 'verbose' is invalid for '--log-level")
             #expect(try await run.exitStatus() == 64, "\(command)")
         }
+        let hashing = try DemoRun(["hash-password", "--cost", "3"])
+        defer { hashing.stop() }
+        _ = try await hashing.expect("--cost must be between 4 and 31")
+        #expect(try await hashing.exitStatus() == 64)
     }
 }

@@ -68,4 +68,20 @@ import Testing
         let placeholder = try #require(refusal(Self.yaml(service: service, module: "{ type: users, flag: required, usersFile: \"\(file)\" }")))
         #expect(placeholder.contains("joe") && placeholder.contains("bcrypt"), "\(placeholder)")
     }
+
+    @Test func mergeKeysAreReadAsTheDecoderReadsThem() throws {
+        // YAML's merge key brings a mapping's keys in: accepted as the decoder takes them, and checked like them.
+        let base = "{ type: users, flag: required, users: [{ username: joe, passwordHash: \"\(Self.hash)\", roles: [A] }] }"
+        let merged = """
+            realms:
+              - { name: demo, scheme: Basic, loginModules: [\(base)] }
+            services:
+              - &echo { name: echo, path: /echo, upstream: "http://127.0.0.1:9", realm: demo }
+              - { <<: *echo, name: other, path: /other }
+            """
+        #expect(refusal(merged) == nil)
+        let misspelt = merged.replacingOccurrences(of: "realm: demo }\n  - { <<: *echo", with: "relm: demo }\n  - { <<: *echo")
+        let refused = try #require(refusal(misspelt))
+        #expect(refused.contains("relm"), "\(refused)")
+    }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import GatehouseProtocol
+import GatehouseStore
+import GatehouseSQLite
 import Testing
 
 /// `gatehouse serve` as a person runs it: the banner, a clean stop on SIGTERM, a clear policy error.
@@ -32,5 +34,20 @@ import Testing
         let message = String(decoding: gatehouse.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(message.contains("\(policy): applications[0].scopeElementMapping.x"), "\(message)")
         #expect(!message.contains("Fatal error"))
+    }
+
+    @Test func theBannerNamesAnAppliedPolicyInsteadOfTheDemos() async throws {
+        let directory = TestServer.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A policy applied through the admin API, kept in the store: it runs at the next start, not the demo's.
+        let store = try SQLiteStore.open(dataDirectory: directory)
+        try await store.insertPolicy(StoredPolicy(
+            version: 3, yaml: "securityChecks: { Pin: { class: PinCodeAttempts } }\napplications: [{ id: a, platform: ios }]\n",
+            appliedAt: 1, actor: "ops"))
+        let gatehouse = try GatehouseProcess.start(["serve", "--port", "0", "--data", directory])
+        _ = try await gatehouse.waitForLine(containing: "Policy: stored policy version 3.")
+        kill(gatehouse.process.processIdentifier, SIGTERM)
+        #expect(try await gatehouse.waitForExit(seconds: 20) == 0)
     }
 }

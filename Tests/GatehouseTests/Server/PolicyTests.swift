@@ -3,6 +3,8 @@ import Foundation
 import GatehouseChecks
 import GatehouseProtocol
 import GatehouseServer
+import GatehouseStore
+import HummingbirdBcrypt
 import Logging
 import GatehouseSQLite
 import Testing
@@ -70,13 +72,20 @@ import Testing
         let check = "securityChecks: { Pin: { class: PinCodeAttempts } }\napplications: [{ id: a, platform: ios }]\n"
         let whole = "$2b$04$" + String(repeating: "a", count: 53)
         for broken in ["$2b$12$...", String(whole.dropLast()), whole + "a", "$2b$03$" + String(repeating: "a", count: 53),
-                       "$2q$04$" + String(repeating: "a", count: 53), "$2b$04$" + String(repeating: "a", count: 52) + "!"] {
+                       "$2q$04$" + String(repeating: "a", count: 53), "$2b$04$" + String(repeating: "a", count: 52) + "!",
+                       "$2x$04$" + String(repeating: "a", count: 53), "$2b$+9$" + String(repeating: "a", count: 53)] {
             expectError(check + "users: [{ username: u, passwordHash: \"\(broken)\" }]", key: "users[0].passwordHash", containing: "bcrypt")
             expectError(check + "confidentialClients: [{ id: c, secretHash: \"\(broken)\", allowedScope: x }]",
                         key: "confidentialClients[0].secretHash", containing: "bcrypt")
         }
         let policy = try parse(check + "users: [{ username: u, passwordHash: \"\(whole)\" }]")
         #expect(policy.users.map(\.username) == ["u"])
+        // PHP's and htpasswd's `$2y$` is bcrypt's `$2b$`: accepted, and kept as the library verifies it.
+        let made = Bcrypt.hash("pass", cost: 4)
+        let php = "$2y$" + made.dropFirst(4)
+        let fromPHP = try parse(check + "users: [{ username: u, passwordHash: \"\(php)\" }]")
+        #expect(fromPHP.users.first?.passwordHash == made)
+        #expect(Bcrypt.verify("pass", hash: try #require(fromPHP.users.first?.passwordHash)))
     }
 
     @Test func aYAMLSyntaxErrorSaysWhere() {
@@ -104,6 +113,12 @@ import Testing
         } catch let error as PolicyError {
             #expect(error.problem.contains("confidential client demo-admin") && error.problem.contains("user john"), "\(error)")
         }
+        // The demo policy itself: on loopback only.
+        var demo = ServerConfiguration(store: try SQLiteStore.open(dataDirectory: directory))
+        demo.host = "0.0.0.0"
+        await #expect(throws: PolicyError.self) { _ = try await Gatehouse.makeService(demo, logger: logger) }
+        demo.host = "localhost"
+        _ = try await Gatehouse.makeService(demo, logger: logger)
         // Secrets of the operator's own: served anywhere.
         let own = DemoPolicy.yaml.replacingOccurrences(of: "$2b$10$W.xZxV61Xq4QEsXSpYnbte5.dTX4KAgfcO.MU9cZ7ENdW8ZDBLW6a",
                                                       with: "$2b$04$" + String(repeating: "a", count: 53))
@@ -111,6 +126,24 @@ import Testing
             .replacingOccurrences(of: "$2b$10$cp.GD18nLJYUpKhqQUjHDuv.HN1zI1IyIZAt5Ceoh1EC8keY8qaua", with: "$2b$04$" + String(repeating: "c", count: 53))
         try own.write(toFile: path, atomically: true, encoding: .utf8)
         try await service(host: "0.0.0.0")
+    }
+
+    @Test func aStoredPolicyWithAKeyNotKnownRunsWithAWarning() async throws {
+        // Applied before keys were checked: it still runs after an upgrade (refusing it would put the file's or the
+        // demo's policy in force instead), the unknown key a warning.
+        let directory = TestServer.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try SQLiteStore.open(dataDirectory: directory)
+        let yaml = "securityChecks: { Pin: { class: PinCodeAttempts } }\napplications: [{ id: a, platform: ios, colour: red }]\n"
+        try await store.insertPolicy(StoredPolicy(version: 7, yaml: yaml, appliedAt: 1, actor: "ops"))
+        var logger = Logger(label: "gatehouse-test")
+        logger.logLevel = .critical
+        let service = try await Gatehouse.makeService(ServerConfiguration(store: store), logger: logger)
+        #expect(service.policies.current.version == 7)
+        #expect(service.policies.current.policy.warnings.contains { $0.contains("applications[0].colour") && $0.contains("ignored") })
+        // The same text sent anew is refused.
+        expectError(yaml, key: "applications[0].colour", containing: "not a policy key")
     }
 
     @Test func configurationLayersAndWarnings() throws {

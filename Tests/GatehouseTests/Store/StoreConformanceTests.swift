@@ -26,9 +26,14 @@ import Testing
             #expect(try await store.consumeAssertion(digest: "d1", expiresAt: 2_000, now: 1_000) == true)
             #expect(try await store.consumeAssertion(digest: "d1", expiresAt: 2_000, now: 1_500) == false, "a replay is refused")
             #expect(try await store.consumeAssertion(digest: "d2", expiresAt: 2_000, now: 1_500) == true, "another assertion is not")
-            // Past its expiry the record is dropped (the verifier refuses an expired assertion before asking).
-            #expect(try await store.consumeAssertion(digest: "d3", expiresAt: 4_000, now: 3_000) == true)
-            #expect(try await store.consumeAssertion(digest: "d1", expiresAt: 5_000, now: 3_000) == true, "the expired record was dropped")
+            // A record outlives its expiry by the sweep's margin (other nodes' clocks), then a later call drops it.
+            let margin = UsedAssertionRecords.sweepMargin
+            #expect(try await store.consumeAssertion(digest: "d3", expiresAt: 4_000 + margin, now: 2_000 + margin) == true)
+            #expect(try await store.consumeAssertion(digest: "d1", expiresAt: 5_000 + margin, now: 2_000 + margin) == false,
+                    "within the margin, the record still refuses")
+            #expect(try await store.consumeAssertion(digest: "d4", expiresAt: 9_000 + margin, now: 2_001 + margin) == true)
+            #expect(try await store.consumeAssertion(digest: "d1", expiresAt: 9_000 + margin, now: 2_001 + margin) == true,
+                    "past it, an earlier call dropped the record")
         }
     }
 
