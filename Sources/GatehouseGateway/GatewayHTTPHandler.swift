@@ -322,6 +322,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         let refusal = error.tooLarge
             ? GatewayAnswer.invalidRequest("the request head is larger than the gateway accepts", status: 431)
             : GatewayAnswer.invalidRequest("the request is not a valid HTTP/1.1 request")
+        // Counted as a request no service matched: an operator sees malformed and oversized heads in the scrape.
+        gateway.statistics.request(service: "none", status: error.tooLarge ? 431 : 400, duration: .nanoseconds((NIODeadline.now() - lastRead).nanoseconds))
         reading = .done
         inbound = nil
         closing = true

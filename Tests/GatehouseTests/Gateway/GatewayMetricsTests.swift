@@ -34,6 +34,11 @@ import Testing
             #expect(try await fixture.get("/api/x", headers: [("Authorization", basicAuthorization("ann", "secret"))]).status == 403) // forbidden
             #expect(try await fixture.get("/down/x", headers: [("Authorization", basicAuthorization("joe", "welcome"))]).status == 502) // success, upstream error
             #expect(try await fixture.get("/nowhere").status == 404)
+            for head in ["NOT HTTP\r\n\r\n", "GET /api/x HTTP/1.1\r\nX-Big: " + String(repeating: "a", count: 70_000) + "\r\n\r\n"] {
+                let raw = try RawHTTPConnection(port: fixture.gatewayApp.port, timeout: .seconds(5))
+                _ = await raw.send(head)
+                _ = await raw.readToEnd()
+            }
             _ = try await WebSocketClient.connect(
                 url: fixture.wsBase + "/echo", configuration: .init(additionalHeaders: [.authorization: basicAuthorization("joe", "welcome")]),
                 logger: GatewayFixture.logger
@@ -57,6 +62,8 @@ import Testing
             #expect(Self.sample(text, requests, ["service": "api", "status": "403"]) == 1)
             #expect(Self.sample(text, requests, ["service": "down", "status": "502"]) == 1)
             #expect(Self.sample(text, requests, ["service": "none", "status": "404"]) == 1)
+            #expect(Self.sample(text, requests, ["service": "none", "status": "400"]) == 1, "a malformed head")
+            #expect(Self.sample(text, requests, ["service": "none", "status": "431"]) == 1, "an oversized head")
             #expect(Self.sample(text, "gatehouse_gateway_request_duration_seconds_count", ["service": "api"]) == 4)
             #expect(Self.sample(text, "gatehouse_gateway_upstream_errors_total", ["service": "down", "protocol": "http"]) == 1)
             #expect(Self.sample(text, "gatehouse_gateway_websocket_upgrades_total", ["service": "echo"]) == 1)
