@@ -171,7 +171,9 @@ public struct AdminService: Sendable {
     /// Unlocks an account: forgets its failed logins.
     func unlock(_ account: String, actor: String, address: String?) async throws {
         guard try await store.accountFailures(account) != nil else {
-            throw GatehouseError(.notFound, "NOT_FOUND", "Account '\(account.prefix(128))' has no failed logins.")
+            // Accounts are named with their kind: the usual slip is a bare name.
+            let hint = account.contains(":") ? "" : " Accounts are named user:<name> or client:<id>, as GET /admin/v1/accounts lists them."
+            throw GatehouseError(.notFound, "NOT_FOUND", "Account '\(account.prefix(128))' has no failed logins.\(hint)")
         }
         try await store.deleteAccountFailures(account)
         service.policyWatcher.compiler.knownLockouts.forget(account)

@@ -57,6 +57,9 @@ public struct SecurityPolicy: Sendable {
     /// YAML text decoded; `unknownKeys` is given the error of a key the policy does not know (throw it to refuse the
     /// policy, or keep it as a warning: a policy stored before keys were checked still runs).
     static func decode(yaml: String, file: String, unknownKeys: (PolicyError) throws -> Void) throws -> PolicyFile {
+        guard yaml.contains(where: { !$0.isWhitespace }) else {
+            throw PolicyError(file: file, key: "", problem: "is empty: a policy has at least its applications (see `gatehouse demo-policy`)")
+        }
         if let unknown = PolicyFile.yamlKeys.unknownKey(in: yaml) {
             try unknownKeys(PolicyError(file: file, key: unknown.path,
                                         problem: "is not a policy key (known there: \(unknown.known.joined(separator: ", ")))"))

@@ -146,6 +146,10 @@ import Testing
             #expect(try await Admin.send(.DELETE, server, "/accounts/client:balance-service", token: writer).status == 200)
             #expect(try await Admin.send(.GET, server, "/accounts", token: writer).json?["accounts"]?.arrayValue?.isEmpty == true)
             #expect(try await Admin.send(.DELETE, server, "/accounts/client:balance-service", token: writer).status == 404)
+            // A bare name: 404, with how accounts are named.
+            let bare = try await Admin.send(.DELETE, server, "/accounts/john", token: writer)
+            #expect(bare.status == 404)
+            #expect(bare.json?["errorMsg"]?.stringValue?.contains("user:<name>") == true)
             _ = try await Admin.token(server, client: "balance-service", scope: "authorization.introspect")
         }
     }

@@ -50,6 +50,7 @@ import Testing
         expectError(check + "applications: [{ id: a, platform: ios }]\nusers: [{ username: u, passwordHash: plain }]",
                     key: "users[0].passwordHash", containing: "bcrypt")
         expectError("applications: [ { id: a, platform: ios ]", key: "", containing: "YAML")
+        expectError(" \n", key: "", containing: "is empty")
     }
 
     @Test func aMisspeltKeyIsRefusedWhereItStands() {
