@@ -13,11 +13,39 @@ import Synchronization
 /// Linux servers and tools; on Apple platforms ``URLSessionGatewayWebSocket`` of `GatehouseClient` does the same
 /// over `URLSessionWebSocketTask`).
 ///
-/// The challenge is read from a handshake sent without credentials (not counted by the gateway as a try);
-/// each answer is then one real upgrade attempt. `answer` gets the `WWW-Authenticate` value and returns the
-/// `Authorization` value, or throws to give up (e.g. the SDK's `GatewayChallengeLoop` at its retry limit).
+/// The challenge is read from a handshake sent without credentials (not counted by the gateway as a try). Each
+/// answer is first checked with an `OPTIONS` carrying `Max-Forwards: 0`, which the gateway answers itself without
+/// reaching the upstream (``check(url:authorization:)``): a wrong answer (`401`) is asked again, a refusal such as
+/// `403` (a user without the service's role) ends with ``GatewayClientError/refused(status:challenge:)`` — the
+/// handshake's own refusal carries no status the WebSocket client can read. `answer` gets the `WWW-Authenticate`
+/// value and returns the `Authorization` value, or throws to give up (e.g. the SDK's `GatewayChallengeLoop` at
+/// its retry limit).
 public enum GatewayWebSocketClient {
     static let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+
+    /// Whether the answers to `challenge` are good for one request only: `Negotiate` and `Application Negotiate`.
+    static func isSingleUse(_ challenge: String) -> Bool {
+        let scheme = challenge.lowercased()
+        return scheme.hasPrefix("negotiate") || scheme.hasPrefix("application negotiate")
+    }
+
+    /// Asks the gateway whether `authorization` is admitted to `url`'s service: an `OPTIONS` with `Max-Forwards: 0`,
+    /// which a Gatehouse gateway answers itself (`200` when admitted, or its `401`/`403`) and never forwards.
+    /// Returns the status and the `WWW-Authenticate` value.
+    public static func check(url: String, authorization: String) async throws -> (status: Int, challenge: String?) {
+        guard var components = URLComponents(string: url) else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
+        components.scheme = components.scheme == "wss" ? "https" : "http"
+        guard let httpURL = components.string else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
+        var request = HTTPClientRequest(url: httpURL)
+        request.method = .OPTIONS
+        request.headers.add(name: "Max-Forwards", value: "0")
+        request.headers.add(name: "Authorization", value: authorization)
+        // Not kept for the next handshake probe: the gateway upgrades only a connection's first request.
+        request.headers.add(name: "Connection", value: "close")
+        let response = try await http.execute(request, timeout: .seconds(30))
+        _ = try? await response.body.collect(upTo: 1 << 16)
+        return (Int(response.status.code), response.headers.first(name: "WWW-Authenticate"))
+    }
 
     /// Sends an upgrade request with `authorization` and returns the status and `WWW-Authenticate` of a refusal
     /// (`101` when the gateway would upgrade: the connection is then dropped at once).
@@ -49,7 +77,16 @@ public enum GatewayWebSocketClient {
             let (status, challenge) = try await probe(url: url)
             var headers = HTTPFields()
             if status == 401, let challenge {
-                headers[.authorization] = try await answer(challenge)
+                let authorization = try await answer(challenge)
+                // Checked before the handshake, whose refusal cannot be read: a wrong answer is asked again (the
+                // answers' retry limit ends that), any other refusal is final; counted once by the gateway either way.
+                // Not a Kerberos token: it is good for one request only (the acceptor's replay cache refuses it again).
+                if !Self.isSingleUse(challenge) {
+                    let (checked, refusal) = try await check(url: url, authorization: authorization)
+                    if checked == 401 { continue }
+                    if checked == 403 { throw GatewayClientError.refused(status: checked, challenge: refusal) }
+                }
+                headers[.authorization] = authorization
             } else if status != 101 && status != 200 {
                 throw GatewayClientError.refused(status: status, challenge: challenge)
             }

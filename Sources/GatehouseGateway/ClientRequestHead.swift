@@ -83,6 +83,19 @@ struct ClientRequestHead {
         }
     }
 
+    /// Whether the request is an `OPTIONS` with `Max-Forwards: 0`: for the gateway itself, never forwarded (RFC 9110
+    /// §7.6.2). A client asks with it whether its credentials would be admitted to a target, without reaching the
+    /// upstream (the SDK's WebSocket client does before its handshake, whose refusal it cannot read).
+    var isForTheGatewayItself: Bool {
+        guard method == .other, case .request(let method, _) = head.startLine else { return false }
+        return bytes.withUnsafeReadableBytes { raw in
+            guard HTTPMessageHead.name(raw, method, isExactly: "OPTIONS"),
+                  let field = head.fields.first(where: { HTTPMessageHead.name(raw, $0.name, is: "max-forwards") })
+            else { return false }
+            return raw[field.value].elementsEqual("0".utf8)
+        }
+    }
+
     /// The lower-cased tokens of the request's `Connection` fields.
     var connectionTokens: Set<String> {
         bytes.withUnsafeReadableBytes { raw in UpstreamRequestHead.connectionTokens(head, raw: raw) }

@@ -172,6 +172,8 @@ public final class Gateway: Sendable {
     /// Methods never relayed (`405`): `TRACE`/`TRACK` would echo the request's credentials back (cross-site
     /// tracing), `CONNECT` would ask the gateway for a tunnel.
     static let refusedMethods: Set<String> = ["TRACE", "TRACK", "CONNECT"]
+    /// The methods the gateway relays: its `Allow` (a refused method's `405`, an `OPTIONS` answered by the gateway).
+    static let relayedMethods = "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS"
 
     /// Every plain HTTP request (and refused upgrades); `service` is set to the name of the service it went to.
     func respond(to request: Request, context: GatewayRequestContext, service serviceName: inout String) async throws -> Response {
@@ -194,7 +196,7 @@ public final class Gateway: Sendable {
         serviceName = service.name
         if Self.refusedMethods.contains(request.method.rawValue) {
             var answer = GatewayAnswer.invalidRequest("the gateway does not relay \(request.method.rawValue)", status: 405)
-            answer.headers[.allow] = "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS"
+            answer.headers[.allow] = Self.relayedMethods
             return answer.response
         }
         switch await admit(request, query: target.query, to: service) {

@@ -441,7 +441,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.service = service.name
         if head.method == .other, case let method = head.methodName, Gateway.refusedMethods.contains(method) {
             var refusal = GatewayAnswer.invalidRequest("the gateway does not relay \(method)", status: 405)
-            refusal.headers[.allow] = "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS"
+            refusal.headers[.allow] = Gateway.relayedMethods
             answer(exchange, refusal)
             return
         }
@@ -634,6 +634,13 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 return
             }
             exchange.successChallenge = subject?.successChallenge
+            if exchange.head.isForTheGatewayItself {
+                // Admitted, and answered here: `OPTIONS` with `Max-Forwards: 0` is not forwarded (RFC 9110 §7.6.2).
+                var admitted = GatewayAnswer(status: .ok, headers: [.allow: Gateway.relayedMethods], body: ByteBuffer())
+                if let challenge = subject?.successChallenge { admitted.headers[.wwwAuthenticate] = challenge }
+                answer(exchange, admitted)
+                return
+            }
             let forwarding = forwarding(exchange)
             let base = route.service.base
             exchange.upstreamHead = UpstreamRequestHead.make(

@@ -55,6 +55,21 @@ struct GatewayCommandTests {
         }
     }
 
+    @Test func theEchoDemoTellsAUserWithoutTheRoleAtOnce() async throws {
+        try await Self.withDemoGateway { url, _ in
+            let demo = try DemoRun(["echo", "--url", url])
+            defer { demo.stop() }
+            try await demo.expect("Username:")
+            demo.type("ann")
+            try await demo.expect("Password:")
+            demo.type("secret")
+            // Right password, no AUTHORIZED role: refused with 403, not asked to log in again.
+            try await demo.expect("Refused: WebSocket handshake refused with 403")
+            #expect(try await demo.exitStatus() == 1)
+            #expect(demo.text.components(separatedBy: "Username:").count == 2, "\(demo.text)")
+        }
+    }
+
     @Test func aWrongConfigurationStopsTheGatewayWithTheFileAndTheProblem() async throws {
         let directory = TestServer.temporaryDirectory()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

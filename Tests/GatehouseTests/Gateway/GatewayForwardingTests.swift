@@ -91,6 +91,23 @@ import Testing
         }
     }
 
+    @Test(.timeLimit(.minutes(1))) func anOptionsWithMaxForwardsZeroIsAnsweredByTheGatewayAfterAdmission() async throws {
+        try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
+            let forTheGateway = [("Max-Forwards", "0")]
+            #expect(try await HTTP.send(.OPTIONS, fixture.base + "/api/x", headers: forTheGateway).status == 401)
+            let wrong = try await HTTP.send(.OPTIONS, fixture.base + "/api/x", headers: forTheGateway + [("Authorization", "Basic \(Self.wrongSecret)")])
+            #expect(wrong.status == 401)
+            // Admitted: answered here (RFC 9110 §7.6.2), the upstream never asked.
+            let admitted = try await HTTP.send(.OPTIONS, fixture.base + "/api/x", headers: forTheGateway + [("Authorization", "Basic \(Self.joeSecret)")])
+            #expect(admitted.status == 200)
+            #expect(admitted.header("Allow") == "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS")
+            #expect(admitted.body.isEmpty)
+            // Without Max-Forwards: 0, the upstream answers (this one has no OPTIONS route).
+            let forwarded = try await HTTP.send(.OPTIONS, fixture.base + "/api/x", headers: [("Authorization", "Basic \(Self.joeSecret)")])
+            #expect(forwarded.status != 200 || forwarded.header("Allow") != admitted.header("Allow"), "\(forwarded.status)")
+        }
+    }
+
     @Test(.timeLimit(.minutes(1))) func realmCredentialsAreNeverLogged() async throws {
         let capture = LogCapture()
         try await RecordingFixture.run(logger: capture.logger(), { Self.configuration($0) }) { fixture async throws in
