@@ -5,6 +5,7 @@ import GatehouseClientNIO
 import GatehouseGateway
 import HummingbirdWSClient
 import Logging
+import NIOCore
 
 /// `gatehouse echo`: the seed's WebSocket echo client (KAAZING seed 004) in a terminal: connects through the
 /// gateway, asks for a user name and password like the login pop-up, echoes lines, gives up after the retry limit.
@@ -60,6 +61,10 @@ struct DemoEchoCommand: AsyncParsableCommand {
             }
         } catch let error as GatewayClientError {
             terminal.say(error.code == .refused ? "Refused: \(error)" : "Gave up: \(error)")
+            throw ExitCode(1)
+        } catch let error as IOError {
+            // The gateway is not there (no WebSocket was opened): said in words, not as NIO's dump.
+            terminal.say("Cannot reach \(url): \(CommandFailure.words(for: error))")
             throw ExitCode(1)
         }
     }

@@ -70,6 +70,15 @@ struct GatewayCommandTests {
         }
     }
 
+    @Test func theEchoDemoSaysInWordsWhenNoGatewayIsThere() async throws {
+        // Port 1 on loopback: nothing listens.
+        let demo = try DemoRun(["echo", "--url", "ws://127.0.0.1:1/echo"])
+        defer { demo.stop() }
+        _ = try await demo.expect("Cannot reach ws://127.0.0.1:1/echo: connection refused")
+        #expect(try await demo.exitStatus() == 1)
+        #expect(!demo.text.contains("errno"))
+    }
+
     @Test func aWrongConfigurationStopsTheGatewayWithTheFileAndTheProblem() async throws {
         let directory = TestServer.temporaryDirectory()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
