@@ -77,7 +77,10 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             do {
-                try await store.withStore { try await TokenSigner.retire(kid: kid, in: $0) }
+                guard try await store.withStore({ try await TokenSigner.retire(kid: kid, in: $0) }) else {
+                    print("\(kid) was retired already.")
+                    return
+                }
             } catch StoreError.notFound {
                 throw CommandFailure("No key \(kid) in the store.")
             } catch let error as TokenSigner.KeyError {

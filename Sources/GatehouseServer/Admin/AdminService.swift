@@ -199,16 +199,20 @@ public struct AdminService: Sendable {
     }
 
     /// Retires a key: no node signs or verifies with it any more.
-    func retireKey(_ kid: String, actor: String, address: String?) async throws {
+    /// Retires `kid`; `false` when it was retired already (answered alike, not audited again).
+    func retireKey(_ kid: String, actor: String, address: String?) async throws -> Bool {
+        let retiredNow: Bool
         do {
-            try await TokenSigner.retire(kid: kid, in: store)
+            retiredNow = try await TokenSigner.retire(kid: kid, in: store)
         } catch StoreError.notFound {
             throw GatehouseError(.notFound, "NOT_FOUND", "No signing key has kid '\(kid.prefix(64))'.")
         } catch let error as TokenSigner.KeyError {
             throw GatehouseError(.conflict, "CURRENT_KEY", "\(error)")
         }
+        guard retiredNow else { return false }
         try await service.signer.refresh()
         service.audit.record("admin.key.retire", address: address, actor: actor, detail: "kid \(kid.prefix(64))")
+        return true
     }
 
     // MARK: Audit

@@ -60,8 +60,8 @@ struct AdminRoutes<Context: RemoteAddressRequestContext> {
         api.post("keys/:kid/retire") { request, context in
             let actor = try await admin.authorize(request.headers[.authorization], write: true)
             let kid = try context.parameters.require("kid")
-            try await admin.retireKey(kid, actor: actor, address: context.remoteAddress?.ipAddress)
-            return Self.answer(["retired": .string(kid)])
+            let retiredNow = try await admin.retireKey(kid, actor: actor, address: context.remoteAddress?.ipAddress)
+            return Self.answer(["retired": .string(kid), "alreadyRetired": .bool(!retiredNow)])
         }
         api.get("policy") { request, _ in
             _ = try await admin.authorize(request.headers[.authorization], write: false)

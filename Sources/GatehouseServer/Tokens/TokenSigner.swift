@@ -84,14 +84,17 @@ public struct TokenSigner: Sendable {
     }
 
     /// Retires `kid` in `store`: no node signs or verifies with it from its next read of the store. The newest key
-    /// cannot be retired (rotate first). Throws ``StoreError/notFound`` for an unknown `kid`.
-    public static func retire(kid: String, in store: any GatehouseStore) async throws {
+    /// cannot be retired (rotate first). Throws ``StoreError/notFound`` for an unknown `kid`. Returns `false` when the
+    /// key was retired already (nothing changes).
+    @discardableResult
+    public static func retire(kid: String, in store: any GatehouseStore) async throws -> Bool {
         let records = try await store.signingKeys()
         guard var record = records.first(where: { $0.kid == kid }) else { throw StoreError.notFound }
         guard records.max(by: { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) })?.kid != kid else { throw KeyError.currentKey }
-        guard record.retiredAt == nil else { return }
+        guard record.retiredAt == nil else { return false }
         record.retiredAt = EpochTime.nowMillis()
         try await store.updateSigningKey(record)
+        return true
     }
 
     /// Why a key operation was refused.

@@ -175,6 +175,11 @@ import Testing
             let fresh = try await Admin.writer(server)
             let retired = try await Admin.send(.GET, server, "/keys", token: fresh).json?["keys"]?.arrayValue ?? []
             #expect(retired.first?["retiredAt"]?.intValue != nil)
+            // Again: answered alike, said so, and not audited twice.
+            let again = try await Admin.send(.POST, server, "/keys/\(oldKID)/retire", token: fresh)
+            #expect(again.status == 200 && again.json?["alreadyRetired"] == true)
+            let audit = try await Admin.send(.GET, server, "/audit", token: fresh).json?["events"]?.arrayValue ?? []
+            #expect(audit.filter { $0["event"]?.stringValue == "admin.key.retire" }.count == 1, "\(audit)")
         }
     }
 
