@@ -3,10 +3,12 @@ import GatehouseProtocol
 /// A credentials-validating check that authenticates a user, makes the user active and can remember them
 /// (MobileFirst Developer Center, “Implementing the UserAuthenticationSecurityCheck”).
 ///
-/// Implement ``createUser(state:client:)`` beside `validateCredentials` and `createChallenge`. The success carries
+/// Implement ``createUser(state:client:)`` and ``rememberMeDurationSec`` beside `validateCredentials` and
+/// `createChallenge`. The success carries
 /// the user: `{"user":{"id":..,"displayName":..,"authenticatedAt":..,"authenticatedBy":..,"attributes":{..}}}`.
 public protocol UserAuthenticationSecurityCheck: CredentialsValidationSecurityCheck {
-    /// Seconds a user is remembered after a success with remember-me; 0 (the default) disables it.
+    /// Seconds a user is remembered after a success with remember-me; 0 disables it (``UserLogin`` reads it from the
+    /// policy's `rememberMeDurationSec`, 0 when absent).
     var rememberMeDurationSec: Int { get }
 
     /// The user the last valid credentials identified.

@@ -9,6 +9,7 @@ import GatehouseProtocol
 /// ```swift
 /// let client = GatehouseClient(configuration: ClientConfiguration(
 ///     serverURL: URL(string: "http://127.0.0.1:8080")!, applicationID: "com.sample.pincodeswift"))
+/// // PinCodeChallengeHandler: the app's SecurityCheckChallengeHandler subclass (see SecurityCheckChallengeHandler).
 /// try client.registerChallengeHandler(PinCodeChallengeHandler(securityCheck: "PinCodeAttempts"))
 /// let token = try await client.obtainAccessToken(forScope: "accessRestricted")
 /// ```

@@ -1,15 +1,16 @@
 import Foundation
 import Synchronization
 
-/// Routes challenges to handlers registered for location patterns (KAAZING `DispatchChallengeHandler`,
-/// KAAZING `DispatchChallengeHandler`): `host[:port][/path]`, with `*` matching one or more host labels, path segments or any
-/// port. The most specific matching pattern wins; within it, the first handler (in registration order) whose
-/// `canHandle` accepts the challenge's scheme.
+/// Routes challenges to handlers registered for location patterns (KAAZING `DispatchChallengeHandler`):
+/// `[scheme://]host[:port][/path]`, with `*` matching one or more host labels, path segments or any port. A pattern
+/// without a port has its scheme's default one (`http` and `ws` 80, `https` and `wss` 443; no scheme is `http`), so
+/// give the scheme, the port or `:*` for TLS locations. The most specific matching pattern wins; within it, the first
+/// handler (in registration order) whose `canHandle` accepts the challenge's scheme.
 ///
 /// ```swift
 /// let dispatch = DispatchChallengeHandler()
 ///     .register("localhost:8090/echo", BasicChallengeHandler(loginHandler: prompt))
-///     .register("*.example.com/api/*", TokenChallengeHandler(client: client, scope: "accessRestricted"))
+///     .register("https://*.example.com/api/*", TokenChallengeHandler(client: client, scope: "accessRestricted"))
 /// ```
 public final class DispatchChallengeHandler: HTTPChallengeHandler {
     private struct Registration {

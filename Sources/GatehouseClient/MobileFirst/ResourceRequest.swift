@@ -13,7 +13,7 @@ import GatehouseProtocol
 /// - `409` with `MFP-Conflict`: sends again (at most 7 times);
 /// - a response a registered ``LoginPageChallengeHandler`` recognises goes to it, then the request is sent again.
 ///
-/// After 5 authorization retries it fails with ``GatehouseClientError/authorizationFailed(_:)``.
+/// After 5 authorization retries it fails with ``GatehouseClientError/authorizationFailed(_:underlying:)``.
 ///
 /// ```swift
 /// let balance = try await ResourceRequest(client: client, path: "adapters/ResourceAdapter/balance").send().text

@@ -12,7 +12,8 @@ import Observation
 /// // at start-up: try challenges.register(securityChecks: ["PinCodeAttempts"], with: client)
 ///
 /// .sheet(item: $challenges.current) { pending in
-///     PinPrompt(pending: pending) { pin in challenges.submit(["pin": pin]) } onCancel: { challenges.cancel() }
+///     // PinPrompt: the app's own view (a PIN field and a cancel button).
+///     PinPrompt(pending: pending, submit: { challenges.submit(["pin": $0]) }, cancel: { challenges.cancel() })
 /// }
 /// ```
 @MainActor

@@ -155,6 +155,25 @@ import FoundationNetworking
         }
     }
 
+    @Test func aLocationPatternTakesItsSchemesPort() throws {
+        // The README's KAAZING sample: TLS locations are registered with their scheme (or a port).
+        let basic = BasicChallengeHandler()
+        let token = TokenChallengeHandler { _ in "unused" }
+        let dispatch = DispatchChallengeHandler()
+            .register("wss://gateway.example.com/ws/*", basic)
+            .register("https://gateway.example.com/api/*", token)
+        func handler(_ url: String, _ challenge: String) throws -> (any HTTPChallengeHandler)? {
+            dispatch.handler(for: ChallengeRequest(location: try #require(URL(string: url)), challenge: challenge))
+        }
+        #expect(try handler("wss://gateway.example.com/ws/echo", "Basic realm=\"r\"") as? BasicChallengeHandler === basic)
+        #expect(try handler("https://gateway.example.com/api/balance", "Application Token") is TokenChallengeHandler)
+        // Without a scheme a pattern is http's (port 80): it does not take a TLS location.
+        let plain = DispatchChallengeHandler().register("gateway.example.com/ws/*", basic)
+        #expect(plain.handler(for: ChallengeRequest(location: try #require(URL(string: "wss://gateway.example.com/ws/echo")), challenge: "Basic realm=\"r\"")) == nil)
+        #expect(DispatchChallengeHandler().register("gateway.example.com:*/ws/*", basic)
+            .handler(for: ChallengeRequest(location: try #require(URL(string: "wss://gateway.example.com/ws/echo")), challenge: "Basic realm=\"r\"")) != nil)
+    }
+
     @Test func aVerifiedPasswordIsRememberedButNeverAnotherOne() async {
         let module = UsersLoginModule(users: [GatewayFixture.joe], verifiedLifetime: .milliseconds(300))
         func login(_ user: String, _ password: String) async -> LoginResult {
