@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GatehouseHTTP
+import GatehouseServer
 
 /// The executable: options from the environment (``EnvironmentOptions``), then the command line.
 @main
@@ -17,6 +18,7 @@ struct GatehouseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",
         abstract: "A challenge-based authorization server that speaks the MobileFirst 8.0 runtime protocol.",
+        version: "gatehouse \(Gatehouse.version) (MobileFirst 8.0 runtime protocol)",
         subcommands: [ServeCommand.self, KeysCommand.self, HashPasswordCommand.self, DemoPolicyCommand.self, DemoCaptchaCommand.self, DemoPinCodeCommand.self, DemoLoginCommand.self, GatewayCommand.self, DemoEchoCommand.self],
         defaultSubcommand: ServeCommand.self
     )

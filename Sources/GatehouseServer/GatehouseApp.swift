@@ -60,6 +60,8 @@ public struct ServerConfiguration: Sendable {
 public enum Gatehouse {
     /// The `Server` field of every answer.
     static let serverName = "Gatehouse"
+    /// Gatehouse's version (`gatehouse --version`).
+    public static let version = "1.0.0"
 
     /// Opens the store, reads the policy (stopping with a ``PolicyError`` if it is wrong), loads or creates the
     /// signing keys and returns the application, ready to run.

@@ -117,6 +117,10 @@ struct GatewayCommandTests {
             _ = try await run.expect("The value 'verbose' is invalid for '--log-level")
             #expect(try await run.exitStatus() == 64, "\(command)")
         }
+        let version = try DemoRun(["--version"])
+        defer { version.stop() }
+        _ = try await version.expect("gatehouse 1.0.0 (MobileFirst 8.0 runtime protocol)")
+        #expect(try await version.exitStatus() == 0)
         let hashing = try DemoRun(["hash-password", "--cost", "3"])
         defer { hashing.stop() }
         _ = try await hashing.expect("--cost must be between 4 and 31")
