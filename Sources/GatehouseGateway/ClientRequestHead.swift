@@ -83,6 +83,17 @@ struct ClientRequestHead {
         }
     }
 
+    /// Whether sending the request twice has the effect of sending it once (RFC 9110 §9.2.2: `GET`, `HEAD`, `OPTIONS`,
+    /// `PUT`, `DELETE`): what the gateway may send again on a new connection when a kept one closed under it.
+    var isIdempotent: Bool {
+        if method != .other { return true }
+        guard case .request(let method, _) = head.startLine else { return false }
+        return bytes.withUnsafeReadableBytes { raw in
+            HTTPMessageHead.name(raw, method, isExactly: "OPTIONS") || HTTPMessageHead.name(raw, method, isExactly: "PUT")
+                || HTTPMessageHead.name(raw, method, isExactly: "DELETE")
+        }
+    }
+
     /// Whether the request is an `OPTIONS` with `Max-Forwards: 0`: for the gateway itself, never forwarded (RFC 9110
     /// §7.6.2). A client asks with it whether its credentials would be admitted to a target, without reaching the
     /// upstream (the SDK's WebSocket client does before its handshake, whose refusal it cannot read).

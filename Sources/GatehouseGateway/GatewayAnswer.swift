@@ -43,6 +43,9 @@ struct GatewayAnswer: Sendable {
     /// `502 {"error":"bad_gateway",...}`: the upstream could not be reached or its answer not read.
     static var badGateway: GatewayAnswer { error("bad_gateway", "the upstream service did not answer", status: 502) }
 
+    /// `504 {"error":"gateway_timeout",...}`: the upstream was silent past the read timeout.
+    static var gatewayTimeout: GatewayAnswer { error("gateway_timeout", "the upstream service did not answer in time", status: 504) }
+
     /// `{"error":"<code>","error_description":"..."}` with `status`.
     private static func error(_ code: String, _ description: String, status: Int) -> GatewayAnswer {
         GatewayAnswer(status: Self.status(status),

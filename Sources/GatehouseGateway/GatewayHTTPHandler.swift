@@ -809,13 +809,21 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         resumeReadsIfPossible()
     }
 
-    func upstreamFailed() {
+    func upstreamFailed(timedOut: Bool) {
         guard let exchange, exchange.phase == .relaying, exchange.upstream != nil else { return }
         exchange.upstream = nil
         if !exchange.responseStarted {
+            if timedOut {
+                // Silent past the read timeout: the upstream may be working on it still, so never sent again.
+                gateway.warnUpstreamFailure(service: exchange.service, error: "no answer within the upstream read timeout", answered: "answered 504")
+                gateway.statistics.upstreamError(service: exchange.service, protocol: "http")
+                answer(exchange, .gatewayTimeout)
+                return
+            }
             // A pooled connection the upstream had closed meanwhile: once more on a new one, if nothing of the
-            // request was lost with it.
-            if exchange.reused, !exchange.retried, !exchange.hasBody, !exchange.bodySent {
+            // request was lost with it and sending it twice does no harm (an idempotent method, RFC 9110 §9.2.2: a
+            // POST the upstream took before closing must not run twice).
+            if exchange.reused, !exchange.retried, !exchange.hasBody, !exchange.bodySent, exchange.head.isIdempotent {
                 exchange.retried = true
                 exchange.waiting = []
                 connect(exchange, fresh: true)

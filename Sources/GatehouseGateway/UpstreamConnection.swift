@@ -20,8 +20,9 @@ protocol UpstreamExchange: AnyObject {
     func upstreamEnd(reusable: Bool)
     /// The end of one read of the upstream's socket: time to flush towards the client.
     func upstreamReadComplete()
-    /// The connection closed, failed or timed out before the exchange released it.
-    func upstreamFailed()
+    /// The connection closed, failed or timed out (`timedOut`: silent past the read timeout, closed by the gateway)
+    /// before the exchange released it.
+    func upstreamFailed(timedOut: Bool)
     /// The connection can take more of the request body (or can take no more for now).
     func upstreamWritabilityChanged()
 }

@@ -51,6 +51,8 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     private let readTimeout: TimeAmount
     private var readSinceCheck = true
     private var silentChecks = 0
+    /// The read timeout closed the connection (the upstream was silent past it).
+    private var timedOut = false
     private var timeoutCheck: Scheduled<Void>?
     /// Whether the connection is open, and whether its socket takes more now (kept from the channel's events: read
     /// for every request, and `channel.isActive` costs a retain and a release).
@@ -92,6 +94,7 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
             } else {
                 self.silentChecks += 1
                 if self.silentChecks >= 4 {
+                    self.timedOut = true
                     context.close(promise: nil)
                     return
                 }
@@ -239,7 +242,7 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
         }
         let exchange = self.exchange
         self.exchange = nil
-        exchange?.upstreamFailed()
+        exchange?.upstreamFailed(timedOut: timedOut)
         let onClose = self.onClose
         self.onClose = nil
         onClose?(self)

@@ -33,6 +33,8 @@ import Testing
             "extra-bytes": Answer(bytes: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nsmugg"),
             "upstream-close": Answer(bytes: "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", close: true),
             "silent": Answer(bytes: ""),
+            // Read, then the connection closed without an answer (a kept connection the upstream dropped).
+            "drop": Answer(bytes: "", close: true),
             "stalls": Answer(bytes: "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf"),
             "large-head": Answer(bytes: "HTTP/1.1 200 OK\r\nSet-Cookie: big=" + String(repeating: "c", count: 20_000) + "\r\n"
                                  + String(repeating: "X-Many: m\r\n", count: 200) + "Content-Length: 2\r\n\r\nok"),
@@ -48,6 +50,8 @@ import Testing
 
         /// The targets of the requests it read, in order.
         var targets: [String] { accepts.targets }
+        /// Forgets the targets read so far.
+        func forget() { accepts.forget() }
 
         var port: Int { channel.localAddress?.port ?? 0 }
         /// Connections accepted so far.
@@ -74,6 +78,7 @@ import Testing
             var count: Int { value.load(ordering: .relaxed) }
             func saw(_ target: String) { seen.withLock { $0.append(target) } }
             var targets: [String] { seen.withLock { $0 } }
+            func forget() { seen.withLock { $0.removeAll() } }
         }
 
         /// Reads requests (a body by its `Content-Length`, as a server does) and writes the answers they name.
@@ -138,6 +143,22 @@ import Testing
     static func head(_ bytes: [UInt8]) -> String {
         guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else { return String(decoding: bytes, as: UTF8.self) }
         return String(decoding: bytes[..<end.upperBound], as: UTF8.self)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func onlyAnIdempotentRequestIsSentAgainWhenAKeptConnectionDrops() async throws {
+        try await Self.withGateway { port, upstream in
+            for (method, times) in [("GET", 2), ("DELETE", 2), ("POST", 1)] {
+                let client = try RawHTTPConnection(port: port, timeout: .seconds(10))
+                // A first exchange keeps the upstream connection; the next one finds it dropped.
+                _ = await client.send("GET /s/length HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(await client.readResponse()?.status == 200)
+                _ = await client.send("\(method) /s/drop HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(await client.readResponse()?.status == 502, "\(method)")
+                // A POST the upstream may have taken before closing is never sent twice (RFC 9110 §9.2.2).
+                #expect(upstream.targets.filter { $0 == "/s/drop" }.count == times, "\(method): \(upstream.targets)")
+                upstream.forget()
+            }
+        }
     }
 
     @Test func aChunkedAnswerGoesOnAsItCameAndTheConnectionStaysUsable() async throws {
