@@ -6,6 +6,7 @@ import GatehouseGateway
 import HummingbirdWSClient
 import Logging
 import NIOCore
+import NIOPosix
 
 /// `gatehouse echo`: the seed's WebSocket echo client (KAAZING seed 004) in a terminal: connects through the
 /// gateway, asks for a user name and password like the login pop-up, echoes lines, gives up after the retry limit.
@@ -65,6 +66,10 @@ struct DemoEchoCommand: AsyncParsableCommand {
         } catch let error as IOError {
             // The gateway is not there (no WebSocket was opened): said in words, not as NIO's dump.
             terminal.say("Cannot reach \(url): \(CommandFailure.words(for: error))")
+            throw ExitCode(1)
+        } catch let error as NIOConnectionError {
+            // A host name with every address refused.
+            terminal.say("Cannot reach \(url): \(error.connectionErrors.first.map { CommandFailure.words(for: $0.error) } ?? "no address answered")")
             throw ExitCode(1)
         }
     }

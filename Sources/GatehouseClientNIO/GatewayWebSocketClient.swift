@@ -31,8 +31,9 @@ public enum GatewayWebSocketClient {
 
     /// Asks the gateway whether `authorization` is admitted to `url`'s service: an `OPTIONS` with `Max-Forwards: 0`,
     /// which a Gatehouse gateway answers itself (`200` when admitted, or its `401`/`403`) and never forwards.
-    /// Returns the status and the `WWW-Authenticate` value.
-    public static func check(url: String, authorization: String) async throws -> (status: Int, challenge: String?) {
+    /// Returns the status, the `WWW-Authenticate` value and the `error` of a JSON body (the gateway's refusals say
+    /// `unauthorized` or `forbidden`; an upstream's answer, through a gateway that forwards the request, does not).
+    public static func check(url: String, authorization: String) async throws -> (status: Int, challenge: String?, error: String?) {
         guard var components = URLComponents(string: url) else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
         components.scheme = components.scheme == "wss" ? "https" : "http"
         guard let httpURL = components.string else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
@@ -43,8 +44,9 @@ public enum GatewayWebSocketClient {
         // Not kept for the next handshake probe: the gateway upgrades only a connection's first request.
         request.headers.add(name: "Connection", value: "close")
         let response = try await http.execute(request, timeout: .seconds(30))
-        _ = try? await response.body.collect(upTo: 1 << 16)
-        return (Int(response.status.code), response.headers.first(name: "WWW-Authenticate"))
+        let body = try? await response.body.collect(upTo: 1 << 16)
+        let error = body.flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.readableBytesView)) }?["error"]
+        return (Int(response.status.code), response.headers.first(name: "WWW-Authenticate"), error)
     }
 
     /// Sends an upgrade request with `authorization` and returns the status and `WWW-Authenticate` of a refusal
@@ -76,15 +78,19 @@ public enum GatewayWebSocketClient {
         while true {
             let (status, challenge) = try await probe(url: url)
             var headers = HTTPFields()
+            var admitted = false
             if status == 401, let challenge {
                 let authorization = try await answer(challenge)
                 // Checked before the handshake, whose refusal cannot be read: a wrong answer is asked again (the
                 // answers' retry limit ends that), any other refusal is final; counted once by the gateway either way.
                 // Not a Kerberos token: it is good for one request only (the acceptor's replay cache refuses it again).
+                // Only the gateway's own refusals count: through a gateway that forwards the OPTIONS, the upstream
+                // answers it, and the handshake decides.
                 if !Self.isSingleUse(challenge) {
-                    let (checked, refusal) = try await check(url: url, authorization: authorization)
-                    if checked == 401 { continue }
-                    if checked == 403 { throw GatewayClientError.refused(status: checked, challenge: refusal) }
+                    let (checked, refusal, error) = try await check(url: url, authorization: authorization)
+                    if checked == 401, refusal == challenge { continue }
+                    if checked == 403, error == "forbidden" { throw GatewayClientError.refused(status: checked, challenge: refusal) }
+                    admitted = checked == 200
                 }
                 headers[.authorization] = authorization
             } else if status != 101 && status != 200 {
@@ -94,6 +100,9 @@ public enum GatewayWebSocketClient {
                 return try await WebSocketClient.connect(url: url, configuration: .init(additionalHeaders: headers), logger: logger, handler: handler)
             } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
                 guard headers[.authorization] != nil else { throw GatewayClientError.refused(status: status, challenge: challenge) }
+                // The gateway had admitted these credentials: asking for them again would not help (the upstream's
+                // WebSocket, say, is down).
+                if admitted { throw GatewayClientError.transport("the WebSocket handshake with \(url) failed after the gateway admitted the credentials") }
                 continue  // refused: read the challenge again and answer it (the caller's retry limit ends this)
             }
         }

@@ -97,13 +97,19 @@ struct ClientRequestHead {
     /// Whether the request is an `OPTIONS` with `Max-Forwards: 0`: for the gateway itself, never forwarded (RFC 9110
     /// §7.6.2). A client asks with it whether its credentials would be admitted to a target, without reaching the
     /// upstream (the SDK's WebSocket client does before its handshake, whose refusal it cannot read).
-    var isForTheGatewayItself: Bool {
-        guard method == .other, case .request(let method, _) = head.startLine else { return false }
+    var isForTheGatewayItself: Bool { optionsMaxForwards == 0 }
+
+    /// An `OPTIONS` request's `Max-Forwards` (RFC 9110 §7.6.2: digits; the first such field), `nil` for another method,
+    /// no field or one that is no number (forwarded as it came).
+    var optionsMaxForwards: Int? {
+        guard method == .other, case .request(let method, _) = head.startLine else { return nil }
         return bytes.withUnsafeReadableBytes { raw in
             guard HTTPMessageHead.name(raw, method, isExactly: "OPTIONS"),
                   let field = head.fields.first(where: { HTTPMessageHead.name(raw, $0.name, is: "max-forwards") })
-            else { return false }
-            return raw[field.value].elementsEqual("0".utf8)
+            else { return nil }
+            let digits = raw[field.value]
+            guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+            return digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
         }
     }
 

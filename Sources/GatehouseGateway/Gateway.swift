@@ -270,7 +270,10 @@ public final class Gateway: Sendable {
             upstreamURL: service.upstreamURL(remainder: rest, query: Self.forwardedQuery(target, service: service), webSocket: true),
             extraHeaders: headers, maxMessageSize: maxMessageSize, upstreamTLS: upstreamTLS, deadline: deadline, revalidation: revalidation,
             onExpiry: { [statistics] in statistics.recordExpiry(realm: realmName) },
-            onUpstreamError: { [statistics] in statistics.upstreamError(service: service.name, protocol: "websocket") },
+            onUpstreamError: { [self] error in
+                statistics.upstreamError(service: service.name, protocol: "websocket")
+                warnUpstreamFailure(service: service.name, error: error, answered: "a WebSocket closed 1011")
+            },
             serviceName: service.name, logger: logger)
     }
 

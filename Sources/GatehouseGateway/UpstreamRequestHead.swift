@@ -71,6 +71,8 @@ enum UpstreamRequestHead {
                      user: String?, allocator: ByteBufferAllocator) -> ByteBuffer {
         let head = client.head
         let credentialHeaders = realm?.headers ?? []
+        // An OPTIONS goes one hop further with one less to go (RFC 9110 §7.6.2).
+        let maxForwards = client.optionsMaxForwards.map { $0 - 1 }
         return client.bytes.withUnsafeReadableBytes { raw in
             guard case .request(let method, _) = head.startLine else { return allocator.buffer(capacity: 0) }
             let tokens = connectionTokens(head, raw: raw)
@@ -87,6 +89,7 @@ enum UpstreamRequestHead {
                     break
                 }
                 if !tokens.isEmpty, tokens.contains(HeaderText.lowercased(String(decoding: raw[field.name], as: UTF8.self))) { return false }
+                if maxForwards != nil, HTTPMessageHead.name(raw, field.name, is: "max-forwards") { return false }
                 return credentialHeaders.isEmpty || !credentialHeaders.contains(where: { ClientRequestHead.name(raw, field.name, equals: $0) })
             }
             let cookie = cookies.isEmpty ? nil : CredentialCarriers.cookieField(cookies, removing: Set(realm?.cookies ?? []))
@@ -94,6 +97,7 @@ enum UpstreamRequestHead {
             capacity += cookie.map { HeadBytesWriter.fieldLength("Cookie", $0) } ?? 0
             capacity += forwarding.fields.reduce(0) { $0 + HeadBytesWriter.fieldLength($1.name, $1.value) }
             capacity += user.map { HeadBytesWriter.fieldLength(HTTPProxy.userHeader, $0) } ?? 0
+            capacity += maxForwards == nil ? 0 : 32
             return HeadBytesWriter.buffer(capacity: capacity, allocator: allocator) { out in
                 out.write(raw[method])
                 out.write(" ")
@@ -105,6 +109,7 @@ enum UpstreamRequestHead {
                 if let cookie { out.writeField("Cookie", cookie) }
                 for (name, value) in forwarding.fields { out.writeField(name, value) }
                 if let user { out.writeField(HTTPProxy.userHeader, user) }
+                if let maxForwards { out.writeField("Max-Forwards", String(maxForwards)) }
                 if head.framing == .chunked {
                     out.write("Transfer-Encoding: chunked\r\n")
                 } else if let length = head.contentLength {

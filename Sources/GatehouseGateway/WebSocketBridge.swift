@@ -209,8 +209,8 @@ final class WebSocketBridge {
     private func upstreamUnavailable(_ error: (any Error)?) {
         guard connecting, !finished else { return }
         connecting = false
-        relay.onUpstreamError()
-        logger.warning("WebSocket upstream failed", metadata: ["upstream": .string(relay.upstreamForLogs), "error": .string("\(error.map { "\($0)" } ?? "upgrade refused")")])
+        relay.onUpstreamError(error.map { "\($0)" } ?? "upgrade refused")
+        logger.debug("WebSocket upstream failed", metadata: ["upstream": .string(relay.upstreamForLogs), "error": .string("\(error.map { "\($0)" } ?? "upgrade refused")")])
         sendClose(to: .client, code: .unexpectedServerError, reason: "upstream unavailable")
         finishIfDone()
     }

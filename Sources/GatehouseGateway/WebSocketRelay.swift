@@ -50,8 +50,9 @@ struct WebSocketRelay: Sendable {
     let deadline: Deadline?
     let revalidation: Revalidation?
     let onExpiry: @Sendable () -> Void
-    /// Called when the upstream cannot be reached (the client's WebSocket is closed 1011).
-    var onUpstreamError: @Sendable () -> Void = {}
+    /// Called with the error when the upstream cannot be reached (the client's WebSocket is closed 1011): counted, and
+    /// a warning for the operator at most once per service every 10 s (``Gateway/warnUpstreamFailure(service:error:answered:)``).
+    var onUpstreamError: @Sendable (_ error: String) -> Void = { _ in }
     /// The service's name, for metrics.
     var serviceName = ""
     let logger: Logger
@@ -160,8 +161,8 @@ struct WebSocketRelay: Sendable {
                 }
             }
         } catch {
-            onUpstreamError()
-            logger.warning("WebSocket upstream failed", metadata: ["upstream": .string(upstreamForLogs), "error": .string("\(error)")])
+            onUpstreamError("\(error)")
+            logger.debug("WebSocket upstream failed", metadata: ["upstream": .string(upstreamForLogs), "error": .string("\(error)")])
             try? await outbound.close(.unexpectedServerError, reason: "upstream unavailable")
         }
     }

@@ -57,7 +57,10 @@ public struct SecurityPolicy: Sendable {
     /// YAML text decoded; `unknownKeys` is given the error of a key the policy does not know (throw it to refuse the
     /// policy, or keep it as a warning: a policy stored before keys were checked still runs).
     static func decode(yaml: String, file: String, unknownKeys: (PolicyError) throws -> Void) throws -> PolicyFile {
-        guard yaml.contains(where: { !$0.isWhitespace }) else {
+        // Nothing but blanks and comments: no document at all (text that is no YAML is the decoder's to say).
+        var empty = false
+        do { empty = try Yams.compose(yaml: yaml) == nil } catch {}
+        guard !empty else {
             throw PolicyError(file: file, key: "", problem: "is empty: a policy has at least its applications (see `gatehouse demo-policy`)")
         }
         if let unknown = PolicyFile.yamlKeys.unknownKey(in: yaml) {

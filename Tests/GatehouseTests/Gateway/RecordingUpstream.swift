@@ -26,7 +26,7 @@ enum RecordingUpstream {
             Response(status: .ok, headers: [.contentType: "application/json"],
                      body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(seen(request)))))
         }
-        for method in [HTTPRequest.Method.get, .post, .put, .delete] {
+        for method in [HTTPRequest.Method.get, .post, .put, .delete, .options] {
             router.on("/", method: method, use: describe)
             router.on("**", method: method, use: describe)
         }

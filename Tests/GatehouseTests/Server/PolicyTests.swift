@@ -51,6 +51,7 @@ import Testing
                     key: "users[0].passwordHash", containing: "bcrypt")
         expectError("applications: [ { id: a, platform: ios ]", key: "", containing: "YAML")
         expectError(" \n", key: "", containing: "is empty")
+        expectError("# only a comment\n", key: "", containing: "is empty")
     }
 
     @Test func aMisspeltKeyIsRefusedWhereItStands() {
