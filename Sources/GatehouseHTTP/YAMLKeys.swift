@@ -30,7 +30,7 @@ public indirect enum YAMLKeys: Sendable {
 
     private func unknownKey(in node: Node, at path: String) -> (path: String, known: [String])? {
         switch (self, node) {
-        case (.keys(let known), .mapping(let mapping)):
+        case (.keys, .mapping(let mapping)), (.entries, .mapping(let mapping)):
             for (key, value) in mapping {
                 // A merge key (`<<: *base`) brings the keys of its mapping (or mappings) here, as the decoder reads it.
                 if key.tag.rawValue == Tag.Name.merge.rawValue {
@@ -39,17 +39,8 @@ public indirect enum YAMLKeys: Sendable {
                 }
                 let name = key.string ?? "\(key)"
                 let place = path.isEmpty ? name : "\(path).\(name)"
-                guard let inner = known[name] else { return (place, known.keys.sorted()) }
+                guard let inner = valueKeys(of: name) else { return (place, knownNames) }
                 if let found = inner.unknownKey(in: value, at: place) { return found }
-            }
-        case (.entries(let inner), .mapping(let mapping)):
-            for (key, value) in mapping {
-                if key.tag.rawValue == Tag.Name.merge.rawValue {
-                    if let found = mergedKey(in: value, at: path) { return found }
-                    continue
-                }
-                let name = key.string ?? "\(key)"
-                if let found = inner.unknownKey(in: value, at: path.isEmpty ? name : "\(path).\(name)") { return found }
             }
         case (.list(let inner), .sequence(let items)):
             for (index, item) in items.enumerated() {
@@ -60,6 +51,21 @@ public indirect enum YAMLKeys: Sendable {
             break
         }
         return nil
+    }
+
+    /// What the value of the key `name` may hold here; `nil` for a key not known.
+    private func valueKeys(of name: String) -> YAMLKeys? {
+        switch self {
+        case .keys(let known): known[name]
+        case .entries(let inner): inner
+        case .list, .any: nil
+        }
+    }
+
+    /// The keys known here, for an error.
+    private var knownNames: [String] {
+        if case .keys(let known) = self { return known.keys.sorted() }
+        return []
     }
 
     /// The keys a merge key brings (its mapping, or each mapping of its list) checked as this place's own.
