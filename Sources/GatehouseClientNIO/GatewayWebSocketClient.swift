@@ -33,7 +33,7 @@ public enum GatewayWebSocketClient {
     /// which a Gatehouse gateway answers itself (`200` when admitted, or its `401`/`403`) and never forwards.
     /// Returns the status, the `WWW-Authenticate` value and the `error` of a JSON body (the gateway's refusals say
     /// `unauthorized` or `forbidden`; an upstream's answer, through a gateway that forwards the request, does not).
-    public static func check(url: String, authorization: String) async throws -> (status: Int, challenge: String?, error: String?) {
+    public static func check(url: String, authorization: String) async throws -> (status: Int, challenge: String?, error: String?, admitted: Bool) {
         guard var components = URLComponents(string: url) else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
         components.scheme = components.scheme == "wss" ? "https" : "http"
         guard let httpURL = components.string else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
@@ -46,7 +46,11 @@ public enum GatewayWebSocketClient {
         let response = try await http.execute(request, timeout: .seconds(30))
         let body = try? await response.body.collect(upTo: 1 << 16)
         let error = body.flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.readableBytesView)) }?["error"]
-        return (Int(response.status.code), response.headers.first(name: "WWW-Authenticate"), error)
+        // The gateway's own admission: its Allow and no body (not a 200 from something in front of it that answers
+        // OPTIONS itself).
+        let admitted = response.status.code == 200 && response.headers.first(name: "Allow") == GatewayAdmissionCheck.allow
+            && (body?.readableBytes ?? 0) == 0
+        return (Int(response.status.code), response.headers.first(name: "WWW-Authenticate"), error, admitted)
     }
 
     /// Sends an upgrade request with `authorization` and returns the status and `WWW-Authenticate` of a refusal
@@ -87,10 +91,10 @@ public enum GatewayWebSocketClient {
                 // Only the gateway's own refusals count: through a gateway that forwards the OPTIONS, the upstream
                 // answers it, and the handshake decides.
                 if !Self.isSingleUse(challenge) {
-                    let (checked, refusal, error) = try await check(url: url, authorization: authorization)
+                    let (checked, refusal, error, gatewayAdmitted) = try await check(url: url, authorization: authorization)
                     if checked == 401, refusal == challenge { continue }
                     if checked == 403, error == "forbidden" { throw GatewayClientError.refused(status: checked, challenge: refusal) }
-                    admitted = checked == 200
+                    admitted = gatewayAdmitted
                 }
                 headers[.authorization] = authorization
             } else if status != 101 && status != 200 {

@@ -1,5 +1,6 @@
 import NIOSSL
 import GatehouseHTTP
+import GatehouseProtocol
 import GatehouseChecks
 import Foundation
 import GatehouseResourceServer
@@ -173,7 +174,7 @@ public final class Gateway: Sendable {
     /// tracing), `CONNECT` would ask the gateway for a tunnel.
     static let refusedMethods: Set<String> = ["TRACE", "TRACK", "CONNECT"]
     /// The methods the gateway relays: its `Allow` (a refused method's `405`, an `OPTIONS` answered by the gateway).
-    static let relayedMethods = "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS"
+    static let relayedMethods = GatewayAdmissionCheck.allow
 
     /// Every plain HTTP request (and refused upgrades); `service` is set to the name of the service it went to.
     func respond(to request: Request, context: GatewayRequestContext, service serviceName: inout String) async throws -> Response {

@@ -50,7 +50,8 @@ public struct GatewayConfiguration: Sendable, Codable {
     /// before it is closed (60 by default).
     public var idleTimeout: Double?
     /// Seconds an upstream may stay silent while its answer is awaited or streamed before its connection is closed
-    /// (`502` if nothing of the answer was sent yet, else the client's connection ends; 120 by default).
+    /// (`504` if nothing of the answer was sent yet, and the request is not sent again; else the client's connection
+    /// ends; 120 by default).
     public var upstreamReadTimeout: Double?
     /// Per-account lockout of the `users` login modules (failed passwords per user name, in this process); the
     /// server's defaults when absent.

@@ -27,7 +27,15 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
     /// Where the connection goes.
     let key: UpstreamKey
     /// The exchange served now; `nil` while idle in the pool.
-    var exchange: (any UpstreamExchange)?
+    var exchange: (any UpstreamExchange)? {
+        didSet {
+            // A new exchange: the upstream's silence counts from its request, not from the connection's idle time.
+            if exchange != nil {
+                readSinceCheck = true
+                silentChecks = 0
+            }
+        }
+    }
     /// Called once when the connection closes (the pool forgets it), with this handler.
     var onClose: ((UpstreamResponseHandler) -> Void)?
     static let maxHeadLength = 64 * 1024
@@ -94,7 +102,9 @@ final class UpstreamResponseHandler: ChannelDuplexHandler {
             } else {
                 self.silentChecks += 1
                 if self.silentChecks >= 4 {
-                    self.timedOut = true
+                    // Only an exchange times out; an idle connection closed here (its close may take a moment
+                    // over TLS) is a connection that closed, for an exchange that takes it meanwhile.
+                    self.timedOut = self.exchange != nil
                     context.close(promise: nil)
                     return
                 }

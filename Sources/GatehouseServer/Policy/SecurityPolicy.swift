@@ -59,7 +59,11 @@ public struct SecurityPolicy: Sendable {
     static func decode(yaml: String, file: String, unknownKeys: (PolicyError) throws -> Void) throws -> PolicyFile {
         // Nothing but blanks and comments: no document at all (text that is no YAML is the decoder's to say).
         var empty = false
-        do { empty = try Yams.compose(yaml: yaml) == nil } catch {}
+        do {
+            // No document, or one that is only `---` or `~`.
+            let root = try Yams.compose(yaml: yaml)
+            empty = root == nil || root?.tag.rawValue == Tag.Name.null.rawValue
+        } catch {}
         guard !empty else {
             throw PolicyError(file: file, key: "", problem: "is empty: a policy has at least its applications (see `gatehouse demo-policy`)")
         }

@@ -82,6 +82,23 @@ import Testing
         }
     }
 
+    @Test(.timeLimit(.minutes(1))) func onAKeptConnectionTheReadTimeoutCountsFromTheRequest() async throws {
+        try await GatewayUpstreamAnswerTests.withGateway(upstreamReadTimeout: 1) { port, upstream in
+            let kept = try RawHTTPConnection(port: port, timeout: .seconds(10))
+            _ = await kept.send("GET /s/length HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await kept.readResponse()?.status == 200)
+            // The kept upstream connection sits idle most of the timeout, then carries a request it never answers:
+            // 504 a whole timeout after the request (not at the end of the idle one's), and never sent again.
+            try await Task.sleep(for: .milliseconds(900))
+            let sent = ContinuousClock.now
+            _ = await kept.send("GET /s/silent HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await kept.readResponse()?.status == 504)
+            let waited = ContinuousClock.now - sent
+            #expect(waited >= .milliseconds(900) && waited < .seconds(8), "\(waited)")
+            #expect(upstream.targets.filter { $0 == "/s/silent" }.count == 1, "\(upstream.targets)")
+        }
+    }
+
     @Test(.timeLimit(.minutes(1))) func anUpstreamSilentPastTheReadTimeoutCostsItsConnection() async throws {
         try await GatewayUpstreamAnswerTests.withGateway(upstreamReadTimeout: 1) { port, _ in
             // Silent before answering: 504 after about the timeout (checked every quarter of it), not never, and not

@@ -52,6 +52,7 @@ import Testing
         expectError("applications: [ { id: a, platform: ios ]", key: "", containing: "YAML")
         expectError(" \n", key: "", containing: "is empty")
         expectError("# only a comment\n", key: "", containing: "is empty")
+        expectError("---\n# applications: to come\n", key: "", containing: "is empty")
     }
 
     @Test func aMisspeltKeyIsRefusedWhereItStands() {
