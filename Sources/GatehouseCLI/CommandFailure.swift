@@ -26,8 +26,7 @@ struct CommandFailure: Error, CustomStringConvertible {
             if let message = error.serverInfo?[.message] { return message }
             return error.underlying.map { words(for: $0) } ?? "\(error.code)"
         case let error as DecodingError:
-            let (place, problem) = error.placeAndProblem
-            return place.isEmpty ? problem : "'\(place)' \(problem)"
+            return error.sentence(whole: "the text")
         case let error as CocoaError:
             return error.localizedDescription
         default:

@@ -169,130 +169,6 @@ public final class Gateway: Sendable {
         ForwardingHeaders(headers: request.headers, host: request.head.authority, peer: context.channel.remoteAddress?.ipAddress,
                           trusted: trustedProxies, proto: tls == nil ? "http" : "https")
     }
-
-    /// Methods never relayed (`405`): `TRACE`/`TRACK` would echo the request's credentials back (cross-site
-    /// tracing), `CONNECT` would ask the gateway for a tunnel.
-    static let refusedMethods: Set<String> = ["TRACE", "TRACK", "CONNECT"]
-    /// The methods the gateway relays: its `Allow` (a refused method's `405`, an `OPTIONS` answered by the gateway).
-    static let relayedMethods = GatewayAdmissionCheck.allow
-
-    /// Every plain HTTP request (and refused upgrades); `service` is set to the name of the service it went to.
-    func respond(to request: Request, context: GatewayRequestContext, service serviceName: inout String) async throws -> Response {
-        let target: RequestTarget
-        switch self.target(of: request) {
-        case .success(let parsed): target = parsed
-        case .failure(let error): return GatewayAnswer.refused(error).response
-        }
-        // The gateway's own probes for load balancers (before any service: a service at `/` cannot hide them).
-        if request.method == .get, target.segments.count == 1, target.segments[0] == "health" || target.segments[0] == "ready" {
-            return GatewayAnswer.probe(target.segments[0] == "health" ? "ok" : "ready").response
-        }
-        if request.method == .get, target.segments == ["metrics"] {
-            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-                            body: .init(byteBuffer: ByteBuffer(bytes: statistics.exposition())))
-        }
-        guard let (service, rest) = route(target) else {
-            return GatewayAnswer.notFound.response
-        }
-        serviceName = service.name
-        if Self.refusedMethods.contains(request.method.rawValue) {
-            var answer = GatewayAnswer.invalidRequest("the gateway does not relay \(request.method.rawValue)", status: 405)
-            answer.headers[.allow] = Self.relayedMethods
-            return answer.response
-        }
-        switch await admit(request, query: target.query, to: service) {
-        case .answer(let answer):
-            return answer.response
-        case .allow(let subject):
-            let url = service.upstreamURL(remainder: rest, query: Self.forwardedQuery(target, service: service))
-            var response = try await proxy.forward(request, to: url, subject: subject, realm: service.realm,
-                                                   forwarding: forwarding(request, context: context),
-                                                   onUpstreamError: { [self] in
-                                                       statistics.upstreamError(service: service.name, protocol: "http")
-                                                       warnUpstreamFailure(service: service.name, error: nil)
-                                                   })
-            // Negotiate's mutual authentication (RFC 4559 §5): the acceptor's token with the successful answer.
-            if let challenge = subject?.successChallenge { response.headers[.wwwAuthenticate] = challenge }
-            return response
-        }
-    }
-
-    /// Checks an upgrade request: accepted ones get their relay ready; refused ones leave their answer.
-    func shouldUpgrade(_ request: Request, context: GatewayRequestContext) async -> RouterShouldUpgrade {
-        let target: RequestTarget
-        switch self.target(of: request) {
-        case .success(let parsed): target = parsed
-        case .failure(let error):
-            refusedUpgrades.record(GatewayAnswer.refused(error), for: context.channel)
-            return .dontUpgrade
-        }
-        guard let (service, rest) = route(target), service.webSocket else { return .dontUpgrade }
-        switch await admit(request, query: target.query, to: service) {
-        case .answer(let answer):
-            refusedUpgrades.record(answer, for: context.channel)
-            return .dontUpgrade
-        case .allow(let subject):
-            let relay = webSocketRelay(service: service, remainder: rest, target: target, subject: subject,
-                                       forwarding: forwarding(request, context: context))
-            acceptedUpgrades.withLock { $0[context.connection] = relay }
-            var upgradeHeaders = HTTPFields()
-            if let challenge = subject?.successChallenge { upgradeHeaders[.wwwAuthenticate] = challenge }
-            return .upgrade(upgradeHeaders)
-        }
-    }
-
-    /// The relay of an accepted WebSocket upgrade for `service`: the upstream URL, the fields it gets (forwarding,
-    /// `X-Gateway-User`), the connection's deadline and, when the realm revalidates, how an in-band answer is checked.
-    func webSocketRelay(service: ProtectedService, remainder rest: ProtectedService.Remainder, target: RequestTarget, subject: Subject?,
-                        forwarding: ForwardingHeaders) -> WebSocketRelay {
-        let realm = service.realm
-        let sessionEnd = realm?.sessionTimeout.map { ContinuousClock.now.advanced(by: $0) }
-        let deadline = Self.connectionDeadline(subject: subject, realm: realm, sessionEnd: sessionEnd)
-        var revalidation: WebSocketRelay.Revalidation?
-        if let realm, realm.revalidate {
-            let roles = service.requiredRoles
-            revalidation = WebSocketRelay.Revalidation(challenge: realm.challenge, grace: realm.revalidationGrace, check: { [statistics] authorization in
-                let (scheme, value) = Credentials.parseAuthorization(authorization)
-                let credentials = Credentials(scheme: scheme, value: value)
-                let decision = await realm.decide(credentials, requiredRoles: roles)
-                statistics.record(realm: realm.name, credentials: credentials, decision: decision)
-                guard case .allow(let subject) = decision else { return nil }
-                return subject
-            }, deadline: { subject in Self.connectionDeadline(subject: subject, realm: realm, sessionEnd: sessionEnd) },
-            user: subject?.name)
-        }
-        var headers = HTTPFields()
-        for (name, value) in forwarding.fields {
-            if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
-        }
-        if let name = subject?.name, let field = HTTPField.Name(HTTPProxy.userHeader) { headers[field] = name }
-        let realmName = service.realm?.name ?? ""
-        return WebSocketRelay(
-            upstreamURL: service.upstreamURL(remainder: rest, query: Self.forwardedQuery(target, service: service), webSocket: true),
-            extraHeaders: headers, maxMessageSize: maxMessageSize, upstreamTLS: upstreamTLS, deadline: deadline, revalidation: revalidation,
-            onExpiry: { [statistics] in statistics.recordExpiry(realm: realmName) },
-            onUpstreamError: { [self] error in
-                statistics.upstreamError(service: service.name, protocol: "websocket")
-                warnUpstreamFailure(service: service.name, error: error, answered: "a WebSocket closed 1011")
-            },
-            serviceName: service.name, logger: logger)
-    }
-
-    /// When a WebSocket of `subject` must authenticate again: the earliest of its credentials' expiry, the realm's
-    /// authorization timeout from now, and the end of its session.
-    static func connectionDeadline(subject: Subject?, realm: Realm?, sessionEnd: ContinuousClock.Instant?) -> WebSocketRelay.Deadline? {
-        var deadline: WebSocketRelay.Deadline?
-        func tighten(_ instant: ContinuousClock.Instant, _ reason: String) {
-            if let current = deadline, current.instant <= instant { return }
-            deadline = .init(instant: instant, reason: reason)
-        }
-        if let expiry = subject?.expiresAt {
-            tighten(ContinuousClock.now.advanced(by: .milliseconds(Int64(max(0, expiry.timeIntervalSinceNow) * 1000))), "credentials expired")
-        }
-        if let timeout = realm?.authorizationTimeout { tighten(ContinuousClock.now.advanced(by: timeout), "authorization timeout") }
-        if let sessionEnd { tighten(sessionEnd, "session timeout") }
-        return deadline
-    }
 }
 
 extension Gateway {
@@ -303,5 +179,12 @@ extension Gateway {
         var metadata: Logger.Metadata = ["service": .string(service), "alike_left_out": .stringConvertible(suppressed)]
         if let error { metadata["error"] = .string(error) }
         logger.warning("upstream unavailable: \(answered)", metadata: metadata)
+    }
+
+    /// An upstream failed a request of `service`: counted (`gatehouse_gateway_upstream_errors_total`) and told to the
+    /// operator (``warnUpstreamFailure(service:error:answered:)``).
+    func upstreamFailed(service: String, protocol kind: String, error: String?, answered: String = "answered 502") {
+        statistics.upstreamError(service: service, protocol: kind)
+        warnUpstreamFailure(service: service, error: error, answered: answered)
     }
 }

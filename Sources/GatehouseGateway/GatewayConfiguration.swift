@@ -117,16 +117,8 @@ public struct GatewayConfiguration: Sendable, Codable {
 
     /// Decodes YAML; relative `usersFile` paths are resolved against `baseDirectory`.
     public static func decode(yaml: String, baseDirectory: String? = nil) throws -> GatewayConfiguration {
-        if let unknown = yamlKeys.unknownKey(in: yaml) {
-            throw GatewayConfigurationError("'\(unknown.path)' is not a key of the gateway's configuration (known there: \(unknown.known.joined(separator: ", ")))")
-        }
-        var configuration: GatewayConfiguration
-        do {
-            configuration = try YAMLDecoder().decode(GatewayConfiguration.self, from: yaml)
-        } catch let error as DecodingError {
-            let (place, problem) = error.placeAndProblem
-            throw GatewayConfigurationError(place.isEmpty ? "the configuration \(problem)" : "'\(place)' \(problem)")
-        }
+        var configuration = try GatewayConfigurationError.decode(
+            GatewayConfiguration.self, yaml: yaml, keys: yamlKeys, keyOf: "the gateway's configuration", whole: "the configuration")
         if let baseDirectory {
             for r in configuration.realms.indices {
                 for m in configuration.realms[r].loginModules.indices {
@@ -156,146 +148,22 @@ extension GatewayConfiguration {
     ])
 }
 
-/// A realm: how requests are challenged and which login modules check the answers.
-public struct RealmConfiguration: Sendable, Codable {
-    public var name: String
-    /// Sent as `realm="<description>"` in the challenge (the name when absent).
-    public var description: String?
-    public var scheme: ChallengeScheme
-    /// Headers that may carry the credentials besides `Authorization` (never forwarded upstream).
-    public var headers: [String]?
-    /// Query parameters that may carry the credentials (a browser's WebSocket cannot set headers); removed from
-    /// the query before it is forwarded upstream.
-    public var queryParameters: [String]?
-    /// Cookies that may carry the credentials; removed from `Cookie` before it is forwarded upstream.
-    public var cookies: [String]?
-    /// Seconds after which an authenticated WebSocket must authenticate again: it is closed, or revalidated in
-    /// band when `revalidate` is set.
-    public var authorizationTimeout: Double?
-    /// Whether a WebSocket whose credentials expire (token expiry, authorization timeout) is challenged again in
-    /// band instead of being closed; the client's challenge handler answers without dropping the connection.
-    public var revalidate: Bool?
-    /// Seconds the client has to answer an in-band challenge (30 by default).
-    public var revalidationGrace: Double?
-    /// Seconds an authenticated WebSocket may live at most.
-    public var sessionTimeout: Double?
-    public var loginModules: [LoginModuleConfiguration]
-
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, description, scheme, headers, queryParameters, cookies, authorizationTimeout, revalidate, revalidationGrace,
-             sessionTimeout, loginModules
-    }
-
-    public init(name: String, description: String? = nil, scheme: ChallengeScheme, headers: [String]? = nil, queryParameters: [String]? = nil,
-                cookies: [String]? = nil, authorizationTimeout: Double? = nil, sessionTimeout: Double? = nil,
-                loginModules: [LoginModuleConfiguration] = []) {
-        self.name = name
-        self.description = description
-        self.scheme = scheme
-        self.headers = headers
-        self.queryParameters = queryParameters
-        self.cookies = cookies
-        self.authorizationTimeout = authorizationTimeout
-        self.sessionTimeout = sessionTimeout
-        self.loginModules = loginModules
-    }
-}
-
-/// One login module of a realm's chain.
-public struct LoginModuleConfiguration: Sendable, Codable {
-    /// `users` (bcrypt users, inline or from `usersFile`), `gatehouse-token` (JWKS or introspection), `kerberos5`
-    /// (SPNEGO tokens of `Negotiate` realms, checked with `keytab`: ``NegotiateLoginModule``), or the name of
-    /// a custom module passed to ``Gateway/init(configuration:customModules:logger:)``.
-    public var type: String
-    public var flag: LoginModuleFlag
-    public var users: [GatewayUser]?
-    /// A YAML file holding a list of users (`username`, `passwordHash`, `roles`).
-    public var usersFile: String?
-    /// `gatehouse-token`: the server's key set, for local verification.
-    public var jwksURL: String?
-    /// `gatehouse-token`: introspection instead of JWKS.
-    public var introspection: IntrospectionConfiguration?
-    /// `gatehouse-token`: scope elements every token must hold.
-    public var requiredScope: String?
-    /// `kerberos5`: the keytab with the service's keys (MIT's default keytab when absent).
-    public var keytab: String?
-    /// `kerberos5`: the only service principal accepted, e.g. `HTTP/gateway.example.com@EXAMPLE.COM` (any key of
-    /// the keytab when absent).
-    public var servicePrincipal: String?
-    /// `kerberos5`: roles by client principal (`alice@EXAMPLE.COM`), by its name without the realm (`alice`), or
-    /// `*` for every other principal.
-    public var principalRoles: [String: [String]]?
-
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case type, flag, users, usersFile, jwksURL, introspection, requiredScope, keytab, servicePrincipal, principalRoles
-    }
-
-    /// The keys a login module may hold (``GatewayConfiguration/yamlKeys``).
-    static let yamlKeys: YAMLKeys = .mapping(CodingKeys.self, [
-        .users: .list(GatewayUser.yamlKeys),
-        .introspection: .mapping(IntrospectionConfiguration.CodingKeys.self),
-        .principalRoles: .entries(.any),
-    ])
-
-    public init(type: String, flag: LoginModuleFlag = .required, users: [GatewayUser]? = nil, usersFile: String? = nil, jwksURL: String? = nil,
-                introspection: IntrospectionConfiguration? = nil, requiredScope: String? = nil, keytab: String? = nil,
-                servicePrincipal: String? = nil, principalRoles: [String: [String]]? = nil) {
-        self.type = type
-        self.flag = flag
-        self.users = users
-        self.usersFile = usersFile
-        self.jwksURL = jwksURL
-        self.introspection = introspection
-        self.requiredScope = requiredScope
-        self.keytab = keytab
-        self.servicePrincipal = servicePrincipal
-        self.principalRoles = principalRoles
-    }
-}
-
-/// A confidential client allowed to introspect tokens at Gatehouse.
-public struct IntrospectionConfiguration: Sendable, Codable {
-    public var serverURL: String
-    public var clientID: String
-    public var secret: String
-
-    enum CodingKeys: String, CodingKey, CaseIterable { case serverURL, clientID, secret }
-
-    public init(serverURL: String, clientID: String, secret: String) {
-        self.serverURL = serverURL
-        self.clientID = clientID
-        self.secret = secret
-    }
-}
-
-/// A protected service: a public path prefix proxied to an upstream.
-public struct ServiceConfiguration: Sendable, Codable {
-    public var name: String
-    /// The public path prefix, e.g. `/echo`; matched on whole segments, the longest prefix wins.
-    public var path: String
-    /// The upstream base URL (`http://host:port/base`); WebSockets go to the same URL with `ws://`.
-    public var upstream: String
-    /// The realm; none means the service is open.
-    public var realm: String?
-    /// Roles the subject must all hold; `*` = any authenticated user. Empty with a realm means `*`.
-    public var requireRoles: [String]?
-    /// Whether WebSocket upgrades are accepted and relayed to the upstream.
-    public var webSocket: Bool?
-
-    enum CodingKeys: String, CodingKey, CaseIterable { case name, path, upstream, realm, requireRoles, webSocket }
-
-    public init(name: String, path: String, upstream: String, realm: String? = nil, requireRoles: [String]? = nil, webSocket: Bool? = nil) {
-        self.name = name
-        self.path = path
-        self.upstream = upstream
-        self.realm = realm
-        self.requireRoles = requireRoles
-        self.webSocket = webSocket
-    }
-}
-
 /// A configuration that cannot run.
 public struct GatewayConfigurationError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+
+    /// `yaml` decoded as `T` once every key is one of `keys`, or the error that says what is wrong and where, in
+    /// words: `keyOf` names what a key belongs to, `whole` the text, `file` (if any) leads the message.
+    static func decode<T: Decodable>(_ type: T.Type, yaml: String, keys: YAMLKeys, keyOf: String, whole: String, file: String? = nil) throws -> T {
+        let lead = file.map { "\($0): " } ?? ""
+        if let unknown = keys.unknownKey(in: yaml) {
+            throw GatewayConfigurationError(lead + "'\(unknown.path)' is not a key of \(keyOf) (known there: \(unknown.known.joined(separator: ", ")))")
+        }
+        do {
+            return try YAMLDecoder().decode(type, from: yaml)
+        } catch let error as DecodingError {
+            throw GatewayConfigurationError(lead + error.sentence(whole: whole))
+        }
+    }
 }

@@ -28,6 +28,11 @@ public indirect enum YAMLKeys: Sendable {
         return unknownKey(in: node, at: "")
     }
 
+    /// ``unknownKey(in:)-(String)`` of a document already composed.
+    public func unknownKey(in document: Node) -> (path: String, known: [String])? {
+        unknownKey(in: document, at: "")
+    }
+
     private func unknownKey(in node: Node, at path: String) -> (path: String, known: [String])? {
         switch (self, node) {
         case (.keys, .mapping(let mapping)), (.entries, .mapping(let mapping)):
@@ -119,5 +124,14 @@ extension DecodingError {
         @unknown default:
             return ("", "\(self)")
         }
+    }
+}
+
+extension DecodingError {
+    /// ``placeAndProblem`` as one sentence: `'services[0].port' must be an integer`, or `<whole> <problem>` for an
+    /// error of the whole text (`the configuration is not valid YAML: ...`).
+    public func sentence(whole: String) -> String {
+        let (place, problem) = placeAndProblem
+        return place.isEmpty ? "\(whole) \(problem)" : "'\(place)' \(problem)"
     }
 }

@@ -1,0 +1,25 @@
+/// A protected service: a public path prefix proxied to an upstream.
+public struct ServiceConfiguration: Sendable, Codable {
+    public var name: String
+    /// The public path prefix, e.g. `/echo`; matched on whole segments, the longest prefix wins.
+    public var path: String
+    /// The upstream base URL (`http://host:port/base`); WebSockets go to the same URL with `ws://`.
+    public var upstream: String
+    /// The realm; none means the service is open.
+    public var realm: String?
+    /// Roles the subject must all hold; `*` = any authenticated user. Empty with a realm means `*`.
+    public var requireRoles: [String]?
+    /// Whether WebSocket upgrades are accepted and relayed to the upstream.
+    public var webSocket: Bool?
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, path, upstream, realm, requireRoles, webSocket }
+
+    public init(name: String, path: String, upstream: String, realm: String? = nil, requireRoles: [String]? = nil, webSocket: Bool? = nil) {
+        self.name = name
+        self.path = path
+        self.upstream = upstream
+        self.realm = realm
+        self.requireRoles = requireRoles
+        self.webSocket = webSocket
+    }
+}
