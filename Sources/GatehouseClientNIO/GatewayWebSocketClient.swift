@@ -23,6 +23,14 @@ import Synchronization
 public enum GatewayWebSocketClient {
     static let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
 
+    /// The `http`/`https` URL a WebSocket URL's handshake goes to.
+    static func httpURL(of url: String) throws -> String {
+        guard var components = URLComponents(string: url) else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
+        components.scheme = components.scheme == "wss" ? "https" : "http"
+        guard let httpURL = components.string else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
+        return httpURL
+    }
+
     /// Whether the answers to `challenge` are good for one request only: `Negotiate` and `Application Negotiate`.
     static func isSingleUse(_ challenge: String) -> Bool {
         let scheme = challenge.lowercased()
@@ -34,9 +42,7 @@ public enum GatewayWebSocketClient {
     /// Returns the status, the `WWW-Authenticate` value and the `error` of a JSON body (the gateway's refusals say
     /// `unauthorized` or `forbidden`; an upstream's answer, through a gateway that forwards the request, does not).
     public static func check(url: String, authorization: String) async throws -> (status: Int, challenge: String?, error: String?, admitted: Bool) {
-        guard var components = URLComponents(string: url) else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
-        components.scheme = components.scheme == "wss" ? "https" : "http"
-        guard let httpURL = components.string else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
+        let httpURL = try httpURL(of: url)
         var request = HTTPClientRequest(url: httpURL)
         request.method = .OPTIONS
         request.headers.add(name: "Max-Forwards", value: "0")
@@ -56,9 +62,7 @@ public enum GatewayWebSocketClient {
     /// Sends an upgrade request with `authorization` and returns the status and `WWW-Authenticate` of a refusal
     /// (`101` when the gateway would upgrade: the connection is then dropped at once).
     public static func probe(url: String, authorization: String? = nil) async throws -> (status: Int, challenge: String?) {
-        guard var components = URLComponents(string: url) else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
-        components.scheme = components.scheme == "wss" ? "https" : "http"
-        guard let httpURL = components.string else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
+        let httpURL = try httpURL(of: url)
         var request = HTTPClientRequest(url: httpURL)
         request.headers.add(name: "Connection", value: "Upgrade")
         request.headers.add(name: "Upgrade", value: "websocket")

@@ -1,4 +1,4 @@
-// One file on purpose (about 970 lines): a channel handler is one state machine — the bytes read, the exchange in
+// One file on purpose (about 990 lines): a channel handler is one state machine — the bytes read, the exchange in
 // flight and its phase, the held reads, the kept upstream connection and route, the hand-over to Hummingbird or a
 // WebSocket bridge — whose state is private to it; split across files it would have to be made internal to the
 // module. What is not that state lives apart: `GatewayHTTPHandler+Exchange` (an exchange and its route),
@@ -690,8 +690,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             }
             switch result {
             case .failure(let error):
-                gateway.warnUpstreamFailure(service: exchange.service, error: "\(error)")
-                upstreamUnavailable(exchange)
+                upstreamUnavailable(exchange, error: "\(error)")
             case .success(let connection):
                 attach(exchange, to: connection)
             }
@@ -719,12 +718,13 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     /// The upstream could not be reached or dropped the request before answering: `502` (or `400` when the
     /// client's own body failed).
-    private func upstreamUnavailable(_ exchange: Exchange) {
+    private func upstreamUnavailable(_ exchange: Exchange, error: String) {
         if exchange.bodyFailed {
+            gateway.warnUpstreamFailure(service: exchange.service, error: error)
             answer(exchange, GatewayAnswer.invalidRequest("the request body is malformed or incomplete"))
             return
         }
-        gateway.statistics.upstreamError(service: exchange.service, protocol: "http")
+        gateway.upstreamFailed(service: exchange.service, protocol: "http", error: error)
         answer(exchange, .badGateway)
     }
 
@@ -815,8 +815,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         if !exchange.responseStarted {
             if timedOut {
                 // Silent past the read timeout: the upstream may be working on it still, so never sent again.
-                gateway.warnUpstreamFailure(service: exchange.service, error: "no answer within the upstream read timeout", answered: "answered 504")
-                gateway.statistics.upstreamError(service: exchange.service, protocol: "http")
+                gateway.upstreamFailed(service: exchange.service, protocol: "http", error: "no answer within the upstream read timeout",
+                                       answered: "answered 504")
                 answer(exchange, .gatewayTimeout)
                 return
             }
@@ -829,13 +829,11 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 connect(exchange, fresh: true)
                 return
             }
-            gateway.warnUpstreamFailure(service: exchange.service, error: "the upstream closed the connection before answering")
-            upstreamUnavailable(exchange)
+            upstreamUnavailable(exchange, error: "the upstream closed the connection before answering")
             return
         }
         // Mid-answer: the client's answer cannot be completed.
-        gateway.statistics.upstreamError(service: exchange.service, protocol: "http")
-        gateway.warnUpstreamFailure(service: exchange.service, error: nil, answered: "the answer was cut off, the client's connection closed")
+        gateway.upstreamFailed(service: exchange.service, protocol: "http", error: nil, answered: "the answer was cut off, the client's connection closed")
         count(exchange)
         self.exchange = nil
         close()

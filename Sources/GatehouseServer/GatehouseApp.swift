@@ -179,8 +179,8 @@ public enum Gatehouse {
         // A policy that keeps the demo's published secrets (the demo's own included) is refused by the compiler on any
         // host but loopback, where anyone who read the README could otherwise administer the server or log in.
         let file = try compiler.compile(yaml: text, file: fileName, version: 0)
-        if let path = configuration.policyPath, !DemoPolicy.publishedCredentials(in: file.policy).isEmpty {
-            logger.warning("\(path) keeps the demo's published secrets (\(DemoPolicy.publishedCredentials(in: file.policy).joined(separator: ", "))): fine on loopback, refused on any other host")
+        if let path = configuration.policyPath, case let published = DemoPolicy.publishedCredentials(in: file.policy), !published.isEmpty {
+            logger.warning("\(path) keeps the demo's published secrets (\(published.joined(separator: ", "))): fine on loopback, refused on any other host")
         }
         guard let stored = try await compiler.store.latestPolicy() else { return file }
         do {

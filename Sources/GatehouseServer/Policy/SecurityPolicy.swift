@@ -57,22 +57,26 @@ public struct SecurityPolicy: Sendable {
     /// YAML text decoded; `unknownKeys` is given the error of a key the policy does not know (throw it to refuse the
     /// policy, or keep it as a warning: a policy stored before keys were checked still runs).
     static func decode(yaml: String, file: String, unknownKeys: (PolicyError) throws -> Void) throws -> PolicyFile {
-        // Nothing but blanks and comments: no document at all (text that is no YAML is the decoder's to say).
-        var empty = false
+        // The text composed once: checked for its keys, then decoded. Text that is no YAML is the decoder's to say
+        // (its error names the line and column).
+        let document: Node?
         do {
-            // No document, or one that is only `---` or `~`.
-            let root = try Yams.compose(yaml: yaml)
-            empty = root == nil || root?.tag.rawValue == Tag.Name.null.rawValue
-        } catch {}
-        guard !empty else {
+            document = try Yams.compose(yaml: yaml)
+        } catch {
+            // Not YAML: said as the decoder says it (with its line and column).
+            do { _ = try YAMLDecoder().decode(PolicyFile.self, from: yaml) } catch let error as DecodingError { throw Self.policyError(file: file, error) }
+            throw PolicyError(file: file, key: "", problem: "is not valid YAML (\(error))")
+        }
+        // No document (blanks and comments), or one that is only `---` or `~`.
+        guard let document, document.tag.rawValue != Tag.Name.null.rawValue else {
             throw PolicyError(file: file, key: "", problem: "is empty: a policy has at least its applications (see `gatehouse demo-policy`)")
         }
-        if let unknown = PolicyFile.yamlKeys.unknownKey(in: yaml) {
+        if let unknown = PolicyFile.yamlKeys.unknownKey(in: document) {
             try unknownKeys(PolicyError(file: file, key: unknown.path,
                                         problem: "is not a policy key (known there: \(unknown.known.joined(separator: ", ")))"))
         }
         do {
-            return try YAMLDecoder().decode(PolicyFile.self, from: yaml)
+            return try YAMLDecoder().decode(PolicyFile.self, from: document)
         } catch let error as DecodingError {
             throw Self.policyError(file: file, error)
         } catch {

@@ -78,8 +78,9 @@ struct ClientAssertionVerifier: Sendable {
             guard let given = claims.jti, ConstantTime.equals(given, jti) else { throw refuse("client_assertion jti must be the code") }
         } else {
             // This node's memory first (no store call for a replay it saw), then the store's, which every node shares.
-            guard used.consume(assertion, expiresAt: exp + Self.skew, now: now),
-                  try await store.consumeAssertion(digest: UsedAssertions.digest(of: assertion), expiresAt: exp + Self.skew, now: now)
+            let digest = UsedAssertions.digest(of: assertion)
+            guard used.consume(digest, expiresAt: exp + Self.skew, now: now),
+                  try await store.consumeAssertion(digest: UsedAssertions.hex(digest), expiresAt: exp + Self.skew, now: now)
             else { throw refuse("client_assertion was used already") }
         }
         return registration

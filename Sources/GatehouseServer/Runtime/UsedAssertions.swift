@@ -17,16 +17,20 @@ final class UsedAssertions: Sendable {
         used = Mutex(ExpiringEntries(capacity: capacity, overflow: .refuse))
     }
 
-    /// The hex SHA-256 of an assertion: how the store records it (never the assertion itself).
-    static func digest(of assertion: String) -> String {
-        SHA256.hash(data: Data(assertion.utf8)).map { String(format: "%02x", $0) }.joined()
+    /// The SHA-256 of an assertion: how this memory and the store (``hex(_:)``) record it, never the assertion itself.
+    static func digest(of assertion: String) -> SHA256.Digest {
+        SHA256.hash(data: Data(assertion.utf8))
     }
 
-    /// Records `assertion` as used until `expiresAt` (epoch ms); `false` when it was used already (or when the
+    /// A digest as the store records it.
+    static func hex(_ digest: SHA256.Digest) -> String {
+        digest.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Records the assertion of `digest` as used until `expiresAt` (epoch ms); `false` when it was used already (or when the
     /// memory is full of unexpired assertions, failing closed).
-    func consume(_ assertion: String, expiresAt: Int64, now: Int64) -> Bool {
-        let digest = SHA256.hash(data: Data(assertion.utf8))
-        return used.withLock { used in
+    func consume(_ digest: SHA256.Digest, expiresAt: Int64, now: Int64) -> Bool {
+        used.withLock { used in
             // Used until its expiry, inclusive.
             if used.value(for: digest, now: now - 1) != nil { return false }
             return used.insert((), for: digest, expires: expiresAt, now: now - 1)
