@@ -1,11 +1,13 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NIOCore
 
-/// An upstream for tests and the demo: WebSocket echo on every path, and an HTTP echo that describes the
-/// request it got (`GET /path?query user=<X-Gateway-User> authorization=<...> body=<...>`).
+/// An upstream for tests and the demo: WebSocket echo on every path (selecting the first sub-protocol offered), and
+/// an HTTP echo that describes the request it got (`GET /path?query user=<X-Gateway-User> authorization=<...>
+/// body=<...>`).
 public enum EchoService {
     public static func makeApplication(
         host: String = "127.0.0.1", port: Int = 0, logger: Logger = Logger(label: "echo-service"),
@@ -29,8 +31,14 @@ public enum EchoService {
                 try await outbound.write(WebSocketRelay.frame(message))
             }
         }
-        webSocketRouter.ws("/", onUpgrade: echo)
-        webSocketRouter.ws("**", onUpgrade: echo)
+        // The first sub-protocol the client offers is selected, as an application's server would select one.
+        let selectFirstProtocol: @Sendable (Request, BasicWebSocketRequestContext) async throws -> RouterShouldUpgrade = { request, _ in
+            guard let offered = request.headers[.secWebSocketProtocol]?.split(separator: ",").first else { return .upgrade([:]) }
+            let name = offered.trimmingCharacters(in: .whitespaces)
+            return name.isEmpty ? .upgrade([:]) : .upgrade([.secWebSocketProtocol: name])
+        }
+        webSocketRouter.ws("/", shouldUpgrade: selectFirstProtocol, onUpgrade: echo)
+        webSocketRouter.ws("**", shouldUpgrade: selectFirstProtocol, onUpgrade: echo)
         return Application(
             router: router, server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter),
             configuration: .init(address: .hostname(host, port: port)),

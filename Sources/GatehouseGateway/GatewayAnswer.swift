@@ -35,7 +35,10 @@ struct GatewayAnswer: Sendable {
     }
 
     /// `403 {"error":"forbidden",...}`: authenticated, without a role the service requires.
-    static var forbidden: GatewayAnswer { error("forbidden", "the authenticated user lacks a role this service requires", status: 403) }
+    static var forbidden: GatewayAnswer { forbidden(because: "the authenticated user lacks a role this service requires") }
+
+    /// `403 {"error":"forbidden","error_description":"<description>"}`.
+    static func forbidden(because description: String) -> GatewayAnswer { error("forbidden", description, status: 403) }
 
     /// `404 {"error":"not_found",...}`: no service at the path.
     static var notFound: GatewayAnswer { error("not_found", "no service at this path", status: 404) }

@@ -60,11 +60,12 @@ struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
 
     func handle(value: Value, logger: Logger) async {
         await inner.handle(value: value, logger: ClientCausedErrorLogHandler.demoting(logger))
-        // A connection the gateway's own handlers serve (plain HTTP, a WebSocket bridged on the event loop) lives on
-        // without Hummingbird's task.
+        // A connection the gateway's own handlers serve (plain HTTP, a KAAZING handshake, a WebSocket bridged on the
+        // event loop) lives on without Hummingbird's task.
         let channel = value.channel
         let pipeline = channel.pipeline
         let owned = pipeline.handler(type: GatewayHTTPHandler.self).map { _ in true }
+            .flatMapError { _ in pipeline.handler(type: KaazingHandshakeHandler.self).map { _ in true } }
             .flatMapError { _ in pipeline.handler(type: WebSocketSideHandler.self).map { _ in true } }
             .recover { _ in false }
         if (try? await owned.get()) == true { return }

@@ -8,6 +8,7 @@
 
 import Crypto
 import Foundation
+import GatehouseProtocol
 import GatehouseHTTP
 import HummingbirdWebSocket
 import HTTPTypes
@@ -498,6 +499,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.keepAlive = false
         exchange.route = Route(text: head.target, target: target, service: service, remainder: remainder)
         exchange.fields = head.allFields
+        if KaazingHandshake.isRequested(byProtocolFields: head.values("sec-websocket-protocol")) {
+            startKaazingHandshake(exchange, key: key)
+            return true
+        }
         if let admission = gateway.admitNow(headers: exchange.fields, query: target.query, to: service) {
             webSocketAdmitted(exchange, admission, key: key)
             return true
@@ -541,26 +546,67 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                                          tls: gateway.upstreamPools, eventLoop: context.eventLoop)
             // Out of this handler's read before it is removed; what the client sends meanwhile is kept (`upgrading`).
             context.eventLoop.assumeIsolated().execute { [self] in
-                switchToWebSocket(context, bridge: bridge)
+                switchToWebSocket(context) { operations, encoder in
+                    // The side is added last: it writes a frame as it came from the encoder's place. One at a time:
+                    // `addHandlers` at `.after` adds the last one first.
+                    let side = WebSocketSideHandler(side: .client, bridge: bridge)
+                    let reader = WebSocketFrameReadingHandler(maxFrameSize: gateway.maxMessageSize, side: side)
+                    try operations.addHandler(reader, position: .after(encoder))
+                    try operations.addHandler(side, position: .after(reader))
+                }
             }
         }
     }
 
-    /// The connection's pipeline after a `101`: NIO's WebSocket frame encoder, the frames' reader and the bridge's
-    /// client side in place of this handler, the HTTP codec, Hummingbird's upgrader (its connection task ends) and the
-    /// first-request guard. Frames the client sent right behind its request go to the frames' reader.
-    private func switchToWebSocket(_ context: ChannelHandlerContext, bridge: WebSocketBridge) {
+    /// A KAAZING client's upgrade (``KaazingHandshake``), on any WebSocket service: `101` selecting
+    /// `x-kaazing-handshake` and the balancer frame at once, then a ``KaazingHandshakeHandler`` (behind NIO's frame
+    /// encoder) in this handler's place, which has the realm decide on the request inside the WebSocket.
+    private func startKaazingHandshake(_ exchange: Exchange, key: String) {
+        guard let context, let route = exchange.route else { return }
+        let target = route.target
+        let upgrade = KaazingHandshakeHandler.Upgrade(
+            service: route.service, remainder: route.remainder,
+            target: RequestTarget(segments: target.segments, trailingSlash: target.trailingSlash,
+                                  query: CredentialCarriers.query(target.query, removing: [KaazingHandshake.libraryParameter])),
+            fields: exchange.fields, key: key, forwarding: forwarding(exchange))
+        var answer = allocator.buffer(capacity: 256)
+        answer.writeStaticString("HTTP/1.1 101 Web Socket Protocol Handshake\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ")
+        answer.writeString(Self.webSocketAccept(key))
+        answer.writeStaticString("\r\nSec-WebSocket-Protocol: ")
+        answer.writeString(KaazingHandshake.protocolName)
+        answer.writeStaticString("\r\n\r\n")
+        // The balancer's "no redirect", a binary frame: this gateway is the one to talk to.
+        answer.writeBytes([0x82, UInt8(KaazingHandshake.noRedirect.count)])
+        answer.writeBytes(KaazingHandshake.noRedirect)
+        progress.answered = true
+        context.writeAndFlush(wrapOutboundOut(answer), promise: nil)
+        self.exchange = nil
+        removed = true
+        upgrading = true
+        idleTimer?.cancel()
+        idleTimer = nil
+        let handshake = KaazingHandshakeHandler(gateway: gateway, upgrade: upgrade)
+        context.eventLoop.assumeIsolated().execute { [self] in
+            switchToWebSocket(context) { operations, encoder in
+                try operations.addHandler(handshake, position: .after(encoder))
+            }
+        }
+    }
+
+    /// The connection's pipeline after a `101`: NIO's WebSocket frame encoder and what `addHandlers` puts behind it
+    /// (the frames' reader and a bridge's client side, or KAAZING's handshake) in place of this handler, the HTTP
+    /// codec, Hummingbird's upgrader (its connection task ends) and the first-request guard. Frames the client sent
+    /// right behind its request go to what was added.
+    private func switchToWebSocket(
+        _ context: ChannelHandlerContext,
+        addHandlers: (ChannelPipeline.SynchronousOperations, WebSocketFrameEncoder) throws -> Void
+    ) {
         let operations = context.pipeline.syncOperations
         do {
-            // Socket side first: the encoder must see what the bridge writes, and be there when the side is added
-            // (the side writes a frame as it came from the encoder's place). One at a time: `addHandlers` at
-            // `.after` adds the last one first.
-            let side = WebSocketSideHandler(side: .client, bridge: bridge)
+            // Socket side first: the encoder must see what is written behind it.
             let encoder = WebSocketFrameEncoder()
-            let reader = WebSocketFrameReadingHandler(maxFrameSize: gateway.maxMessageSize, side: side)
             try operations.addHandler(encoder, position: .after(self))
-            try operations.addHandler(reader, position: .after(encoder))
-            try operations.addHandler(side, position: .after(reader))
+            try addHandlers(operations, encoder)
             leaveHummingbird()
             let channel = context.channel
             upgrading = false

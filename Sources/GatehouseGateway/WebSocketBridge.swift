@@ -36,6 +36,8 @@ final class WebSocketBridge {
         var target: String
         /// The `Host` value.
         var authority: String
+        /// The `Sec-WebSocket-Protocol` asked of the upstream (the application's protocols), if any.
+        var protocols: String? = nil
     }
 
     /// One direction's progress through the current data message.
@@ -58,6 +60,9 @@ final class WebSocketBridge {
     private let openWebSockets: OpenWebSockets
     private let tls: UpstreamPools
     private let eventLoop: any EventLoop
+    /// The frames the client gets once the upstream accepted, before any of the upstream's, given the sub-protocol
+    /// the upstream selected: KAAZING's inner `101` (``KaazingHandshakeHandler``). `nil`: the client had its `101`.
+    private let opening: ((String?) -> [WebSocketFrame])?
     private var handlers = SideHandlers()
     private var open = Sides()
     private var closeSent = Sides()
@@ -84,8 +89,9 @@ final class WebSocketBridge {
     private static let answer = Array(GatewayRevalidation.answerPrefix.utf8)
 
     init(relay: WebSocketRelay, upstream: Upstream, statistics: GatewayStatistics, openWebSockets: OpenWebSockets, tls: UpstreamPools,
-         eventLoop: any EventLoop) {
+         eventLoop: any EventLoop, opening: ((String?) -> [WebSocketFrame])? = nil) {
         self.relay = relay
+        self.opening = opening
         self.upstreamTarget = upstream
         self.statistics = statistics
         self.openWebSockets = openWebSockets
@@ -150,6 +156,7 @@ final class WebSocketBridge {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: upstreamTarget.authority)
         for field in relay.extraHeaders { headers.add(name: field.name.rawName, value: field.value) }
+        if let protocols = upstreamTarget.protocols { headers.add(name: "Sec-WebSocket-Protocol", value: protocols) }
         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: upstreamTarget.target, headers: headers)
         let host = upstreamTarget.key.host
         let maxFrameSize = relay.maxMessageSize
@@ -161,8 +168,9 @@ final class WebSocketBridge {
                     try UpstreamTLS.add(sslContext, host: host, to: channel.pipeline.syncOperations)
                     let upgrader = NIOTypedWebSocketClientUpgrader<Bool>(
                         maxFrameSize: maxFrameSize, enableAutomaticErrorHandling: false,
-                        upgradePipelineHandler: { channel, _ in
+                        upgradePipelineHandler: { channel, response in
                             channel.eventLoop.makeCompletedFuture {
+                                bound.value.upstreamAccepted(response)
                                 // The frames are read by a reader in front of NIO's decoder, which the upgrader installed:
                                 // the reader takes every byte, so the decoder, whose removal takes effect a moment later,
                                 // never sees one.
@@ -204,6 +212,13 @@ final class WebSocketBridge {
                     bound.value.upstreamUnavailable(error)
                 }
             }
+    }
+
+    /// The upstream answered `101`, before any of its frames is read: the client's opening, if it waits for one.
+    private func upstreamAccepted(_ response: HTTPResponseHead) {
+        guard let opening, !finished, let client = handlers[.client] else { return }
+        for frame in opening(response.headers.first(name: "Sec-WebSocket-Protocol")) { client.write(frame) }
+        client.flush()
     }
 
     private func upstreamUnavailable(_ error: (any Error)?) {

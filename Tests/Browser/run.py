@@ -44,6 +44,8 @@ import time
 import urllib.parse
 from pathlib import Path
 
+import fixtures
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 APP_DIR = HERE / "app"
@@ -748,8 +750,9 @@ class Settings:
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gatehouse", default=str(REPO / ".build/debug/gatehouse"), help="the gatehouse binary")
-    parser.add_argument("--sdk", default=str(REPO.parent / "shared/clients/ibm-mfp-web-sdk"),
-                        help="the ibm-mfp-web-sdk folder (served unmodified under /sdk/)")
+    parser.add_argument("--sdk", default=None,
+                        help="the ibm-mfp-web-sdk folder (served unmodified under /sdk/; default: ../shared/clients/, "
+                             "else the pinned download, see fixtures.py)")
     parser.add_argument("--mode", choices=MODES + ("both",), default="both",
                         help="which mode(s) to run (default: both, same-origin first)")
     parser.add_argument("--chromium", default=None, help="the Chromium binary (default: chromium on PATH)")
@@ -771,6 +774,12 @@ def main():
     settings.gatehouse = Path(args.gatehouse)
     if not settings.gatehouse.is_absolute():
         settings.gatehouse = Path.cwd() / settings.gatehouse
+    if args.sdk is None:
+        try:
+            args.sdk = str(fixtures.client("ibm-mfp-web-sdk"))
+        except fixtures.FixtureError as error:
+            log(f"FAIL setup: {error}")
+            return 2
     settings.sdk = Path(args.sdk).resolve()
     for required in (settings.sdk / "ibmmfpf.js", settings.sdk / "lib/analytics/ibmmfpfanalytics.js"):
         if not required.is_file():

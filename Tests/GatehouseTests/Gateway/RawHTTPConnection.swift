@@ -70,6 +70,20 @@ final class RawHTTPConnection: @unchecked Sendable {
         }
     }
 
+    /// Reads exactly `count` bytes; `nil` when the connection ends (or the timeout passes) first.
+    func readBytes(count: Int) async -> [UInt8]? {
+        await Self.onThread { [descriptor] in
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: max(1, min(count, 16 * 1024)))
+            while received.count < count {
+                let got = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, min($0.count, count - received.count)) }
+                guard got > 0 else { return nil }
+                received += buffer[..<got]
+            }
+            return received
+        }
+    }
+
     /// Reads one response (head, then a `Content-Length` body unless it answers a `HEAD`); `nil` when the connection
     /// ends first.
     func readResponse(toHEAD: Bool = false) async -> RawHTTPResponse? {

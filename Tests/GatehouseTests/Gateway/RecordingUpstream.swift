@@ -9,7 +9,8 @@ import NIOCore
 /// An upstream for the gateway's hostile-input tests. HTTP: answers every request with JSON describing exactly
 /// what reached it (`target`: the raw request target, `headers`: every field, repeated ones joined by `\n`).
 /// WebSocket: `/phish` first sends the gateway's reserved frames (a challenge, an answer) and then `hello`; any
-/// other path first sends `seen:` + the JSON description of its handshake; every path then answers each message
+/// other path selects the first sub-protocol offered and first sends `seen:` + the JSON description of its handshake;
+/// every path then answers each message
 /// `m` with `got:m`, so that a reserved frame the gateway let through would show.
 enum RecordingUpstream {
     struct Seen: Codable, Sendable {
@@ -46,7 +47,11 @@ enum RecordingUpstream {
             }
         }
         webSocketRouter.ws("/phish", onUpgrade: phish)
-        webSocketRouter.ws("**", onUpgrade: echo)
+        // The first sub-protocol offered is selected, as an application's server would.
+        webSocketRouter.ws("**", shouldUpgrade: { request, _ in
+            let first = request.headers[.secWebSocketProtocol]?.split(separator: ",").first?.trimmingCharacters(in: .whitespaces) ?? ""
+            return first.isEmpty ? .upgrade([:]) : .upgrade([.secWebSocketProtocol: first])
+        }, onUpgrade: echo)
         return Application(
             router: router, server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),

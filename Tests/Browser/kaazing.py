@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Browser test: the KAAZING JavaScript client 5.0.0-4, unmodified, in headless Chromium, through `gatehouse gateway`.
+
+    python3 Tests/Browser/kaazing.py [--gatehouse .build/debug/gatehouse] [--verbose] [--keep]
+
+A WebSocket echo upstream (Python's `websockets`, selecting the sub-protocol `chat` when offered) behind a real
+`gatehouse gateway --port 0` with three services: /open (no realm), /basic (realm "Basic Realm", scheme Basic) and
+/appbasic (realm "Application Realm", scheme Application Basic), both realms requiring the role AUTHORIZED (joe/welcome
+has it, ann/secret does not). A static server (no forwarding) serves the page Tests/Browser/app/kaazing.html and the
+client under /sdk/; the page opens each service with the client's WebSocketFactory and BasicChallengeHandler, every
+step reported as `PASS [kaazing] step: …`. Then the gateway's /metrics must show what the page says happened: each
+connection to a realm challenged once without credentials, then the passwords the loginHandler gave (right, wrong,
+without the role) decided by the realm's login chain.
+"""
+
+import argparse
+import asyncio
+import atexit
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import fixtures
+import run as browser_test
+from run import Browser, ModeRun, log, on_cleanup, run_cleanups, start_server, make_proxy_handler
+
+REQUIRED_STEPS = [
+    "open-service-echoes",
+    "basic-password-reaches-loginHandler-and-opens",
+    "basic-wrong-password-refused-after-retry-limit",
+    "application-basic-password-reaches-loginHandler-and-opens",
+    "application-basic-wrong-password-refused-after-retry-limit",
+    "user-without-the-role-fails",
+]
+# What the gateway must have counted (gatehouse_gateway_authentications_total{realm, result}) after the page: each
+# connection's first request inside the handshake carries no credentials (a challenge), then the loginHandler's.
+EXPECTED_AUTHENTICATIONS = {
+    ("basic", "challenge"): 2, ("basic", "success"): 1, ("basic", "failure"): 2,
+    ("appbasic", "challenge"): 3, ("appbasic", "success"): 1, ("appbasic", "failure"): 2, ("appbasic", "forbidden"): 1,
+}
+BANNER = re.compile(r"Gatehouse gateway listens on http://([^\s:]+):(\d+)")
+
+
+class EchoUpstream:
+    """A WebSocket echo on a free loopback port, in a thread of its own, until the cleanup scope ends."""
+
+    def __init__(self, log_path):
+        import logging
+        import websockets
+        handler = logging.FileHandler(log_path, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logger = logging.getLogger("websockets")
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(handler)
+        self.log_path = log_path
+        self.port = None
+        ready = threading.Event()
+        self.loop = asyncio.new_event_loop()
+
+        async def echo(connection, *_):
+            async for message in connection:
+                await connection.send(message)
+
+        async def main():
+            self.stop_event = asyncio.Event()
+            def select(_connection, offered):
+                return "chat" if "chat" in offered else None  # none offered: no sub-protocol
+
+            async with websockets.serve(echo, "127.0.0.1", 0, select_subprotocol=select) as server:
+                self.port = next(iter(server.sockets)).getsockname()[1]
+                ready.set()
+                await self.stop_event.wait()
+
+        self.thread = threading.Thread(target=lambda: self.loop.run_until_complete(main()), daemon=True)
+        self.thread.start()
+        if not ready.wait(15):
+            raise RuntimeError("the echo upstream did not start")
+        on_cleanup(self.stop)
+
+    def stop(self):
+        self.loop.call_soon_threadsafe(self.stop_event.set)
+        self.thread.join(5)
+
+
+def hash_password(gatehouse, password):
+    return subprocess.run([str(gatehouse), "hash-password", "--cost", "4"], input=password + "\n", capture_output=True,
+                          text=True, timeout=30, check=True).stdout.strip()
+
+
+def gateway_configuration(gatehouse, upstream_port):
+    joe = hash_password(gatehouse, "welcome")
+    ann = hash_password(gatehouse, "secret")
+    users = (f'[{{ username: joe, passwordHash: "{joe}", roles: [AUTHORIZED] }}, '
+             f'{{ username: ann, passwordHash: "{ann}", roles: [GUEST] }}]')
+    upstream = f"http://127.0.0.1:{upstream_port}"
+    return f"""host: 127.0.0.1
+port: 0
+realms:
+  - name: basic
+    description: Basic Realm
+    scheme: Basic
+    loginModules: [{{ type: users, flag: required, users: {users} }}]
+  - name: appbasic
+    description: Application Realm
+    scheme: Application Basic
+    loginModules: [{{ type: users, flag: required, users: {users} }}]
+services:
+  - {{ name: open, path: /open, upstream: "{upstream}/", webSocket: true }}
+  - {{ name: basic, path: /basic, upstream: "{upstream}/", realm: basic, requireRoles: [AUTHORIZED], webSocket: true }}
+  - {{ name: appbasic, path: /appbasic, upstream: "{upstream}/", realm: appbasic, requireRoles: [AUTHORIZED], webSocket: true }}
+"""
+
+
+class GatewayProcess:
+    def __init__(self, binary, config, log_path, start_timeout):
+        self.output = []
+        self.log_file = open(log_path, "w", encoding="utf-8")
+        command = [str(binary), "gateway", "--config", str(config), "--port", "0", "--log-level", "debug"]
+        log(f"starting: {' '.join(command)}")
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True, errors="replace")
+        on_cleanup(self.stop)
+        self._ready = threading.Event()
+        self.port = None
+        threading.Thread(target=self._read, daemon=True).start()
+        if not self._ready.wait(start_timeout):
+            raise RuntimeError(f"the gateway printed no banner within {start_timeout} s:\n" + self.text())
+        log(f"gateway listens on 127.0.0.1:{self.port} (pid {self.process.pid})")
+
+    def _read(self):
+        for line in self.process.stdout:
+            self.output.append(line)
+            self.log_file.write(line)
+            self.log_file.flush()
+            match = BANNER.search(line)
+            if match and self.port is None:
+                self.port = int(match.group(2))
+                self._ready.set()
+
+    def text(self):
+        return "".join(self.output).rstrip()
+
+    def metrics(self):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as response:
+            return response.read().decode()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        self.log_file.close()
+
+
+def authentications(metrics):
+    counts = {}
+    pattern = re.compile(r'^gatehouse_gateway_authentications_total\{([^}]*)\} (\d+)', re.MULTILINE)
+    for labels, value in pattern.findall(metrics):
+        named = dict(re.findall(r'(\w+)="([^"]*)"', labels))
+        counts[(named.get("realm"), named.get("result"))] = int(value)
+    return counts
+
+
+def kaazing_run(settings, run, folder):
+    client = fixtures.client("kaazing-javascript-client")
+    echo = EchoUpstream(folder / "echo.log")
+    log(f"echo upstream on 127.0.0.1:{echo.port}; KAAZING client from {client}")
+    run.logs.append(("echo upstream log (Python websockets)", lambda: echo.log_path.read_text(encoding="utf-8")))
+    config = folder / "gateway.yaml"
+    config.write_text(gateway_configuration(settings.gatehouse, echo.port), encoding="utf-8")
+    gateway = GatewayProcess(settings.gatehouse, config, folder / "gateway.log", settings.start_timeout)
+    run.logs.append(("gateway output", gateway.text))
+    static_log = browser_test.ProxyLog(folder / "static.log")
+    on_cleanup(static_log.close)
+    origin = start_server(make_proxy_handler(None, client, static_log))
+    run.logs.append(("static server log", static_log.text))
+
+    browser = Browser(settings, folder / "chromium-profile")
+    run.logs.insert(0, ("browser console", browser_test.console_log(browser)))
+    page = f"{origin}/app/kaazing.html?gateway=ws://127.0.0.1:{gateway.port}"
+    done, fatal = browser.run_page(page, settings.page_timeout, run.label, run.steps)
+    run.check_page(done, fatal, settings.page_timeout)
+    run.check_steps(REQUIRED_STEPS)
+
+    counted = authentications(gateway.metrics())
+    wrong = {key: (counted.get(key, 0), expected) for key, expected in EXPECTED_AUTHENTICATIONS.items()
+             if counted.get(key, 0) != expected}
+    step = "gateway-counted-what-the-page-did"
+    run.required.append(step)
+    detail = ", ".join(f"{realm}/{result} {counted.get((realm, result), 0)}" for realm, result in EXPECTED_AUTHENTICATIONS)
+    if wrong:
+        run.steps[step] = ("fail", True, detail)
+        run.fail(f"failed step {step}", f"{step}: " + "; ".join(f"{realm}/{result} counted {got}, expected {want}"
+                                                                 for (realm, result), (got, want) in wrong.items()))
+    else:
+        run.steps[step] = ("pass", True, detail)
+        log(f"PASS [{run.label}] {step}: {detail}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gatehouse", default=str(browser_test.REPO / ".build/debug/gatehouse"))
+    parser.add_argument("--chromium", default=None)
+    parser.add_argument("--chromedriver", default=None)
+    parser.add_argument("--page-timeout", type=float, default=150)
+    parser.add_argument("--start-timeout", type=float, default=30)
+    parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--verbose", "-v", action="store_true")
+    args = parser.parse_args()
+
+    signal.signal(signal.SIGTERM, browser_test._terminate)
+    signal.signal(signal.SIGHUP, browser_test._terminate)
+    atexit.register(run_cleanups)
+
+    settings = browser_test.Settings()
+    settings.verbose = args.verbose
+    settings.page_timeout = args.page_timeout
+    settings.start_timeout = args.start_timeout
+    settings.gatehouse = Path(args.gatehouse).absolute()
+    settings.chromium = browser_test.find_executable(args.chromium, ["chromium", "chromium-browser", "google-chrome"])
+    settings.chromedriver = browser_test.find_executable(args.chromedriver, ["chromedriver"])
+    if not settings.chromium or not settings.chromedriver:
+        log("FAIL setup: chromium or chromedriver not found (apt-get install chromium chromium-driver)")
+        return 2
+    try:
+        fixtures.client("kaazing-javascript-client")
+    except fixtures.FixtureError as error:
+        log(f"FAIL setup: {error}")
+        return 2
+    settings.work = Path(tempfile.mkdtemp(prefix="gatehouse-kaazing-"))
+    if args.keep:
+        log(f"work folder: {settings.work}")
+    else:
+        import shutil
+        on_cleanup(lambda: shutil.rmtree(settings.work, ignore_errors=True))
+
+    result = browser_test.run_mode(kaazing_run, settings, "kaazing", REQUIRED_STEPS)
+    if result.problems:
+        log(f"\nKAAZING browser test FAILED: {result.summary()} ({', '.join(result.problems)}); {result.elapsed:.1f} s")
+        return 1
+    log(f"\nKAAZING browser test passed: {result.summary()}; {result.elapsed:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    status = 1
+    try:
+        status = main()
+    finally:
+        run_cleanups()
+    sys.exit(status)
