@@ -22,6 +22,7 @@ var connections = 16
 var idle = 1000
 var rounds = 2
 var httpOnly = false
+var handshakesOnly = false
 var index = 0
 @MainActor func value(_ name: String, _ range: ClosedRange<Double>) -> Double {
     index += 1
@@ -38,8 +39,9 @@ while index < arguments.count {
     case "--idle": idle = Int(value("--idle", 1...5000))
     case "--rounds": rounds = Int(value("--rounds", 1...50))
     case "--http-only": httpOnly = true
+    case "--handshakes-only": handshakesOnly = true
     default:
-        print("usage: GatewayBenchmark [--seconds S (5)] [--connections C (16)] [--idle N (1000)] [--rounds R (2)] [--http-only]")
+        print("usage: GatewayBenchmark [--seconds S (5)] [--connections C (16)] [--idle N (1000)] [--rounds R (2)] [--http-only | --handshakes-only]")
         exit(arguments[index] == "--help" ? 0 : 2)
     }
     index += 1
@@ -100,7 +102,42 @@ func inTurns<T>(_ round: Int, isolation: isolated (any Actor)? = #isolation, gat
     return (try await gateway(), first)
 }
 
+/// WebSocket handshakes on new connections: plain upgrades against KAAZING's extended handshake, in turns, with the
+/// gateway's CPU per handshake (``Handshakes``).
+@MainActor func measureHandshakes() async throws {
+    var plain: [Double] = [], kaazing: [Double] = []
+    var plainCPU = ProcessCPU.Split(), kaazingCPU = ProcessCPU.Split(), plainCount = 0.0, kaazingCount = 0.0
+    let workers = 4
+    for round in 1...rounds {
+        let ((p, pCPU, _), (k, kCPU, _)) = try await inTurns(
+            round,
+            gateway: { try await costing { try Handshakes.rate(port: gatewayPort, kind: .plain, authorization: authorization, workers: workers, seconds: seconds) } },
+            nginx: { try await costing { try Handshakes.rate(port: gatewayPort, kind: .kaazing, authorization: authorization, workers: workers, seconds: seconds) } })
+        print("WebSocket handshake round \(round): plain upgrade \(fixed(p.perSecond)) /s, KAAZING extended handshake \(fixed(k.perSecond)) /s "
+              + "(\(workers) clients, a new connection each, Basic credentials, the upstream connected, closed by the client)")
+        plain.append(p.perSecond); kaazing.append(k.perSecond)
+        plainCPU += pCPU; plainCount += Double(p.count)
+        kaazingCPU += kCPU; kaazingCount += Double(k.count)
+    }
+    func micros(_ cpu: Double, _ count: Double) -> String { fixed(count > 0 ? cpu * 1e6 / count : 0, 1) }
+    print("""
+
+        WebSocket handshakes, KAAZING extended / plain: \(fixed(kaazing.reduce(0, +) / plain.reduce(0, +), 3))  (\(fixed(kaazing.reduce(0, +) / Double(rounds))) / \(fixed(plain.reduce(0, +) / Double(rounds))) per second; \(perRoundRatios(kaazing, plain)))
+        gateway CPU per handshake:               plain \(micros(plainCPU.total, plainCount)) µs, KAAZING \(micros(kaazingCPU.total, kaazingCount)) µs (ratio \(fixed(plainCount > 0 && kaazingCount > 0 && plainCPU.total > 0 ? (kaazingCPU.total / kaazingCount) / (plainCPU.total / plainCount) : 0, 2)))
+
+        """)
+}
+
 do {
+    if !httpOnly {
+        try await measureHandshakes()
+        if handshakesOnly {
+            nginx.stop()
+            child.terminate()
+            child.waitUntilExit()
+            exit(0)
+        }
+    }
     // HTTP, alternating direct, through the gateway and through nginx; CPU per request of the proxy in the path.
     var direct: [Double] = []
     var through: [Double] = []
