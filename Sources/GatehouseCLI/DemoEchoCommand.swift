@@ -40,11 +40,12 @@ struct DemoEchoCommand: AsyncParsableCommand {
         logger.logLevel = .warning
         terminal.say("Connecting to \(url)")
         do {
-            let close = try await GatewayWebSocketClient.connect(
+            // KAAZING's extended handshake: the login is asked inside the WebSocket, so a refusal says its status.
+            let close = try await GatewayWebSocketClient.connectInBand(
                 url: url, challengeHandler: BasicChallengeHandler(loginHandler: login), maxAttempts: maxTries, logger: logger
             ) { inbound, outbound, _ in
                 terminal.say("Connected. Type a line to send it; end the input to disconnect.")
-                var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                var messages = inbound.makeAsyncIterator()
                 while let line = await terminal.ask(">") {
                     try await outbound.write(.text(line))
                     guard let message = try await messages.next() else { return }

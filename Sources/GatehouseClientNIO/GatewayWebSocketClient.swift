@@ -133,65 +133,19 @@ public enum GatewayWebSocketClient {
     /// in-band challenges (a realm with `revalidate: true`) with the same `challengeHandler`, so that the
     /// connection outlives its credentials. `handler` gets the application's messages only.
     ///
-    /// Only this function answers in-band challenges (``connect(url:logger:answer:handler:)`` passes every frame to
-    /// its handler as data), and only a challenge equal to the one its handshake answered: a connection that was
-    /// not challenged, or a challenge for another realm, is never answered (the frame is dropped and a warning
-    /// logged). When the handler gives up on an in-band challenge (returns `nil`), nothing is sent and the gateway
-    /// closes the connection after its grace period.
+    /// The handshake is KAAZING's extended one (``connectInBand(url:challengeHandler:protocols:maxAttempts:handshakeTimeout:logger:handler:)``):
+    /// the first challenge and the later ones all come inside the WebSocket. Only a challenge equal to the one its
+    /// handshake answered is answered in band: a connection that was not challenged, or a challenge for another
+    /// realm, is never answered (the frame is dropped and a warning logged). When the handler gives up on an in-band
+    /// challenge (returns `nil`), nothing is sent and the gateway closes the connection after its grace period.
     @discardableResult
     public static func connectRevalidating(
         url: String, challengeHandler: any HTTPChallengeHandler, maxAttempts: Int = 2,
         logger: Logger = Logger(label: "gateway-websocket-client"),
         handler: @escaping @Sendable (_ messages: AsyncThrowingStream<WebSocketMessage, any Error>, _ outbound: WebSocketOutboundWriter) async throws -> Void
     ) async throws -> WebSocketCloseFrame? {
-        guard let location = URL(string: url) else { throw GatewayClientError.transport("\(url) is not a WebSocket URL") }
-        let answers = try WebSocketChallengeAnswers(challengeHandler, url: url, maxAttempts: maxAttempts)
-        // The challenge the handshake answered: the only one answered in band.
-        let handshakeChallenge = HandshakeChallenge()
-        let answer: @Sendable (String) async throws -> String = { challenge in
-            let value = try await answers.answer(challenge)
-            handshakeChallenge.value.withLock { $0 = challenge }
-            return value
-        }
-        return try await connect(url: url, logger: logger, answer: answer) { inbound, outbound, _ in
-            let (messages, continuation) = AsyncThrowingStream<WebSocketMessage, any Error>.makeStream()
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    do {
-                        for try await message in inbound.messages(maxSize: 1 << 24) {
-                            if case .text(let text) = message, let challenge = InBandRevalidation.challenge(in: text) {
-                                guard let expected = handshakeChallenge.value.withLock({ $0 }), expected == challenge else {
-                                    logger.warning("ignored an in-band challenge that the handshake did not ask")
-                                    continue
-                                }
-                                let request = ChallengeRequest(location: location, challenge: challenge)
-                                if challengeHandler.canHandle(request), let response = try? await challengeHandler.respond(to: request) {
-                                    try await outbound.write(.text(InBandRevalidation.answerPrefix + response.credentials))
-                                }
-                                continue
-                            }
-                            continuation.yield(message)
-                        }
-                        continuation.finish()
-                    } catch {
-                        continuation.finish(throwing: error)
-                    }
-                }
-                do {
-                    try await handler(messages, outbound)
-                } catch {
-                    try? await outbound.close(.normalClosure, reason: nil)
-                    throw error
-                }
-                // Ends the reader: the gateway answers the close, which ends the inbound stream.
-                try? await outbound.close(.normalClosure, reason: nil)
-                try await group.waitForAll()
-            }
+        try await connectInBand(url: url, challengeHandler: challengeHandler, maxAttempts: maxAttempts, logger: logger) { messages, outbound, _ in
+            try await handler(messages, outbound)
         }
     }
-}
-
-/// The challenge a revalidating connection's handshake answered.
-private final class HandshakeChallenge: Sendable {
-    let value = Mutex<String?>(nil)
 }
