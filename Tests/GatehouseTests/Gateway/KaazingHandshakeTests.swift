@@ -149,16 +149,16 @@ struct KaazingWire {
     static let key = "RyAwnUWmFTgLpTnuEmj0kg=="
     let connection: RawHTTPConnection
 
-    static func upgrade(protocols: String?) -> String {
-        "GET /echo?.kl=Y HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nOrigin: http://127.0.0.1\r\n"
+    static func upgrade(path: String = "/echo", protocols: String?) -> String {
+        "GET \(path)?.kl=Y HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nOrigin: http://127.0.0.1\r\n"
             + (protocols.map { "Sec-WebSocket-Protocol: \($0)\r\n" } ?? "")
             + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
     }
 
     /// Upgrades asking for `x-kaazing-handshake`: the outer `101` must select it and the balancer frame follow.
-    static func open(port: Int, protocols: String = KaazingHandshake.protocolName) async throws -> KaazingWire {
+    static func open(port: Int, path: String = "/echo", protocols: String = KaazingHandshake.protocolName) async throws -> KaazingWire {
         let connection = try RawHTTPConnection(port: port)
-        await connection.send(upgrade(protocols: protocols))
+        await connection.send(upgrade(path: path, protocols: protocols))
         guard let answer = await connection.readResponse(toHEAD: true) else { throw TestFailure("no answer to the upgrade") }
         #expect(answer.status == 101)
         #expect(answer.header("Sec-WebSocket-Protocol") == KaazingHandshake.protocolName)

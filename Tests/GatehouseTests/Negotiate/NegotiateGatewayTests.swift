@@ -3,6 +3,7 @@ import GatehouseClient
 import GatehouseClientKerberos
 import GatehouseClientNIO
 import GatehouseGateway
+import GatehouseProtocol
 import HummingbirdWSClient
 import Testing
 
@@ -141,6 +142,37 @@ struct FixedRoleModule: LoginModule {
             let probe = try await GatewayWebSocketClient.probe(url: fixture.wsBase + "/echo")
             #expect(probe.status == 401)
             #expect(probe.challenge == "Negotiate")
+        }
+    }
+
+    @Test func kerberosTokensOpenThroughKaazingsExtendedHandshake() async throws {
+        let kdc = try TestKDC.current()
+        let alice = try await kdc.kinit("alice")
+        try await GatewayFixture.run({ Self.configuration(kdc, upstream: $0) }) { fixture async throws in
+            for (path, challenge) in [("/echo", "Negotiate"), ("/app", "Application Negotiate")] {
+                // On the wire: the challenge inside the WebSocket, a token in the next request, the inner 101 with the
+                // acceptor's mutual-authentication token (RFC 4559 §5).
+                let wire = try await KaazingWire.open(port: fixture.gatewayApp.port, path: path)
+                try await wire.send(KaazingHandshake.Request(target: path))
+                let first = try await wire.answer()
+                #expect(first.status == 401)
+                #expect(first.value(of: "WWW-Authenticate") == challenge)
+                try await wire.send(KaazingHandshake.Request(target: path, fields: [("Authorization", try await Self.token(alice, for: kdc.service))]))
+                let opening = try await wire.answer()
+                #expect(opening.status == 101)
+                #expect(opening.value(of: "WWW-Authenticate")?.hasPrefix("Negotiate ") == true)
+                // The SDK's handler, in band.
+                let handler = NegotiateChallengeHandler(credentialCache: alice, service: { _ in kdc.service })
+                let echoed = Calls<String>()
+                try await GatewayWebSocketClient.connectInBand(url: fixture.wsBase + path, challengeHandler: handler, logger: GatewayFixture.logger) {
+                    messages, outbound, _ in
+                    try await outbound.write(.text("kerberos in band"))
+                    for try await message in messages {
+                        if case .text(let text) = message { echoed.record(text); return }
+                    }
+                }
+                #expect(echoed.all == ["kerberos in band"])
+            }
         }
     }
 
