@@ -73,6 +73,14 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
         context.fireChannelInactive()
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            perform(machine.shuttingDown())
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         gateway.logger.debug("a KAAZING handshake failed", metadata: ["error": .string("\(error)")])
         context.close(promise: nil)

@@ -123,6 +123,13 @@ struct KaazingHandshakeStateMachine {
         return .close(.policyViolation, reason: "the handshake timed out")
     }
 
+    /// The gateway shuts down: a handshake still reading is told to go away (one being decided is answered first).
+    mutating func shuttingDown() -> Action {
+        guard case .reading = state else { return .none }
+        state = .closed
+        return .close(.goingAway, reason: "the gateway is shutting down")
+    }
+
     /// The connection closed.
     mutating func closed() {
         state = .closed

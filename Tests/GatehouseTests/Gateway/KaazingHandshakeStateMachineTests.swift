@@ -131,6 +131,15 @@ import Testing
         #expect(reason == "the handshake timed out")
     }
 
+    @Test func aShutdownClosesAHandshakeStillReadingOnly() {
+        var reading = KaazingHandshakeStateMachine(path: "/echo")
+        guard case .close(.goingAway, _) = reading.shuttingDown() else { Issue.record("not closed"); return }
+        var deciding = KaazingHandshakeStateMachine(path: "/echo")
+        _ = deciding.frame(opcode: .text, fin: true, payload: Self.request())
+        guard case .none = deciding.shuttingDown() else { Issue.record("a decision in progress was cut"); return }
+        guard case .relay = deciding.decided(.allow(nil)) else { Issue.record("not relayed"); return }
+    }
+
     @Test func theInnerOpeningCarriesTheSelectedProtocolAndNoExtension() {
         let opening = KaazingHandshakeStateMachine.opening(key: "dGhlIHNhbXBsZSBub25jZQ==", selectedProtocol: "chat", successChallenge: nil)
         #expect(opening.status == 101)
