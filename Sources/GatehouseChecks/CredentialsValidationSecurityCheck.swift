@@ -155,6 +155,16 @@ extension CredentialsValidationSecurityCheck {
 
     public func makeState() -> State { State() }
 
+    /// A logout ends a success only: a block and the attempts used stay as they were (a client that logs out does
+    /// not get its attempts back; MobileFirst's logout destroys only what the success granted).
+    public func stateAfterLogout(_ state: State, client: ClientContext) -> State {
+        var state = state
+        switch state.state(validation, now: client.now) {
+        case State.blocked, State.attempting: return state
+        default: return makeState()
+        }
+    }
+
     public func expiresAt(state: State) -> Int64 { state.machine.expiresAt(durations: validation.durations) }
 
     public func customIntrospectionData(state: State, client: ClientContext) -> JSONObject? { nil }

@@ -34,6 +34,11 @@ public protocol SecurityCheck: Sendable {
     /// An explicit logout from this check.
     func logout(state: inout State, client: inout ClientContext) async throws
 
+    /// The state a logout leaves (after ``logout(state:client:)``): a fresh one by default. A check that counts
+    /// failures keeps what the client must not undo by its own request — a block, the attempts used
+    /// (``CredentialsValidationSecurityCheck`` does).
+    func stateAfterLogout(_ state: State, client: ClientContext) -> State
+
     /// When the current state expires, epoch milliseconds; 0 when it already has.
     func expiresAt(state: State) -> Int64
 }
@@ -41,4 +46,5 @@ public protocol SecurityCheck: Sendable {
 extension SecurityCheck {
     public var inactivityTimeoutSec: Int { 0 }
     public func logout(state: inout State, client: inout ClientContext) async throws {}
+    public func stateAfterLogout(_ state: State, client: ClientContext) -> State { makeState() }
 }

@@ -116,11 +116,12 @@ struct ClientSnapshot {
         try keep(state, of: check, read: read)
     }
 
-    /// Logs the client out of a check: the check's `logout`, then its state starts anew.
+    /// Logs the client out of a check: the check's `logout`, then the state it leaves (``SecurityCheck/stateAfterLogout(_:client:)``:
+    /// a fresh one, but a block or the attempts used stay).
     mutating func logout<C: SecurityCheck>(_ check: C) async throws {
         var state = state(of: check)
         try await check.logout(state: &state, client: &context)
-        try setState(check.makeState(), of: check)
+        try setState(check.stateAfterLogout(state, client: context), of: check)
         lostGrants.append(check.name)
     }
 
