@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GatehouseChecks
 import HummingbirdBcrypt
 
 /// `gatehouse hash-password`: prints the bcrypt hash for a policy's `users[].passwordHash`.
@@ -9,11 +10,11 @@ struct HashPasswordCommand: ParsableCommand {
         abstract: "Read a password from standard input and print its bcrypt hash for the policy file."
     )
 
-    @Option(help: "The bcrypt cost, 4 to 31 (each step doubles the time of a login; 10 to 14 is usual).")
+    @Option(help: "The bcrypt cost, 4 to 15 (each step doubles the time of a login; 10 to 14 is usual; policies refuse more than 15).")
     var cost: UInt8 = 12
 
     func validate() throws {
-        guard (4...31).contains(cost) else { throw ValidationError("--cost must be between 4 and 31") }
+        guard (4...PasswordVerifier.maximumCost).contains(cost) else { throw ValidationError("--cost must be between 4 and \(PasswordVerifier.maximumCost)") }
     }
 
     func run() throws {

@@ -24,8 +24,9 @@ public struct PasswordVerifier: Sendable {
     /// 12 per compile, holding up whichever thread compiled.
     private static let decoys = Mutex<[UInt8: String]>([:])
 
-    static func decoyHash(cost: UInt8) -> String {
-        decoys.withLock { decoys in
+    static func decoyHash(cost requested: UInt8) -> String {
+        let cost = min(requested, maximumCost)
+        return decoys.withLock { decoys in
             if let made = decoys[cost] { return made }
             let made = Bcrypt.hash("gatehouse-decoy-\(UInt64.random(in: 0...UInt64.max))", cost: cost)
             decoys[cost] = made
@@ -59,6 +60,18 @@ public struct PasswordVerifier: Sendable {
     /// The verifications in flight: identical ones asked at once run once (``BcryptFlights``).
     static let flights = BcryptFlights(threads: hashingThreads)
 
+    /// The highest bcrypt cost accepted in a policy or a gateway's users. Each step doubles a verification (cost 15
+    /// is about 2 s of one core here); above it, a hash in a policy sent to `POST /admin/v1/policy/validate` (a
+    /// read-only token) or a few logins would occupy the process for minutes — cost 31 is days.
+    public static let maximumCost: UInt8 = 15
+
+    /// Why `hash`'s cost cannot be accepted (over ``maximumCost``), in words, or `nil`.
+    public static func costProblem(of hash: String) -> String? {
+        guard let cost = cost(of: hash), cost > maximumCost else { return nil }
+        return "has bcrypt cost \(cost), over the highest accepted (\(maximumCost)): every login would take \(1 << Int(cost - 12)) times "
+            + "a cost-12 one; hash it again with `gatehouse hash-password --cost 12`"
+    }
+
     /// The cost of a bcrypt hash (`$2b$12$...` → 12), if it is one.
     public static func cost(of hash: String) -> UInt8? {
         let parts = hash.split(separator: "$", omittingEmptySubsequences: true)
@@ -89,8 +102,10 @@ public struct PasswordVerifier: Sendable {
         return bytes[2] == UInt8(ascii: "y") ? "$2b" + hash.dropFirst(3) : hash
     }
 
-    /// The cost the decoy should have for these hashes: the highest among them, or `fallback` when there are none.
+    /// The cost the decoy should have for these hashes: the highest among them, or `fallback` when there are none;
+    /// never over ``maximumCost``, whatever a configuration not yet checked says (a decoy is made before the
+    /// hashes' own checks run).
     public static func decoyCost(for hashes: [String], fallback: UInt8 = 12) -> UInt8 {
-        hashes.compactMap(cost(of:)).max() ?? fallback
+        min(maximumCost, hashes.compactMap(cost(of:)).max() ?? fallback)
     }
 }

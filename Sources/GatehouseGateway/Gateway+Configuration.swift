@@ -102,6 +102,9 @@ extension Gateway {
                 guard let hash = PasswordVerifier.usableBcryptHash(users[index].passwordHash) else {
                     throw GatewayConfigurationError("users module: user \(users[index].username)'s passwordHash is not a whole bcrypt hash (`gatehouse hash-password`)")
                 }
+                if let problem = PasswordVerifier.costProblem(of: hash) {
+                    throw GatewayConfigurationError("users module: user \(users[index].username)'s passwordHash \(problem)")
+                }
                 users[index].passwordHash = hash
             }
             return UsersLoginModule(users: users, lockouts: lockouts)

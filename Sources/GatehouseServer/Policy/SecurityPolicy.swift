@@ -195,6 +195,9 @@ public struct SecurityPolicy: Sendable {
                 throw PolicyError(file: file, key: "users[\(index)].passwordHash",
                                   problem: "must be a whole bcrypt hash ($2b$12$ and 53 more characters: `gatehouse hash-password`), never a password")
             }
+            if let problem = PasswordVerifier.costProblem(of: passwordHash) {
+                throw PolicyError(file: file, key: "users[\(index)].passwordHash", problem: problem)
+            }
             users.append(UserRecord(username: user.username, displayName: user.displayName ?? user.username,
                                     passwordHash: passwordHash, attributes: user.attributes ?? [:]))
         }
@@ -205,6 +208,9 @@ public struct SecurityPolicy: Sendable {
             guard let secretHash = PasswordVerifier.usableBcryptHash(entry.secretHash) else {
                 throw PolicyError(file: file, key: "\(key).secretHash",
                                   problem: "must be a whole bcrypt hash ($2b$12$ and 53 more characters: `gatehouse hash-password`), never a secret")
+            }
+            if let problem = PasswordVerifier.costProblem(of: secretHash) {
+                throw PolicyError(file: file, key: "\(key).secretHash", problem: problem)
             }
             guard !confidentialClients.contains(where: { $0.id == entry.id }) else {
                 throw PolicyError(file: file, key: "\(key).id", problem: "'\(entry.id)' is listed twice")

@@ -121,9 +121,9 @@ struct GatewayCommandTests {
         defer { version.stop() }
         _ = try await version.expect("gatehouse 1.0.0 (MobileFirst 8.0 runtime protocol)")
         #expect(try await version.exitStatus() == 0)
-        let hashing = try DemoRun(["hash-password", "--cost", "3"])
+        let hashing = try DemoRun(["hash-password", "--cost", "16"])
         defer { hashing.stop() }
-        _ = try await hashing.expect("--cost must be between 4 and 31")
+        _ = try await hashing.expect("--cost must be between 4 and 15")
         #expect(try await hashing.exitStatus() == 64)
     }
 }
