@@ -39,12 +39,24 @@ public final class ProtectedService: Sendable {
         self.webSocket = webSocket
     }
 
-    /// The rest of `target`'s path after this service's prefix, or `nil` when the service does not match.
+    /// The rest of `target`'s path after this service's prefix, or `nil` when the service does not match. A
+    /// segment with path parameters matches without them (`/admin;jsessionid=1/x` is under `/admin`): servlet
+    /// containers (Tomcat, Jetty) drop them and serve `/admin/x`, so a stricter service must not be dodged with one.
     func remainder(of target: RequestTarget) -> Remainder? {
-        guard target.segments.count >= segments.count, target.segments.starts(with: segments) else { return nil }
+        guard target.segments.count >= segments.count, target.segments.starts(with: segments, by: Self.segment(_:matches:)) else { return nil }
         let rest = Array(target.segments.dropFirst(segments.count))
         // "/api/" keeps its trailing slash when "/api" is the prefix.
         return Remainder(segments: rest, trailingSlash: target.trailingSlash)
+    }
+
+    /// Whether a request's path segment is a service's prefix segment: the same, or the same followed by `;` and
+    /// its parameters.
+    static func segment(_ requested: String, matches prefix: String) -> Bool {
+        if requested == prefix { return true }
+        let bytes = requested.utf8
+        let count = prefix.utf8.count
+        guard bytes.count > count, bytes.starts(with: prefix.utf8) else { return false }
+        return bytes[bytes.index(bytes.startIndex, offsetBy: count)] == UInt8(ascii: ";")
     }
 
     /// The path below a service's prefix: whole normalised segments, never `.`, `..` or empty.
