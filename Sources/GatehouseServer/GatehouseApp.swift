@@ -109,10 +109,10 @@ public enum Gatehouse {
         } else {
             HTTPServerBuilder { responder in
                 LoopAnswersChannel(
-                    inner: HeadTimeoutChannel(
+                    inner: HTTP10Channel(inner: HeadTimeoutChannel(
                         inner: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idle)),
                         headerReadTimeout: .nanoseconds(configuration.headerReadTimeout.wholeNanoseconds),
-                        answerBody: #"{"errorCode":"REQUEST_TIMEOUT","errorMsg":"The request head did not arrive in time."}"#),
+                        answerBody: #"{"errorCode":"REQUEST_TIMEOUT","errorMsg":"The request head did not arrive in time."}"#)),
                     answers: LoopAnswers(routes: runtime.loopRoutes, serverName: Self.serverName, metrics: service.metrics))
             }
         }
