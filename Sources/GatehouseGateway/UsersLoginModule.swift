@@ -59,7 +59,9 @@ public struct UsersLoginModule: LoginModule, RememberingLoginModule {
         let user = users[username]
         let valid = (try? await passwords.verify(password, hash: user?.passwordHash, account: account, now: now)) ?? false
         guard valid, let user else {
-            UnsettledAccounts.shared.failed(account, in: passwords.lockouts)
+            // Only a user that exists can be locked: made-up names leave no trace here either (they grew this
+            // memory without bound, 8 KB a name).
+            if user != nil { UnsettledAccounts.shared.failed(account, in: passwords.lockouts) }
             return .failure("wrong user name or password")
         }
         UnsettledAccounts.shared.settled(account, in: passwords.lockouts)
@@ -118,8 +120,13 @@ final class UnsettledAccounts: Sendable {
     func failed(_ account: String, in store: any AccountLockouts) {
         let key = key(account, store)
         state.withLock { state in
-            if state.accounts.count >= capacity { state.overflowed = true }
-            state.accounts.insert(key)
+            // Full: every account counts as unsettled from now on (logins verify as without the memory), and the
+            // set grows no more.
+            if state.accounts.count >= capacity {
+                state.overflowed = true
+            } else {
+                state.accounts.insert(key)
+            }
         }
         failureCount.add(1, ordering: .releasing)
     }
@@ -128,6 +135,9 @@ final class UnsettledAccounts: Sendable {
         let key = key(account, store)
         _ = state.withLock { $0.accounts.remove(key) }
     }
+
+    /// How many accounts kept name `fragment` (for tests: what stays in memory).
+    func count(naming fragment: String) -> Int { state.withLock { $0.accounts.filter { $0.contains(fragment) }.count } }
 
     func isUnsettled(_ account: @autoclosure () -> String, in store: any AccountLockouts) -> Bool {
         // The common case, nobody has failed: no key to build.
