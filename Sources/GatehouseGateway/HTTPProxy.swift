@@ -68,7 +68,8 @@ struct HTTPProxy: Sendable {
         for field in request.headers {
             let name = field.name.canonicalName
             if Self.hopByHop.contains(name) || connectionTokens.contains(name) || name == "authorization" || name == "cookie"
-                || name == Self.userHeader.lowercased() || credentialHeaders.contains(name) || ForwardingHeaders.isForwardingField(name) { continue }
+                || name == Self.userHeader.lowercased() || credentialHeaders.contains(name) || ForwardingHeaders.isForwardingField(name)
+                || name.utf8.contains(UInt8(ascii: "_")) { continue }
             outbound.headers.add(name: field.name.rawName, value: field.value)
         }
         let cookies = request.headers[values: .cookie]

@@ -62,7 +62,8 @@ enum UpstreamRequestHead {
     /// upstream's base path, the routed remainder and the query without the realm's credential parameters), `Host`
     /// set to the upstream's authority, the client's other fields copied as they came but these, never forwarded:
     /// hop-by-hop fields and those its `Connection` names, `Authorization`, the realm's credential headers and
-    /// cookies, a client's `X-Gateway-User`, a client's forwarding fields (replaced by `forwarding`). The body's
+    /// cookies, a client's `X-Gateway-User`, a client's forwarding fields (replaced by `forwarding`), any name with
+    /// `_` (as nginx drops them). The body's
     /// framing is kept: `Transfer-Encoding: chunked` (the chunks go on as they came), else its `Content-Length`
     /// (never dropped, not even when `Connection` names it: the upstream would read the body as a request of its own),
     /// else `Content-Length: 0` for a method other than `GET` and `HEAD` (some servers wait for a body, or refuse a
@@ -86,7 +87,9 @@ enum UpstreamRequestHead {
                 case .cookie, .transferEncoding, .contentLength, .host, .hopByHop, .authorization, .gatewayUser, .forwarding:
                     return false
                 case .other:
-                    break
+                    // A name with `_` is dropped, as nginx does: upstreams that fold `_` into `-` (WSGI, PHP, CGI)
+                    // would read `X_Gateway_User` as the gateway's `X-Gateway-User`.
+                    if raw[field.name].contains(UInt8(ascii: "_")) { return false }
                 }
                 if !tokens.isEmpty, tokens.contains(HeaderText.lowercased(String(decoding: raw[field.name], as: UTF8.self))) { return false }
                 if maxForwards != nil, HTTPMessageHead.name(raw, field.name, is: "max-forwards") { return false }
