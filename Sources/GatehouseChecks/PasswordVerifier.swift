@@ -26,9 +26,12 @@ public struct PasswordVerifier: Sendable {
 
     static func decoyHash(cost requested: UInt8) -> String {
         let cost = min(requested, maximumCost)
+        if let made = decoys.withLock({ $0[cost] }) { return made }
+        // Hashed outside the lock: a decoy of one cost never holds up a verifier of another (two first uses of a
+        // cost at once hash twice, and the first one kept wins).
+        let made = Bcrypt.hash("gatehouse-decoy-\(UInt64.random(in: 0...UInt64.max))", cost: cost)
         return decoys.withLock { decoys in
-            if let made = decoys[cost] { return made }
-            let made = Bcrypt.hash("gatehouse-decoy-\(UInt64.random(in: 0...UInt64.max))", cost: cost)
+            if let kept = decoys[cost] { return kept }
             decoys[cost] = made
             return made
         }
@@ -102,10 +105,10 @@ public struct PasswordVerifier: Sendable {
         return bytes[2] == UInt8(ascii: "y") ? "$2b" + hash.dropFirst(3) : hash
     }
 
-    /// The cost the decoy should have for these hashes: the highest among them, or `fallback` when there are none;
-    /// never over ``maximumCost``, whatever a configuration not yet checked says (a decoy is made before the
-    /// hashes' own checks run).
+    /// The cost the decoy should have for these hashes: the highest among them, or `fallback` when there are none.
+    /// A hash over ``maximumCost`` is left out: its configuration is refused (a decoy is made before the hashes' own
+    /// checks run, and must not cost what the refused hash would).
     public static func decoyCost(for hashes: [String], fallback: UInt8 = 12) -> UInt8 {
-        min(maximumCost, hashes.compactMap(cost(of:)).max() ?? fallback)
+        hashes.compactMap(cost(of:)).filter { $0 <= maximumCost }.max() ?? fallback
     }
 }

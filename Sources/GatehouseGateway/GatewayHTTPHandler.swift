@@ -535,26 +535,35 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 answer.writeString(challenge)
             }
             answer.writeStaticString("\r\n\r\n")
-            progress.answered = true
-            context.writeAndFlush(wrapOutboundOut(answer), promise: nil)
-            self.exchange = nil
-            removed = true
-            upgrading = true
-            idleTimer?.cancel()
-            idleTimer = nil
             let bridge = WebSocketBridge(relay: relay, upstream: upstream, statistics: gateway.statistics, openWebSockets: gateway.openWebSockets,
                                          tls: gateway.upstreamPools, eventLoop: context.eventLoop)
-            // Out of this handler's read before it is removed; what the client sends meanwhile is kept (`upgrading`).
-            context.eventLoop.assumeIsolated().execute { [self] in
-                switchToWebSocket(context) { operations, encoder in
-                    // The side is added last: it writes a frame as it came from the encoder's place. One at a time:
-                    // `addHandlers` at `.after` adds the last one first.
-                    let side = WebSocketSideHandler(side: .client, bridge: bridge)
-                    let reader = WebSocketFrameReadingHandler(maxFrameSize: gateway.maxMessageSize, side: side)
-                    try operations.addHandler(reader, position: .after(encoder))
-                    try operations.addHandler(side, position: .after(reader))
-                }
+            upgraded(context, answer: answer) { [gateway] operations, encoder in
+                // The side is added last: it writes a frame as it came from the encoder's place. One at a time:
+                // `addHandlers` at `.after` adds the last one first.
+                let side = WebSocketSideHandler(side: .client, bridge: bridge)
+                let reader = WebSocketFrameReadingHandler(maxFrameSize: gateway.maxMessageSize, side: side)
+                try operations.addHandler(reader, position: .after(encoder))
+                try operations.addHandler(side, position: .after(reader))
             }
+        }
+    }
+
+    /// Writes `answer` (a `101`, and what follows it) and hands the connection to what `addHandlers` puts behind
+    /// NIO's frame encoder (``switchToWebSocket(_:addHandlers:)``), out of this handler's read before it is removed;
+    /// what the client sends meanwhile is kept (`upgrading`).
+    private func upgraded(
+        _ context: ChannelHandlerContext, answer: ByteBuffer,
+        addHandlers: @escaping (ChannelPipeline.SynchronousOperations, WebSocketFrameEncoder) throws -> Void
+    ) {
+        progress.answered = true
+        context.writeAndFlush(wrapOutboundOut(answer), promise: nil)
+        exchange = nil
+        removed = true
+        upgrading = true
+        idleTimer?.cancel()
+        idleTimer = nil
+        context.eventLoop.assumeIsolated().execute { [self] in
+            switchToWebSocket(context, addHandlers: addHandlers)
         }
     }
 
@@ -578,18 +587,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         // The balancer's "no redirect", a binary frame: this gateway is the one to talk to.
         answer.writeBytes([0x82, UInt8(KaazingHandshake.noRedirect.count)])
         answer.writeBytes(KaazingHandshake.noRedirect)
-        progress.answered = true
-        context.writeAndFlush(wrapOutboundOut(answer), promise: nil)
-        self.exchange = nil
-        removed = true
-        upgrading = true
-        idleTimer?.cancel()
-        idleTimer = nil
         let handshake = KaazingHandshakeHandler(gateway: gateway, upgrade: upgrade)
-        context.eventLoop.assumeIsolated().execute { [self] in
-            switchToWebSocket(context) { operations, encoder in
-                try operations.addHandler(handshake, position: .after(encoder))
-            }
+        upgraded(context, answer: answer) { operations, encoder in
+            try operations.addHandler(handshake, position: .after(encoder))
         }
     }
 
