@@ -54,9 +54,26 @@ public struct StandardErrorLogHandler: LogHandler {
         line += " \(event.level)"
         if !label.isEmpty { line += " \(label)" }
         line += ":"
-        for (key, value) in effective.sorted(by: { $0.key < $1.key }) { line += " \(key)=\(value)" }
-        line += " [\(event.source)] \(event.message)\n"
+        for (key, value) in effective.sorted(by: { $0.key < $1.key }) { line += " \(key)=" + Self.escaped("\(value)") }
+        line += " [\(event.source)] " + Self.escaped("\(event.message)") + "\n"
         return line
+    }
+
+    /// `text` with its control characters escaped (`\n`, `\r`, `\t`, `\u{1b}`), so that nothing a client sent — an
+    /// application version, a user name — can end a line and forge the next one.
+    static func escaped(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F: out += "\\u{\(String(scalar.value, radix: 16))}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// Local time as `StreamLogHandler` writes it: `2026-11-25T06:19:07+0000`.

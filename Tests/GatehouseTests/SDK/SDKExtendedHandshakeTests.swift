@@ -97,7 +97,7 @@ import Testing
                 try await GatewayWebSocketClient.connectInBand(url: "ws://127.0.0.1:\(fixture.echo.port)/echo", handshakeTimeout: .milliseconds(500),
                                                                logger: GatewayFixture.logger) { _, _, _ in }
             }
-            #expect(ContinuousClock.now - start < .seconds(10))
+            #expect(ContinuousClock.now - start < .seconds(30))  // not the test's time limit
         }
     }
 }

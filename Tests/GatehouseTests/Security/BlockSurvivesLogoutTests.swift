@@ -6,12 +6,20 @@ import Testing
 /// wrong PINs, then `POST preauth/v1/logout` for the check with the client's own assertion, reset the check to three
 /// fresh attempts: a 4-digit PIN fell in under a minute.
 @Suite(.timeLimit(.minutes(1))) struct BlockSurvivesLogoutTests {
+    /// The standard policy with PinCodeAttempts blocked for 10 minutes (2 s there: a loaded machine outlived it).
+    static let policy: String = {
+        let standard = TestPolicies.standard
+        let long = standard.replacingOccurrences(of: "maxAttempts: 3, blockedStateExpirationSec: 2,", with: "maxAttempts: 3, blockedStateExpirationSec: 600,")
+        precondition(long != standard, "the standard test policy's PinCodeAttempts changed")
+        return long
+    }()
+
     static func wrongPIN(_ client: ProtocolClient) async throws -> Int {
         try await client.preauthorize(scope: "accessRestricted", answers: ["PinCodeAttempts": ["pin": "0000"]]).status
     }
 
     @Test func aBlockedClientStaysBlockedAfterLoggingOut() async throws {
-        try await TestServer.run { server in
+        try await TestServer.run(policy: Self.policy) { server in
             var client = try ProtocolClient(server, app: "com.sample.pincodeswift", platform: "ios")
             try await client.register()
             #expect(try await client.preauthorize(scope: "accessRestricted").status == 401)
@@ -27,7 +35,7 @@ import Testing
     }
 
     @Test func attemptsUsedStayUsedAfterLoggingOut() async throws {
-        try await TestServer.run { server in
+        try await TestServer.run(policy: Self.policy) { server in
             var client = try ProtocolClient(server, app: "com.sample.pincodeswift", platform: "ios")
             try await client.register()
             #expect(try await Self.wrongPIN(client) == 401)
@@ -38,7 +46,7 @@ import Testing
     }
 
     @Test func aSuccessStillEndsWithALogout() async throws {
-        try await TestServer.run { server in
+        try await TestServer.run(policy: Self.policy) { server in
             var client = try ProtocolClient(server, app: "com.sample.pincodeswift", platform: "ios")
             try await client.register()
             #expect(try await client.preauthorize(scope: "accessRestricted", answers: ["PinCodeAttempts": ["pin": "1234"]]).status == 200)
