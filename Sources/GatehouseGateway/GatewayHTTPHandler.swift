@@ -387,23 +387,24 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         let exchange = Exchange(head: head, keepAlive: head.isKeepAlive && !quiescing, start: lastRead)
         if case .head = reading { exchange.requestEnded = true }
         self.exchange = exchange
-        if let upgrade = head.first("upgrade") {
+        // Only a WebSocket upgrade is one: any other protocol (`h2c`, `TLS/1.0`) is not switched to, and the request
+        // is answered as it is (RFC 9110 §7.8; `Upgrade` is hop-by-hop, never forwarded). It was handed to
+        // Hummingbird, which closed the connection without an answer.
+        if let upgrade = head.first("upgrade"), HeaderText.equalsIgnoringCase(upgrade, "websocket") {
             if requests == 1 {
                 if !acceptWebSocket(exchange) { handOver(head) }
                 return
             }
-            if HeaderText.equalsIgnoringCase(upgrade, "websocket") {
-                // An upgrade on a used connection: to be tried again on a new one (Hummingbird's 307), never to
-                // another host (the normalised target always starts with a single `/`).
-                armIdleTimer()
-                do {
-                    let target = try RequestTarget(parsing: head.target)
-                    answer(exchange, GatewayAnswer(status: .temporaryRedirect, headers: [.location: target.description], body: ByteBuffer()))
-                } catch {
-                    answer(exchange, GatewayAnswer.refused(error))
-                }
-                return
+            // An upgrade on a used connection: to be tried again on a new one (Hummingbird's 307), never to another
+            // host (the normalised target always starts with a single `/`).
+            armIdleTimer()
+            do {
+                let target = try RequestTarget(parsing: head.target)
+                answer(exchange, GatewayAnswer(status: .temporaryRedirect, headers: [.location: target.description], body: ByteBuffer()))
+            } catch {
+                answer(exchange, GatewayAnswer.refused(error))
             }
+            return
         }
         if requests == 1 { leaveHummingbird() }
         armIdleTimer()

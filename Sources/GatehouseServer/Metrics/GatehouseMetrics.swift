@@ -29,10 +29,20 @@ public final class GatehouseMetrics: Sendable {
 
     /// The counter and timer ``request(route:method:status:duration:)`` records to, for a caller that keeps them
     /// (``LoopAnswers``: one lookup per route instead of one per answer).
-    func requestHandles(route: String, method: String, status: Int) -> KeyedMetricHandles<RequestKey>.Handles {
-        requestHandles.handles(RequestKey(route: route, method: method, status: status)) {
+    func requestHandles(route: String, method requested: String, status: Int) -> KeyedMetricHandles<RequestKey>.Handles {
+        let method = Self.methodLabel(requested)
+        return requestHandles.handles(RequestKey(route: route, method: method, status: status)) {
             .init(counter: counter("gatehouse_http_requests_total", [("route", route), ("method", method), ("status", String(status))]),
                   timer: timer("gatehouse_http_request_duration_seconds", [("route", route), ("method", method)]))
+        }
+    }
+
+    /// The `method` label: one of the methods HTTP defines, else `other` — label values come from a closed set, so
+    /// that made-up methods (HTTP/2 lets a client send any token) cannot make a label set each.
+    static func methodLabel(_ method: String) -> String {
+        switch method {
+        case "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT": method
+        default: "other"
         }
     }
 

@@ -1,0 +1,23 @@
+import Foundation
+import GatehouseGateway
+import Testing
+
+/// Hostile input round 2, finding 9: a first gateway request asking for another protocol than WebSocket (`h2c`) was
+/// closed without an answer. The gateway does not switch to it and answers the request as it is (RFC 9110 §7.8);
+/// `Upgrade` and what `Connection` names never reach the upstream.
+@Suite(.timeLimit(.minutes(1))) struct NonWebSocketUpgradeTests {
+    @Test func anH2CUpgradeIsAnsweredAsAPlainRequest() async throws {
+        try await RecordingFixture.run({ upstream in
+            GatewayConfiguration(services: [ServiceConfiguration(name: "open", path: "/", upstream: upstream)])
+        }) { fixture in
+            let answer = try await RawHTTPConnection.exchange(port: fixture.port, target: "/x", headers: [
+                "Connection: Upgrade, HTTP2-Settings", "Upgrade: h2c", "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA",
+            ])
+            #expect(answer.status == 200)
+            let seen = try RecordingUpstream.seen(answer.body)
+            #expect(seen.target == "/x")
+            #expect(seen.header("upgrade") == nil)
+            #expect(seen.header("http2-settings") == nil)
+        }
+    }
+}
