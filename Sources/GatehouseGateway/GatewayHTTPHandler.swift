@@ -62,6 +62,11 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private let gateway: Gateway
     private let progress: FirstRequestProgress
     private let idleTimeout: TimeAmount
+    /// How long a later request's head may take from its first byte (the first request's is `RequestHeadTimeoutHandler`'s).
+    private let headTimeout: TimeAmount
+    /// When the head being read began to arrive, while it is incomplete: a head dribbled a byte at a time kept the
+    /// idle timer from ever firing.
+    private var headStarted: NIODeadline?
     private var context: ChannelHandlerContext?
     private var pool: UpstreamConnectionPool?
     /// Bytes read but not yet taken (the rest of a head, a pipelined request).
@@ -111,6 +116,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         self.gateway = gateway
         self.progress = progress
         self.idleTimeout = TimeAmount(gateway.idleTimeout)
+        self.headTimeout = TimeAmount(gateway.headerReadTimeout)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -282,8 +288,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 }
                 guard let parsed else {
                     inbound = buffer
+                    headArriving()
                     return
                 }
+                headStarted = nil
                 let head = buffer.readSlice(length: parsed.length)!
                 if buffer.readableBytes > 0 { inbound = buffer }
                 switch parsed.framing {
@@ -1018,12 +1026,38 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         scheduleIdleCheck(context, at: lastRead + idleTimeout)
     }
 
+    /// A head began to arrive and is not complete: it has `headTimeout` from its first byte, however it dribbles.
+    private func headArriving() {
+        guard headStarted == nil, requests > 0, let context else { return }
+        let started = NIODeadline.now()
+        headStarted = started
+        idleTimer?.cancel()
+        scheduleIdleCheck(context, at: started + headTimeout)
+    }
+
+    /// `408` and the close: a later request's head did not arrive whole within `headTimeout`.
+    private func headTimedOut(_ context: ChannelHandlerContext) {
+        gateway.logger.debug("closing a connection whose request head did not arrive in time")
+        let answer = GatewayAnswer.invalidRequest("the request head did not arrive in time", status: 408)
+        let bytes = answer.bytes(minorVersion: 1, close: true, withBody: true, allocator: allocator)
+        closing = true
+        context.writeAndFlush(wrapOutboundOut(bytes)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+    }
+
     private func scheduleIdleCheck(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
         // Holds `self` until it runs or is cancelled (`close`, `channelInactive`, `handlerRemoved` cancel it): no weak
         // reference, which would put every retain and release of the handler on the runtime's slow path.
         idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
             self.idleTimer = nil
             guard !self.closing, !self.removed, let context = self.context else { return }
+            if let started = self.headStarted, self.exchange == nil {
+                if started + self.headTimeout <= .now() {
+                    self.headTimedOut(context)
+                } else {
+                    self.scheduleIdleCheck(context, at: started + self.headTimeout)
+                }
+                return
+            }
             let due = self.lastRead + self.idleTimeout
             let waitingForUpstream = self.exchange.map { $0.requestEnded || $0.phase == .deciding || $0.phase == .connecting } ?? false
             if waitingForUpstream || due > .now() {
