@@ -11,23 +11,41 @@ import Synchronization
 /// cost 10). A waiter that joins late returns sooner than a whole run would take; that tells it only that another
 /// request is checking the very same password against the same hash, and the answer it gets, which it is about to
 /// learn anyway.
+///
+/// The runs waiting or running are bounded (``maximumQueued``): past the bound a new verification is refused at once
+/// with ``Busy`` (the server answers `503` with `Retry-After`) instead of joining a queue that a flood of
+/// unauthenticated requests made minutes long for everyone.
 public final class BcryptFlights: Sendable {
-    private let flights = Mutex<[String: Task<Bool, any Error>]>([:])
-    private let runs = Atomic<Int>(0)
-    private let threads: NIOThreadPool
-
-    /// - Parameter threads: where bcrypt runs (never Swift concurrency's few threads).
-    public init(threads: NIOThreadPool) {
-        self.threads = threads
+    /// Too many verifications are waiting: none is started for this request.
+    public struct Busy: Error, CustomStringConvertible {
+        public var description: String { "too many password checks are waiting" }
     }
 
-    /// Whether `password` matches the bcrypt `hash`.
+    private let flights = Mutex<[String: Task<Bool, any Error>]>([:])
+    private let runs = Atomic<Int>(0)
+    private let queued = Atomic<Int>(0)
+    private let threads: NIOThreadPool
+    /// Runs waiting or running at most.
+    public let maximumQueued: Int
+
+    /// - Parameters:
+    ///   - threads: where bcrypt runs (never Swift concurrency's few threads).
+    ///   - maximumQueued: runs waiting or running at most; a verification past it throws ``Busy``.
+    public init(threads: NIOThreadPool, maximumQueued: Int = 64) {
+        self.threads = threads
+        self.maximumQueued = maximumQueued
+    }
+
+    /// Whether `password` matches the bcrypt `hash`; throws ``Busy`` when ``maximumQueued`` runs are waiting.
     public func verify(_ password: String, hash: String) async throws -> Bool {
         let key = hash + "\u{0}" + password
         let threads = self.threads
-        let flight = flights.withLock { flights in
+        let flight = try flights.withLock { flights throws(Busy) in
             if let running = flights[key] { return running }
+            guard self.queued.load(ordering: .relaxed) < maximumQueued else { throw Busy() }
+            self.queued.add(1, ordering: .relaxed)
             let started = Task { () throws -> Bool in
+                defer { self.queued.subtract(1, ordering: .relaxed) }
                 runs.add(1, ordering: .relaxed)
                 return try await threads.runIfActive { Bcrypt.verify(password, hash: hash) }
             }

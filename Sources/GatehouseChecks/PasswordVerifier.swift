@@ -61,7 +61,8 @@ public struct PasswordVerifier: Sendable {
     }()
 
     /// The verifications in flight: identical ones asked at once run once (``BcryptFlights``).
-    static let flights = BcryptFlights(threads: hashingThreads)
+    /// At most eight runs a hashing thread wait or run (16 on two cores: about a second at cost 10 here).
+    static let flights = BcryptFlights(threads: hashingThreads, maximumQueued: 8 * max(System.coreCount, 2))
 
     /// The highest bcrypt cost accepted in a policy or a gateway's users. Each step doubles a verification (cost 15
     /// is about 2 s of one core here); above it, a hash in a policy sent to `POST /admin/v1/policy/validate` (a

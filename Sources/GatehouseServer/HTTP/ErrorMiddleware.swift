@@ -1,3 +1,4 @@
+import GatehouseChecks
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -12,6 +13,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as GatehouseError {
             if error.status.code >= 500 { context.logger.error("\(request.method) \(request.uri.path): \(error)") }
             return try error.response(from: request, context: context)
+        } catch is BcryptFlights.Busy {
+            // A flood of password checks: refused at once, to be tried again shortly (not a 500, not a wrong password).
+            context.logger.warning("\(request.method) \(request.uri.path): refused, too many password checks waiting")
+            return try GatehouseError(.serviceUnavailable, "SERVER_BUSY", "Too many password checks are waiting; try again shortly.",
+                                      headers: [.retryAfter: "1"]).response(from: request, context: context)
         } catch let error as HTTPError {
             let code = switch error.status {
             case .contentTooLarge: "REQUEST_TOO_LARGE"

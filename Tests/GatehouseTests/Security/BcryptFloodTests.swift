@@ -1,0 +1,32 @@
+import Foundation
+import GatehouseChecks
+import Testing
+
+/// Hostile input round 2, finding 3 (in part): unauthenticated requests each cost a bcrypt run in an unbounded queue
+/// (~100 `Basic <unknown>:<random>` token requests took a real user's login from 0.10 s to 4.3 s). The runs waiting
+/// are now bounded: past the bound a request is answered `503` with `Retry-After` at once, never a `500`, and never
+/// counted as a wrong secret.
+@Suite(.timeLimit(.minutes(2))) struct BcryptFloodTests {
+    @Test func aFloodOfUnknownClientsIsRefusedWith503AndTheServerRecovers() async throws {
+        try await TestServer.run(policy: Admin.policy) { server in
+            let statuses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                for index in 0..<400 {
+                    group.addTask {
+                        let answer = try await HTTP.postForm(server.baseURL + "/mfp/api/az/v1/token", [("grant_type", "client_credentials"), ("scope", "x")],
+                                                             headers: [("Authorization", "Basic " + Data("intruder-\(index):\(UUID().uuidString)".utf8).base64EncodedString())])
+                        return (answer.status, answer.header("Retry-After"))
+                    }
+                }
+                var all: [(Int, String?)] = []
+                for try await status in group { all.append(status) }
+                return all
+            }
+            let busy = statuses.filter { $0.0 == 503 }
+            #expect(!busy.isEmpty, "no request was refused: \(Dictionary(grouping: statuses, by: \.0).mapValues(\.count))")
+            #expect(busy.allSatisfy { $0.1 == "1" })
+            #expect(statuses.allSatisfy { $0.0 == 401 || $0.0 == 503 }, "\(Dictionary(grouping: statuses, by: \.0).mapValues(\.count))")
+            // Afterwards the real client gets its token.
+            _ = try await Admin.reader(server)
+        }
+    }
+}
