@@ -621,9 +621,4 @@ def main():
 
 
 if __name__ == "__main__":
-    status = 1
-    try:
-        status = main()
-    finally:
-        harness.run_cleanups()
-    sys.exit(status)
+    harness.run_main(main)

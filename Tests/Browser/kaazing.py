@@ -19,10 +19,8 @@ import atexit
 import re
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
-import time
 import urllib.request
 from pathlib import Path
 
@@ -252,9 +250,4 @@ def main():
 
 
 if __name__ == "__main__":
-    status = 1
-    try:
-        status = main()
-    finally:
-        run_cleanups()
-    sys.exit(status)
+    browser_test.run_main(main)

@@ -817,10 +817,15 @@ def main():
     return 0
 
 
-if __name__ == "__main__":
+def run_main(main_function):
+    """Runs a browser test's `main` and exits with its status, every cleanup run whatever happens."""
     status = 1
     try:
-        status = main()
+        status = main_function()
     finally:
         run_cleanups()
     sys.exit(status)
+
+
+if __name__ == "__main__":
+    run_main(main)
