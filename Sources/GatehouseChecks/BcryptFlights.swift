@@ -36,9 +36,12 @@ public final class BcryptFlights: Sendable {
         self.maximumQueued = maximumQueued
     }
 
-    /// Whether `password` matches the bcrypt `hash`; throws ``Busy`` when ``maximumQueued`` runs are waiting.
-    public func verify(_ password: String, hash: String) async throws -> Bool {
-        let key = hash + "\u{0}" + password
+    /// Whether `password` matches the bcrypt `hash`; throws ``Busy`` when ``maximumQueued`` runs are waiting. Only the
+    /// verifications of one `account` are shared: unknown names all check the one decoy hash, and sharing across
+    /// names made two unknown names with one password answer faster than a known name raced against one (a timing
+    /// that told which names exist).
+    public func verify(_ password: String, hash: String, account: String = "") async throws -> Bool {
+        let key = account + "\u{0}" + hash + "\u{0}" + password
         let threads = self.threads
         let flight = try flights.withLock { flights throws(Busy) in
             if let running = flights[key] { return running }

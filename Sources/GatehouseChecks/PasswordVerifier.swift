@@ -42,7 +42,7 @@ public struct PasswordVerifier: Sendable {
     /// stored for made-up names).
     public func verify(_ password: String, hash: String?, account: String, now: Int64) async throws -> Bool {
         let locked = hash == nil ? false : try await lockouts.isLocked(account, now: now)
-        let matches = try await Self.flights.verify(password, hash: hash ?? decoyHash)
+        let matches = try await Self.flights.verify(password, hash: hash ?? decoyHash, account: account)
         guard hash != nil else { return false }
         if matches, !locked {
             try await lockouts.recordSuccess(account)

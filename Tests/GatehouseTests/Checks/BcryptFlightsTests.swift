@@ -26,6 +26,16 @@ import Testing
         #expect(flights.runCount == before + 1)
     }
 
+    @Test func onlyOneAccountsVerificationsAreShared() async throws {
+        // Two names checking one password against one hash (the decoy of unknown names) each run bcrypt: shared, they
+        // answered faster than a known name raced against one.
+        let flights = BcryptFlights(threads: PasswordVerifier.hashingThreads)
+        async let first = flights.verify("guess", hash: Self.hash, account: "user:nobody-1")
+        async let second = flights.verify("guess", hash: Self.hash, account: "user:nobody-2")
+        #expect(try await (first, second) == (false, false))
+        #expect(flights.runCount == 2)
+    }
+
     @Test func identicalWrongPasswordsAtOnceEachCountAgainstTheAccount() async throws {
         let lockouts = InMemoryAccountLockouts(policy: AccountLockoutPolicy(threshold: 5))
         let verifier = PasswordVerifier(lockouts: lockouts, decoyCost: 4)
