@@ -26,8 +26,24 @@ struct RuntimeAPI: Sendable {
     {
         let url = FormEncoding.url(configuration.apiURL(path), adding: query)
         let request = TransportRequest(method: method, url: url, headers: commonHeaders + headers, body: body, timeout: configuration.requestTimeout)
-        return try await transport.send(request)
+        var retries = 0
+        while true {
+            let response = try await transport.send(request)
+            guard response.status == 503, retries < Self.busyRetries else { return response }
+            // The server refused before doing the work (too many password checks waiting, its store unavailable):
+            // asked again after its `Retry-After` (at most 5 s; 1, 2, 3 s without one), a few times.
+            retries += 1
+            let delay = response.header("Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { min(max($0, 0), 5) } ?? retries
+            do {
+                try await Task.sleep(for: .seconds(delay))
+            } catch {
+                throw .cancelled(underlying: error)
+            }
+        }
     }
+
+    /// How many times a `503` of the runtime API is asked again before it is the answer.
+    static let busyRetries = 3
 
     func sendJSON(_ method: String, _ path: String, _ value: some Encodable) async throws(GatehouseClientError) -> TransportResponse {
         let body: Data
