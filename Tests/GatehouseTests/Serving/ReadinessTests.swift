@@ -15,7 +15,12 @@ import Testing
             throughProxy.host = "127.0.0.1"
             throughProxy.port = proxy.port
             throughProxy.connectTimeout = .seconds(10)
-            let store = try await PostgresStore.connect(throughProxy, logger: TestPostgres.logger)
+            let store: PostgresStore
+            do {
+                store = try await PostgresStore.connect(throughProxy, logger: TestPostgres.logger)
+            } catch {
+                throw TestFailure("connecting through the proxy failed: \(String(reflecting: error))")
+            }
             var configuration = ServerConfiguration(store: store)
             configuration.port = 0
             var logger = Logger(label: "readiness-test")

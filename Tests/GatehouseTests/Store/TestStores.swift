@@ -70,7 +70,19 @@ enum TestPostgres {
     static func withDatabase<T: Sendable>(_ body: (PostgresLocation) async throws -> T) async throws -> T {
         let admin = try adminLocation()
         let name = "gatehouse_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try await execute(admin, "CREATE DATABASE \(name)")
+        // CREATE DATABASE copies template1 and fails while another session is connected to it ("source database
+        // template1 is being accessed by other users": a CREATE of another test a moment before); tried again.
+        var attempt = 0
+        while true {
+            do {
+                try await execute(admin, "CREATE DATABASE \(name)")
+                break
+            } catch {
+                attempt += 1
+                guard attempt < 5 else { throw TestFailure("CREATE DATABASE failed: \(String(reflecting: error))") }
+                try await Task.sleep(for: .milliseconds(300 * attempt))
+            }
+        }
         do {
             // The whole suite runs at once on few cores: connecting may wait for CPU far longer than in production.
             var location = admin.with(database: name)
