@@ -1,10 +1,11 @@
-// One file on purpose (about 990 lines): a channel handler is one state machine — the bytes read, the exchange in
-// flight and its phase, the held reads, the kept upstream connection and route, the hand-over to Hummingbird or a
-// WebSocket bridge — whose state is private to it; split across files it would have to be made internal to the
-// module. What is not that state lives apart: `GatewayHTTPHandler+Exchange` (an exchange and its route),
-// `ClientRequestHead` (a request read in place), `UpstreamRequestHead` and `HeadBytesWriter` (header rules, heads as
-// bytes), `GatewayAnswer+Bytes`, `UpstreamConnectionPool`, `UpstreamConnection` and `UpstreamResponseHandler`
-// (upstream side), `WebSocketBridge` (after an upgrade).
+// One file on purpose (about 1,050 lines): a channel handler is one state machine — the bytes read, the exchange in
+// flight and its phase, the held reads, the kept upstream connection and route, the idle and later-head timers, the
+// hand-over to Hummingbird, a WebSocket bridge or KAAZING's handshake — whose state is private to it; split across
+// files it would have to be made internal to the module. What is not that state lives apart:
+// `GatewayHTTPHandler+Exchange` (an exchange and its route), `ClientRequestHead` (a request read in place),
+// `UpstreamRequestHead` and `HeadBytesWriter` (header rules, heads as bytes), `GatewayAnswer+Bytes`,
+// `UpstreamConnectionPool`, `UpstreamConnection` and `UpstreamResponseHandler` (upstream side), `WebSocketBridge`
+// (after an upgrade), `KaazingHandshakeHandler` (KAAZING's upgrade, its answer's bytes included).
 
 import Crypto
 import Foundation
@@ -581,23 +582,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// encoder) in this handler's place, which has the realm decide on the request inside the WebSocket.
     private func startKaazingHandshake(_ exchange: Exchange, key: String) {
         guard let context, let route = exchange.route else { return }
-        let target = route.target
-        let upgrade = KaazingHandshakeHandler.Upgrade(
-            service: route.service, remainder: route.remainder,
-            target: RequestTarget(segments: target.segments, trailingSlash: target.trailingSlash,
-                                  query: CredentialCarriers.query(target.query, removing: [KaazingHandshake.libraryParameter])),
-            fields: exchange.fields, key: key, forwarding: forwarding(exchange))
-        var answer = allocator.buffer(capacity: 256)
-        answer.writeStaticString("HTTP/1.1 101 Web Socket Protocol Handshake\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ")
-        answer.writeString(Self.webSocketAccept(key))
-        answer.writeStaticString("\r\nSec-WebSocket-Protocol: ")
-        answer.writeString(KaazingHandshake.protocolName)
-        answer.writeStaticString("\r\n\r\n")
-        // The balancer's "no redirect", a binary frame: this gateway is the one to talk to.
-        answer.writeBytes([0x82, UInt8(KaazingHandshake.noRedirect.count)])
-        answer.writeBytes(KaazingHandshake.noRedirect)
+        let upgrade = KaazingHandshakeHandler.Upgrade(route: route, fields: exchange.fields, key: key, forwarding: forwarding(exchange))
         let handshake = KaazingHandshakeHandler(gateway: gateway, upgrade: upgrade)
-        upgraded(context, answer: answer) { operations, encoder in
+        upgraded(context, answer: KaazingHandshakeHandler.switchingAnswer(key: key, allocator: allocator)) { operations, encoder in
             try operations.addHandler(handshake, position: .after(encoder))
         }
     }

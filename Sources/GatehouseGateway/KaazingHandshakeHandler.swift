@@ -20,14 +20,40 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     /// What the relay needs from the outer upgrade.
     struct Upgrade {
-        var service: ProtectedService
-        var remainder: ProtectedService.Remainder
-        /// The upgrade's target without KAAZING's `.kl` parameter.
-        var target: RequestTarget
+        /// The upgrade's route, its target without KAAZING's `.kl` parameter (so neither its upstream target nor the
+        /// relay's URL carries it).
+        let route: GatewayHTTPHandler.Route
         /// The outer request's fields: the request inside is read over them (KAAZING merges the two).
-        var fields: HTTPFields
-        var key: String
-        var forwarding: ForwardingHeaders
+        let fields: HTTPFields
+        let key: String
+        let forwarding: ForwardingHeaders
+
+        init(route: GatewayHTTPHandler.Route, fields: HTTPFields, key: String, forwarding: ForwardingHeaders) {
+            let target = route.target
+            let withoutMark = RequestTarget(segments: target.segments, trailingSlash: target.trailingSlash,
+                                            query: CredentialCarriers.query(target.query, removing: [KaazingHandshake.libraryParameter]))
+            self.route = GatewayHTTPHandler.Route(text: route.text, target: withoutMark, service: route.service, remainder: route.remainder)
+            self.fields = fields
+            self.key = key
+            self.forwarding = forwarding
+        }
+
+        var service: ProtectedService { route.service }
+        var target: RequestTarget { route.target }
+    }
+
+    /// The outer answer to a KAAZING upgrade: `101` selecting `x-kaazing-handshake`, then the balancer's "no
+    /// redirect" in a binary frame (this gateway is the one to talk to).
+    static func switchingAnswer(key: String, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var answer = allocator.buffer(capacity: 256)
+        answer.writeStaticString("HTTP/1.1 101 Web Socket Protocol Handshake\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ")
+        answer.writeString(GatewayHTTPHandler.webSocketAccept(key))
+        answer.writeStaticString("\r\nSec-WebSocket-Protocol: ")
+        answer.writeString(KaazingHandshake.protocolName)
+        answer.writeStaticString("\r\n\r\n")
+        answer.writeBytes([0x82, UInt8(KaazingHandshake.noRedirect.count)])
+        answer.writeBytes(KaazingHandshake.noRedirect)
+        return answer
     }
 
     private let gateway: Gateway
@@ -194,7 +220,7 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
         timer = nil
         let upgrade = self.upgrade
         let service = upgrade.service
-        let relay = gateway.webSocketRelay(service: service, remainder: upgrade.remainder, target: upgrade.target, subject: subject,
+        let relay = gateway.webSocketRelay(service: service, remainder: upgrade.route.remainder, target: upgrade.target, subject: subject,
                                            forwarding: upgrade.forwarding)
         // The application's protocols: the request's (it names them again), else the upgrade's after KAAZING's.
         let requested = decidedFields[values: .secWebSocketProtocol].flatMap(KaazingHandshake.protocols(in:))
@@ -203,7 +229,7 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
             relay: relay,
             upstream: WebSocketBridge.Upstream(
                 key: service.upstreamKey,
-                target: service.base.target(path: upgrade.remainder.path, query: Gateway.forwardedQuery(upgrade.target, service: service)),
+                target: upgrade.route.upstreamTarget,
                 authority: service.base.authority,
                 protocols: requested.isEmpty ? nil : requested.joined(separator: ", ")),
             statistics: gateway.statistics, openWebSockets: gateway.openWebSockets, tls: gateway.upstreamPools, eventLoop: context.eventLoop,

@@ -115,48 +115,16 @@ services:
 """
 
 
-class GatewayProcess:
+class GatewayProcess(browser_test.ServerProcess):
     def __init__(self, binary, config, log_path, start_timeout):
-        self.output = []
-        self.log_file = open(log_path, "w", encoding="utf-8")
         command = [str(binary), "gateway", "--config", str(config), "--port", "0", "--log-level", "debug"]
-        log(f"starting: {' '.join(command)}")
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True, errors="replace")
-        on_cleanup(self.stop)
-        self._ready = threading.Event()
-        self.port = None
-        threading.Thread(target=self._read, daemon=True).start()
-        if not self._ready.wait(start_timeout):
-            raise RuntimeError(f"the gateway printed no banner within {start_timeout} s:\n" + self.text())
+        super().__init__(command, log_path, start_timeout, BANNER, name="the gateway")
+        self.port = int(self.banner.group(2))
         log(f"gateway listens on 127.0.0.1:{self.port} (pid {self.process.pid})")
-
-    def _read(self):
-        for line in self.process.stdout:
-            self.output.append(line)
-            self.log_file.write(line)
-            self.log_file.flush()
-            match = BANNER.search(line)
-            if match and self.port is None:
-                self.port = int(match.group(2))
-                self._ready.set()
-
-    def text(self):
-        return "".join(self.output).rstrip()
 
     def metrics(self):
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as response:
             return response.read().decode()
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
-        self.log_file.close()
 
 
 def authentications(metrics):

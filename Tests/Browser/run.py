@@ -119,15 +119,16 @@ def _terminate(signum, _frame):
 
 # ------------------------------------------------------------------------------------------------ gatehouse
 
-class Gatehouse:
-    def __init__(self, binary, data_dir, log_path, start_timeout, policy=None):
+class ServerProcess:
+    """A `gatehouse` process (`serve` or `gateway`) until the current cleanup scope ends: its output kept and logged
+    to `log_path`, started once `banner` (a regex) appears in it; `self.banner` is that match."""
+
+    def __init__(self, command, log_path, start_timeout, banner, name="gatehouse"):
         self.output = []
         self.log_file = open(log_path, "w", encoding="utf-8")
-        self.url = None
+        self.banner = None
+        self._pattern = banner
         self._ready = threading.Event()
-        command = [str(binary), "serve", "--port", "0", "--data", str(data_dir)]
-        if policy is not None:
-            command += ["--policy", str(policy), "--sample-adapter", "true"]
         log(f"starting: {' '.join(command)}")
         busy_until = time.monotonic() + start_timeout
         while True:
@@ -146,28 +147,21 @@ class Gatehouse:
         deadline = time.monotonic() + start_timeout
         while not self._ready.wait(0.1):
             if self.process.poll() is not None:
-                raise RuntimeError(f"gatehouse exited with status {self.process.returncode} before listening:\n"
+                raise RuntimeError(f"{name} exited with status {self.process.returncode} before listening:\n"
                                    + "".join(self.output))
             if time.monotonic() > deadline:
-                raise RuntimeError(f"gatehouse printed no banner within {start_timeout} s:\n" + "".join(self.output))
-        parsed = urllib.parse.urlsplit(self.url)
-        self.host, self.port = parsed.hostname, parsed.port
-        log(f"gatehouse listens on {self.url} (pid {self.process.pid})")
+                raise RuntimeError(f"{name} printed no banner within {start_timeout} s:\n" + "".join(self.output))
 
     def _read(self):
         for line in self.process.stdout:
             self.output.append(line)
             self.log_file.write(line)
             self.log_file.flush()
-            if self.url is None:
-                match = BANNER.search(line)
+            if self.banner is None:
+                match = self._pattern.search(line)
                 if match:
-                    self.url = match.group(1).rstrip("/")
+                    self.banner = match
                     self._ready.set()
-
-    def registrations(self):
-        """The client ids Gatehouse logged as registered so far."""
-        return [match.group(1) for line in list(self.output) for match in [REGISTERED.search(line)] if match]
 
     def text(self):
         return "".join(self.output).rstrip()
@@ -181,6 +175,22 @@ class Gatehouse:
                 self.process.kill()
                 self.process.wait(5)
         self.log_file.close()
+
+
+class Gatehouse(ServerProcess):
+    def __init__(self, binary, data_dir, log_path, start_timeout, policy=None):
+        command = [str(binary), "serve", "--port", "0", "--data", str(data_dir)]
+        if policy is not None:
+            command += ["--policy", str(policy), "--sample-adapter", "true"]
+        super().__init__(command, log_path, start_timeout, BANNER)
+        self.url = self.banner.group(1).rstrip("/")
+        parsed = urllib.parse.urlsplit(self.url)
+        self.host, self.port = parsed.hostname, parsed.port
+        log(f"gatehouse listens on {self.url} (pid {self.process.pid})")
+
+    def registrations(self):
+        """The client ids Gatehouse logged as registered so far."""
+        return [match.group(1) for line in list(self.output) for match in [REGISTERED.search(line)] if match]
 
 
 # ------------------------------------------------------------------------------------------------ proxy

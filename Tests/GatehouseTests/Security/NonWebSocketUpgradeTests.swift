@@ -4,7 +4,7 @@ import Testing
 
 /// Hostile input round 2, finding 9: a first gateway request asking for another protocol than WebSocket (`h2c`) was
 /// closed without an answer. The gateway does not switch to it and answers the request as it is (RFC 9110 §7.8);
-/// `Upgrade` and what `Connection` names never reach the upstream.
+/// `Upgrade` and what `Connection` names never reach the upstream. Shown with raw bytes and with curl's `--http2`.
 @Suite(.timeLimit(.minutes(1))) struct NonWebSocketUpgradeTests {
     @Test func anH2CUpgradeIsAnsweredAsAPlainRequest() async throws {
         try await RecordingFixture.run({ upstream in
@@ -18,6 +18,17 @@ import Testing
             #expect(seen.target == "/x")
             #expect(seen.header("upgrade") == nil)
             #expect(seen.header("http2-settings") == nil)
+
+            // What curl sends for `--http2` on an http:// URL (the h2c upgrade): answered in HTTP/1.1, not switched.
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            curl.arguments = ["--http2", "-s", "-m", "20", "-o", "/dev/null", "-w", "%{http_code} %{http_version}", fixture.base + "/via-curl"]
+            let output = Pipe()
+            curl.standardOutput = output
+            try curl.run()
+            let data = await Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
+            curl.waitUntilExit()
+            #expect(String(decoding: data, as: UTF8.self) == "200 1.1")
         }
     }
 }
