@@ -53,7 +53,7 @@ extension Gateway {
                 throw GatewayConfigurationError("service \(service.name): conflicting roles, remove the wildcard")
             }
             return try ProtectedService(name: service.name, path: service.path, upstream: upstream, realm: realm, requiredRoles: roles,
-                               webSocket: service.webSocket ?? false)
+                               webSocket: service.webSocket ?? false, allowedOrigins: service.allowedOrigins)
         }
         func timeout(_ seconds: Double?, _ fallback: Double, _ name: String) throws -> Duration {
             let value = seconds ?? fallback

@@ -48,6 +48,10 @@ public final class Gateway: Sendable {
     let acceptedUpgrades = Mutex<[ObjectIdentifier: WebSocketRelay]>([:])
     /// The WebSockets relayed now (closed with 1001 on graceful shutdown).
     let openWebSockets = OpenWebSockets()
+    /// KAAZING's emulated WebSockets open now, by id.
+    let emulatedWebSockets = EmulatedWebSockets()
+    /// KAAZING's bridge page (`/?.kr=xs`), for the origins the WebSocket services allow.
+    let kaazingBridgePage: GatewayAnswer
 
     /// A gateway of `services`, built in Swift.
     ///
@@ -65,6 +69,10 @@ public final class Gateway: Sendable {
                 logger: Logger = Logger(label: "gatehouse-gateway")) {
         // The longest prefix first: the most specific service (and realm) wins.
         self.services = services.sorted { $0.segments.count > $1.segments.count }
+        let webSocketServices = services.filter(\.webSocket)
+        kaazingBridgePage = KaazingBridgePage.answer(
+            allowedOrigins: webSocketServices.contains { $0.allowedOrigins == nil } ? nil
+                : webSocketServices.reduce(into: Set<String>()) { $0.formUnion($1.allowedOrigins ?? []) })
         self.host = host
         self.port = port
         self.maxMessageSize = maxWebSocketMessageSize

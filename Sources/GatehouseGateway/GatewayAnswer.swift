@@ -46,6 +46,13 @@ struct GatewayAnswer: Sendable {
     /// `502 {"error":"bad_gateway",...}`: the upstream could not be reached or its answer not read.
     static var badGateway: GatewayAnswer { error("bad_gateway", "the upstream service did not answer", status: 502) }
 
+    /// `503 {"error":"temporarily_unavailable",...}` with `Retry-After: 1`: the gateway holds all it may now.
+    static func unavailable(_ description: String) -> GatewayAnswer {
+        var answer = error("temporarily_unavailable", description, status: 503)
+        answer.headers[.retryAfter] = "1"
+        return answer
+    }
+
     /// `504 {"error":"gateway_timeout",...}`: the upstream was silent past the read timeout.
     static var gatewayTimeout: GatewayAnswer { error("gateway_timeout", "the upstream service did not answer in time", status: 504) }
 

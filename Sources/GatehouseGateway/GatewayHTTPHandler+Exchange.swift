@@ -51,6 +51,10 @@ extension GatewayHTTPHandler {
         var status = 0
         /// Whether the exchange counts in the request metrics (WebSocket upgrades do not).
         var counted = true
+        /// KAAZING's emulated transport: answers go in KAAZING's HTTP envelope (``EmulationRequest/wantsEnvelope(_:)``).
+        var enveloped = false
+        /// KAAZING's emulated transport: called once the request's body is read whole (kept in ``waiting``).
+        var bodyRead: ((GatewayHTTPHandler, Exchange) -> Void)?
 
         init(head: ClientRequestHead, keepAlive: Bool, start: NIODeadline) {
             self.head = head

@@ -368,6 +368,15 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// A piece of the current request's body (`ended`: its last).
     private func take(_ bytes: ByteBuffer, ended: Bool, into exchange: Exchange) {
         if ended { exchange.requestEnded = true }
+        if let bodyRead = exchange.bodyRead {
+            // An emulated WebSocket's upstream body: kept whole (bounded when it began), then handed over.
+            if bytes.readableBytes > 0 { exchange.waiting.append(bytes) }
+            if ended {
+                exchange.bodyRead = nil
+                bodyRead(self, exchange)
+            }
+            return
+        }
         switch exchange.phase {
         case .relaying:
             if let upstream = exchange.upstream { forward(bytes, ended: ended, of: exchange, to: upstream) }
@@ -441,6 +450,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                                              body: ByteBuffer(bytes: gateway.statistics.exposition())))
                 return
             }
+            if KaazingBridgePage.isRequested(target, method: head.method) {
+                answer(exchange, gateway.kaazingBridgePage)
+                return
+            }
             guard let (service, remainder) = gateway.route(target) else {
                 answer(exchange, .notFound)
                 return
@@ -450,6 +463,18 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         }
         let service = route.service
         exchange.service = service.name
+        if service.webSocket, route.remainder.segments.contains(KaazingEmulation.marker) {
+            do throws(EmulationRequest.Refusal) {
+                if let request = try EmulationRequest(head: head, remainder: route.remainder) {
+                    exchange.route = route
+                    emulate(exchange, request)
+                    return
+                }
+            } catch {
+                answer(exchange, error.status == 404 ? .notFound : GatewayAnswer.invalidRequest(error.description, status: error.status))
+                return
+            }
+        }
         if head.method == .other, case let method = head.methodName, Gateway.refusedMethods.contains(method) {
             var refusal = GatewayAnswer.invalidRequest("the gateway does not relay \(method)", status: 405)
             refusal.headers[.allow] = Gateway.relayedMethods
@@ -509,6 +534,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.keepAlive = false
         exchange.route = Route(text: head.target, target: target, service: service, remainder: remainder)
         exchange.fields = head.allFields
+        guard service.allows(origin: head.first("origin")) else {
+            answer(exchange, GatewayAnswer.forbidden(because: "pages of this origin may not open this service's WebSockets"))
+            return true
+        }
         if KaazingHandshake.isRequested(byProtocolFields: head.values("sec-websocket-protocol")) {
             startKaazingHandshake(exchange, key: key)
             return true
@@ -586,6 +615,176 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         let handshake = KaazingHandshakeHandler(gateway: gateway, upgrade: upgrade)
         upgraded(context, answer: KaazingHandshakeHandler.switchingAnswer(key: key, allocator: allocator)) { operations, encoder in
             try operations.addHandler(handshake, position: .after(encoder))
+        }
+    }
+
+    // MARK: KAAZING's emulated WebSocket
+
+    /// A request of KAAZING's emulated transport (``EmulationRequest``): a create is decided by the service's realm like
+    /// any request and answered once the upstream accepted (``EmulatedWebSocket``); an upstream body and a downstream
+    /// request go to their session (``EmulatedWebSockets``), wherever it lives; a downstream's connection becomes the
+    /// session's once its head is written.
+    private func emulate(_ exchange: Exchange, _ request: EmulationRequest) {
+        guard let route = exchange.route else { return }
+        let service = route.service
+        exchange.enveloped = EmulationRequest.wantsEnvelope(exchange.head)
+        switch request {
+        case .create(let create):
+            guard service.allows(origin: EmulationRequest.origin(exchange.head)) else {
+                answer(exchange, GatewayAnswer.forbidden(because: "pages of this origin may not open this service's WebSockets"))
+                return
+            }
+            exchange.fields = exchange.head.admissionFields(realm: service.realm)
+            if let admission = gateway.admitNow(headers: exchange.fields, query: route.target.query, to: service) {
+                emulationAdmitted(exchange, admission, create)
+                return
+            }
+            admitOnTask(exchange, target: route.target, service: service) { handler, exchange, admission in
+                handler.emulationAdmitted(exchange, admission, create)
+            }
+        case .upstream(let id, let sequence):
+            guard let session = gateway.emulatedWebSockets.session(id) else {
+                answer(exchange, .notFound)
+                return
+            }
+            let limit = gateway.maxMessageSize * 2 + 1024
+            guard case .length(let length) = exchange.head.head.framing, length <= limit else {
+                exchange.keepAlive = false
+                answer(exchange, GatewayAnswer.invalidRequest("an upstream body needs a Content-Length of at most \(limit) bytes", status: 413))
+                return
+            }
+            exchange.phase = .deciding
+            exchange.bodyRead = { handler, exchange in handler.emulatedUpstream(exchange, session: session, sequence: sequence) }
+            if exchange.requestEnded {
+                exchange.bodyRead = nil
+                emulatedUpstream(exchange, session: session, sequence: sequence)
+            }
+        case .downstream(let id, let sequence, let kilobytes):
+            guard let session = gateway.emulatedWebSockets.session(id), let context else {
+                answer(exchange, .notFound)
+                return
+            }
+            exchange.phase = .deciding
+            let bound = NIOLoopBound((self, exchange), eventLoop: context.eventLoop)
+            let loop = context.eventLoop
+            session.execute { emulated in
+                let refusal = emulated.downstreamRequested(sequence: sequence)
+                loop.execute {
+                    let (handler, exchange) = bound.value
+                    handler.emulatedDownstream(exchange, session: session, refusal: refusal, kilobytes: kilobytes)
+                }
+            }
+        }
+    }
+
+    /// The realm decided on a create: refused, its answer (in the envelope when asked); allowed, a session whose bridge
+    /// connects upstream, the create answered when the upstream accepts or fails.
+    private func emulationAdmitted(_ exchange: Exchange, _ admission: Gateway.Admission, _ create: EmulationRequest.Create) {
+        guard self.exchange === exchange, !closing, let context, let route = exchange.route else { return }
+        switch admission {
+        case .answer(let refusal):
+            answer(exchange, exchange.enveloped ? refusal.enveloped : refusal)
+        case .allow(let subject):
+            // The upstream gets the WebSocket's own target: the service's path, the query without KAAZING's parameters.
+            let service = route.service
+            let query = CredentialCarriers.query(route.target.query, removing: EmulationRequest.clientParameters)
+            let remainder = create.remainder
+            let target = RequestTarget(segments: service.segments + remainder.segments, trailingSlash: false, query: query)
+            let webSocketRoute = Route(text: target.description, target: target, service: service, remainder: remainder)
+            let relay = gateway.webSocketRelay(service: service, remainder: remainder, target: target, subject: subject,
+                                               forwarding: forwarding(exchange))
+            let loop = context.eventLoop
+            let bound = NIOLoopBound((self, exchange), eventLoop: loop)
+            let host = exchange.head.first("host") ?? "\(gateway.host):\(gateway.port)"
+            let base = (gateway.tls == nil ? "http://" : "https://") + host + create.path + "/" + KaazingEmulation.marker + "/"
+            let id = EmulatedWebSockets.newID()
+            let session = EmulatedWebSocket(
+                id: id, eventLoop: loop, origin: EmulationRequest.origin(exchange.head), acceptsPings: create.acceptsPings,
+                createSequence: create.sequence, maxMessageSize: gateway.maxMessageSize, logger: gateway.logger,
+                registry: gateway.emulatedWebSockets
+            ) { created in
+                let (handler, exchange) = bound.value
+                var answer: GatewayAnswer
+                switch created {
+                case .opened(let selected):
+                    let body = KaazingEmulation.createdBody(upstream: base + KaazingEmulation.upstreamSegment + "/" + id,
+                                                            downstream: base + KaazingEmulation.downstreamSegment + "/" + id)
+                    answer = GatewayAnswer(status: .created, headers: [.contentType: "text/plain;charset=utf-8", .cacheControl: "no-store"],
+                                           body: ByteBuffer(string: body))
+                    answer.headers[HTTPField.Name("X-WebSocket-Version")!] = KaazingEmulation.version
+                    if let selected { answer.headers[HTTPField.Name("X-WebSocket-Protocol")!] = selected }
+                    if let challenge = subject?.successChallenge { answer.headers[.wwwAuthenticate] = challenge }
+                case .upstreamUnavailable:
+                    answer = .badGateway
+                }
+                handler.answer(exchange, exchange.enveloped ? answer.enveloped : answer)
+            }
+            guard gateway.emulatedWebSockets.add(session) else {
+                answer(exchange, GatewayAnswer.unavailable("the gateway holds as many emulated WebSockets as it may"))
+                return
+            }
+            let bridge = WebSocketBridge(
+                relay: relay,
+                upstream: WebSocketBridge.Upstream(key: service.upstreamKey, target: webSocketRoute.upstreamTarget, authority: service.base.authority,
+                                                   protocols: create.protocols.isEmpty ? nil : create.protocols.joined(separator: ", ")),
+                statistics: gateway.statistics, openWebSockets: gateway.openWebSockets, tls: gateway.upstreamPools, eventLoop: loop,
+                opening: { selected in
+                    session.opened(selectedProtocol: selected)
+                    return []
+                })
+            exchange.phase = .connecting
+            session.start(bridge)
+        }
+    }
+
+    /// An upstream body read whole: its frames go to the session (on its loop), the answer `200` or `400`.
+    private func emulatedUpstream(_ exchange: Exchange, session: EmulatedWebSockets.Entry, sequence: UInt64) {
+        guard let context else { return }
+        var read: [UInt8] = []
+        for bytes in exchange.waiting { read += bytes.readableBytesView }
+        exchange.waiting = []
+        let body = read
+        let bound = NIOLoopBound((self, exchange), eventLoop: context.eventLoop)
+        let loop = context.eventLoop
+        session.execute { emulated in
+            let refusal = emulated.upstream(sequence: sequence, body: body)
+            loop.execute {
+                let (handler, exchange) = bound.value
+                guard handler.exchange === exchange else { return }
+                handler.answer(exchange, refusal.map { GatewayAnswer.invalidRequest($0.description) }
+                               ?? GatewayAnswer(status: .ok, headers: [.cacheControl: "no-store"], body: ByteBuffer()))
+            }
+        }
+    }
+
+    /// A downstream request the session took (or refused, `400`): its head is written, and the connection leaves this
+    /// handler for an ``EmulatedDownstreamHandler`` through which the session writes its frames until it ends it.
+    private func emulatedDownstream(_ exchange: Exchange, session: EmulatedWebSockets.Entry, refusal: EmulatedWebSocket.Refusal?, kilobytes: Int?) {
+        guard self.exchange === exchange, !closing, let context else { return }
+        if let refusal {
+            answer(exchange, GatewayAnswer.invalidRequest(refusal.description))
+            return
+        }
+        exchange.status = 200
+        exchange.responseStarted = true
+        if exchange.counted { count(exchange) }
+        progress.answered = true
+        var head = allocator.buffer(capacity: 160)
+        head.writeString("HTTP/1.1 200 OK\r\nContent-Type: \(KaazingEmulation.downstreamContentType)\r\nX-Content-Type-Options: nosniff\r\n"
+                         + "Cache-Control: no-store\r\nConnection: close\r\n\r\n")
+        context.writeAndFlush(wrapOutboundOut(head), promise: nil)
+        self.exchange = nil
+        removed = true
+        reading = .done
+        inbound = nil
+        idleTimer?.cancel()
+        idleTimer = nil
+        let operations = context.pipeline.syncOperations
+        do {
+            try operations.addHandler(EmulatedDownstreamHandler(session: session, kilobytes: kilobytes), position: .after(self))
+            operations.removeHandler(context: context, promise: nil)
+        } catch {
+            context.close(promise: nil)
         }
     }
 

@@ -11,6 +11,8 @@ public final class ProtectedService: Sendable {
     public let realm: Realm?
     public let requiredRoles: [String]
     public let webSocket: Bool
+    /// The origins whose pages may open its WebSockets (``ServiceConfiguration/allowedOrigins``); `nil`: any.
+    public let allowedOrigins: Set<String>?
     /// The prefix's segments, matched against a request's normalised segments.
     let segments: [String]
     /// Where requests go.
@@ -20,8 +22,17 @@ public final class ProtectedService: Sendable {
 
     /// A service at `path` (normalised; a path that is not a valid absolute path, or an upstream that is not an
     /// `http`/`https` URL without query or user information, throws ``GatewayConfigurationError``).
-    public init(name: String, path: String, upstream: URL, realm: Realm?, requiredRoles: [String] = [], webSocket: Bool = false) throws {
+    public init(name: String, path: String, upstream: URL, realm: Realm?, requiredRoles: [String] = [], webSocket: Bool = false,
+                allowedOrigins: [String]? = nil) throws {
         self.name = name
+        self.allowedOrigins = try allowedOrigins.map { origins in
+            Set(try origins.map { origin in
+                guard let normalised = Self.origin(origin) else {
+                    throw GatewayConfigurationError("service \(name): allowedOrigins: \(origin) is not an origin (scheme://host[:port])")
+                }
+                return normalised
+            })
+        }
         let prefix: RequestTarget
         do {
             prefix = try RequestTarget(parsing: path.hasPrefix("/") ? path : "/" + path)
@@ -37,6 +48,26 @@ public final class ProtectedService: Sendable {
         self.realm = realm
         self.requiredRoles = requiredRoles
         self.webSocket = webSocket
+    }
+
+    /// Whether a page of `origin` (a request's `Origin`, or the emulation bridge's `X-Origin`) may open this service's
+    /// WebSockets: no origin (not a browser), an allowed one, or any when none are configured.
+    func allows(origin: String?) -> Bool {
+        guard let allowedOrigins, let origin else { return true }
+        guard let normalised = Self.origin(origin) else { return false }
+        return allowedOrigins.contains(normalised)
+    }
+
+    /// `scheme://host[:port]` in lower case, the scheme's default port left out; `nil` for anything else.
+    static func origin(_ text: String) -> String? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host?.lowercased(), !host.isEmpty, url.user == nil, url.path.isEmpty, url.query == nil, url.fragment == nil
+        else { return nil }
+        guard host.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || ".-[]:".unicodeScalars.contains($0)) })
+        else { return nil }
+        let defaultPort = scheme == "http" ? 80 : 443
+        guard let port = url.port, port != defaultPort else { return scheme + "://" + host }
+        return scheme + "://" + host + ":" + String(port)
     }
 
     /// The rest of `target`'s path after this service's prefix, or `nil` when the service does not match. A

@@ -11,10 +11,15 @@ public struct ServiceConfiguration: Sendable, Codable {
     public var requireRoles: [String]?
     /// Whether WebSocket upgrades are accepted and relayed to the upstream.
     public var webSocket: Bool?
+    /// The web origins (`scheme://host[:port]`) whose pages may open this service's WebSockets, natively or on
+    /// KAAZING's emulated transport (KAAZING's `cross-site-constraint`). Unset: any origin.
+    public var allowedOrigins: [String]?
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case name, path, upstream, realm, requireRoles, webSocket }
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, path, upstream, realm, requireRoles, webSocket, allowedOrigins }
 
-    public init(name: String, path: String, upstream: String, realm: String? = nil, requireRoles: [String]? = nil, webSocket: Bool? = nil) {
+    public init(name: String, path: String, upstream: String, realm: String? = nil, requireRoles: [String]? = nil, webSocket: Bool? = nil,
+                allowedOrigins: [String]? = nil) {
+        self.allowedOrigins = allowedOrigins
         self.name = name
         self.path = path
         self.upstream = upstream

@@ -23,10 +23,10 @@ extension WebSocketBridge {
 
     /// Each side's handler, in two stored properties rather than a dictionary (no hashing per frame).
     struct SideHandlers {
-        private var client: WebSocketSideHandler?
-        private var upstream: WebSocketSideHandler?
+        private var client: (any WebSocketBridgeSide)?
+        private var upstream: (any WebSocketBridgeSide)?
 
-        subscript(side: Side) -> WebSocketSideHandler? {
+        subscript(side: Side) -> (any WebSocketBridgeSide)? {
             get { side == .client ? client : upstream }
             set {
                 if side == .client { client = newValue } else { upstream = newValue }

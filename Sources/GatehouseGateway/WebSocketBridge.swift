@@ -104,8 +104,8 @@ final class WebSocketBridge {
 
     // MARK: Life cycle
 
-    /// A side's handler is in its pipeline.
-    func attached(_ handler: WebSocketSideHandler, side: Side) {
+    /// A side's handler is in its pipeline (the client's: or an emulated WebSocket is created).
+    func attached(_ handler: any WebSocketBridgeSide, side: Side) {
         handlers[side] = handler
         open.insert(side)
         if side == .client {
@@ -415,7 +415,7 @@ final class WebSocketBridge {
     /// its masked payload, an upstream's unmasked frame to the client — with no copy of its payload
     /// (``WebSocketSideHandler/writeAsItCame(_:)``); anything else through NIO's encoder, as ``relayed(_:to:)`` says.
     /// `thenClose`: flushed, and `target`'s connection closed once it is written (the answer to a close).
-    private func write(_ frame: WebSocketFrame, relayedTo target: Side, by handler: WebSocketSideHandler, thenClose: Bool = false) {
+    private func write(_ frame: WebSocketFrame, relayedTo target: Side, by handler: any WebSocketBridgeSide, thenClose: Bool = false) {
         let mayGoAsItCame = target == .upstream ? frame.maskKey != nil : frame.maskKey == nil
         let wentAsItCame = mayGoAsItCame && handler.writeAsItCame(frame, thenClose: thenClose)
         relayedFrames.count(to: target, asReceived: wentAsItCame)

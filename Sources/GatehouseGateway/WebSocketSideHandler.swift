@@ -39,7 +39,7 @@ final class WebSocketSideHandler: ChannelDuplexHandler {
     /// unmask it and mask it again; `thenClose`: flushed, and the connection closed once it is written (the answer
     /// to a close). `false` when it cannot (no encoder in the pipeline, extension data): the caller writes it
     /// through the encoder.
-    func writeAsItCame(_ frame: WebSocketFrame, thenClose: Bool = false) -> Bool {
+    func writeAsItCame(_ frame: WebSocketFrame, thenClose: Bool) -> Bool {
         guard let context, let encoderContext,
               let (head, rest) = WebSocketFrameWriter.asItCame(frame, allocator: encoderContext.channel.allocator) else { return false }
         let written = thenClose ? context.eventLoop.makePromise(of: Void.self) : nil

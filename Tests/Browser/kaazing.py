@@ -6,9 +6,10 @@
 A WebSocket echo upstream (Python's `websockets`, selecting the sub-protocol `chat` when offered) behind a real
 `gatehouse gateway --port 0` with three services: /open (no realm), /basic (realm "Basic Realm", scheme Basic) and
 /appbasic (realm "Application Realm", scheme Application Basic), both realms requiring the role AUTHORIZED (joe/welcome
-has it, ann/secret does not). A static server (no forwarding) serves the page Tests/Browser/app/kaazing.html and the
+has it, ann/secret does not), each allowing only the page's origin. A static server (no forwarding) serves the page Tests/Browser/app/kaazing.html and the
 client under /sdk/; the page opens each service with the client's WebSocketFactory and BasicChallengeHandler, every
-step reported as `PASS [kaazing] step: …`. Then the gateway's /metrics must show what the page says happened: each
+step reported as `PASS [kaazing] step: …`; then the same through KAAZING's emulated transport (forced with
+`javascript:wse://`: its bridge frame, create, downstream and upstream requests). Then the gateway's /metrics must show what the page says happened: each
 connection to a realm challenged once without credentials, then the passwords the loginHandler gave (right, wrong,
 without the role) decided by the realm's login chain.
 """
@@ -35,12 +36,18 @@ REQUIRED_STEPS = [
     "application-basic-password-reaches-loginHandler-and-opens",
     "application-basic-wrong-password-refused-after-retry-limit",
     "user-without-the-role-fails",
+    "emulated-open-service-echoes",
+    "emulated-basic-password-reaches-loginHandler-and-opens",
+    "emulated-application-basic-wrong-password-refused-after-retry-limit",
+    "emulated-user-without-the-role-fails",
 ]
 # What the gateway must have counted (gatehouse_gateway_authentications_total{realm, result}) after the page: each
 # connection's first request inside the handshake carries no credentials (a challenge), then the loginHandler's.
+# The emulated steps add, through their create requests: basic one challenge and one success; appbasic two challenges,
+# two failures and one refusal for the role.
 EXPECTED_AUTHENTICATIONS = {
-    ("basic", "challenge"): 2, ("basic", "success"): 1, ("basic", "failure"): 2,
-    ("appbasic", "challenge"): 3, ("appbasic", "success"): 1, ("appbasic", "failure"): 2, ("appbasic", "forbidden"): 1,
+    ("basic", "challenge"): 3, ("basic", "success"): 2, ("basic", "failure"): 2,
+    ("appbasic", "challenge"): 5, ("appbasic", "success"): 1, ("appbasic", "failure"): 4, ("appbasic", "forbidden"): 2,
 }
 BANNER = re.compile(r"Gatehouse gateway listens on http://([^\s:]+):(\d+)")
 
@@ -91,7 +98,7 @@ def hash_password(gatehouse, password):
                           text=True, timeout=30, check=True).stdout.strip()
 
 
-def gateway_configuration(gatehouse, upstream_port):
+def gateway_configuration(gatehouse, upstream_port, page_origin):
     joe = hash_password(gatehouse, "welcome")
     ann = hash_password(gatehouse, "secret")
     users = (f'[{{ username: joe, passwordHash: "{joe}", roles: [AUTHORIZED] }}, '
@@ -109,9 +116,11 @@ realms:
     scheme: Application Basic
     loginModules: [{{ type: users, flag: required, users: {users} }}]
 services:
-  - {{ name: open, path: /open, upstream: "{upstream}/", webSocket: true }}
-  - {{ name: basic, path: /basic, upstream: "{upstream}/", realm: basic, requireRoles: [AUTHORIZED], webSocket: true }}
-  - {{ name: appbasic, path: /appbasic, upstream: "{upstream}/", realm: appbasic, requireRoles: [AUTHORIZED], webSocket: true }}
+  - {{ name: open, path: /open, upstream: "{upstream}/", webSocket: true, allowedOrigins: ["{page_origin}"] }}
+  - {{ name: basic, path: /basic, upstream: "{upstream}/", realm: basic, requireRoles: [AUTHORIZED], webSocket: true,
+       allowedOrigins: ["{page_origin}"] }}
+  - {{ name: appbasic, path: /appbasic, upstream: "{upstream}/", realm: appbasic, requireRoles: [AUTHORIZED], webSocket: true,
+       allowedOrigins: ["{page_origin}"] }}
 """
 
 
@@ -141,14 +150,15 @@ def kaazing_run(settings, run, folder):
     echo = EchoUpstream(folder / "echo.log")
     log(f"echo upstream on 127.0.0.1:{echo.port}; KAAZING client from {client}")
     run.logs.append(("echo upstream log (Python websockets)", lambda: echo.log_path.read_text(encoding="utf-8")))
-    config = folder / "gateway.yaml"
-    config.write_text(gateway_configuration(settings.gatehouse, echo.port), encoding="utf-8")
-    gateway = GatewayProcess(settings.gatehouse, config, folder / "gateway.log", settings.start_timeout)
-    run.logs.append(("gateway output", gateway.text))
     static_log = browser_test.ProxyLog(folder / "static.log")
     on_cleanup(static_log.close)
     origin = start_server(make_proxy_handler(None, client, static_log))
     run.logs.append(("static server log", static_log.text))
+    # The page's origin is the only one the services allow (natively and through the emulation's bridge frame).
+    config = folder / "gateway.yaml"
+    config.write_text(gateway_configuration(settings.gatehouse, echo.port, origin), encoding="utf-8")
+    gateway = GatewayProcess(settings.gatehouse, config, folder / "gateway.log", settings.start_timeout)
+    run.logs.append(("gateway output", gateway.text))
 
     browser = Browser(settings, folder / "chromium-profile")
     run.logs.insert(0, ("browser console", browser_test.console_log(browser)))

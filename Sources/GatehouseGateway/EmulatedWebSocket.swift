@@ -1,0 +1,399 @@
+import GatehouseProtocol
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOWebSocket
+
+/// A KAAZING client's WebSocket on the emulated transport (``KaazingEmulation``): the client side of a
+/// ``WebSocketBridge`` whose frames travel as HTTP requests — the client's in upstream `POST`s, the upstream's in one
+/// long downstream response at a time. It lives on the event loop of the connection that created it; the requests that
+/// carry it may come on any connection and reach it through ``EmulatedWebSockets``.
+///
+/// Its life: **creating** (the bridge connects upstream; the create request waits for the upstream's `101`, ``opened``
+/// answers it `201` with the protocol the upstream selected, a close before that answers it `502`), **open** (upstream
+/// bodies' frames go to the bridge in order of their sequence numbers; the bridge's frames are written to the attached
+/// downstream, or kept — bounded — until the client asks for the next one), **closed** (a `CLOSE` and a `RECONNECT`
+/// command end the downstream; the registry forgets it). A session whose client asks no downstream for
+/// ``abandonedAfter`` is closed as if its connection had dropped.
+final class EmulatedWebSocket {
+    /// What the create request is answered.
+    enum Created {
+        /// `201`: the upstream accepted, selecting this sub-protocol (if any).
+        case opened(selectedProtocol: String?)
+        /// The upstream could not be reached or refused.
+        case upstreamUnavailable
+    }
+
+    /// Why an upstream or downstream request is refused (`400`; the session fails).
+    struct Refusal: Error {
+        let description: String
+    }
+
+    private enum State {
+        case creating((Created) -> Void)
+        case open
+        case closed
+    }
+
+    let id: String
+    let eventLoop: any EventLoop
+    /// The origin the create came from (``KaazingEmulation`` bridge's `X-Origin`, else `Origin`), which its other
+    /// requests must name too.
+    let origin: String?
+    /// Whether the client said it understands `PING`/`PONG` frames (`X-Accept-Commands: ping`).
+    let acceptsPings: Bool
+    private let maxMessageSize: Int
+    private let logger: Logger
+    private let registry: EmulatedWebSockets
+    private var state: State
+    private var bridge: WebSocketBridge?
+    private var nextUpstream: UInt64
+    private var nextDownstream: UInt64
+    /// The downstream response being written, and how many bytes it has carried.
+    private var downstream: (any Channel)?
+    private var downstreamBytes = 0
+    private var downstreamLimit = EmulatedWebSocket.downstreamBytesLimit
+    /// Frames written since the last flush; frames kept while no downstream is attached.
+    private var outgoing: [UInt8] = []
+    private var kept: [UInt8] = []
+    /// The upstream's message being received in fragments.
+    private var fragments: (text: Bool, bytes: [UInt8])?
+    private var abandonTimer: Scheduled<Void>?
+    private var heartbeat: Scheduled<Void>?
+
+    /// How long a session waits for its client to ask a downstream before it closes.
+    static let abandonedAfter = TimeAmount.seconds(30)
+    /// After this many bytes a downstream response ends with `RECONNECT`, so that the browser lets its text go.
+    static let downstreamBytesLimit = 4 * 1024 * 1024
+    /// A `NOP` command this often keeps an idle downstream from being cut by a proxy.
+    static let heartbeatInterval = TimeAmount.seconds(20)
+
+    init(id: String, eventLoop: any EventLoop, origin: String?, acceptsPings: Bool, createSequence: UInt64, maxMessageSize: Int,
+         logger: Logger, registry: EmulatedWebSockets, created: @escaping (Created) -> Void) {
+        self.id = id
+        self.eventLoop = eventLoop
+        self.origin = origin
+        self.acceptsPings = acceptsPings
+        self.maxMessageSize = maxMessageSize
+        self.logger = logger
+        self.registry = registry
+        state = .creating(created)
+        nextUpstream = createSequence + 1
+        nextDownstream = createSequence + 1
+    }
+
+    /// Starts the relay: the bridge connects upstream.
+    func start(_ bridge: WebSocketBridge) {
+        self.bridge = bridge
+        bridge.attached(self, side: .client)
+        armAbandonTimer()
+    }
+
+    /// The upstream accepted (the bridge's opening, before any upstream frame).
+    func opened(selectedProtocol: String?) {
+        guard case .creating(let answer) = state else { return }
+        state = .open
+        answer(.opened(selectedProtocol: selectedProtocol))
+    }
+
+    // MARK: Requests
+
+    /// An upstream request's body: its frames go to the bridge. A sequence number out of order, a body that is not
+    /// frames, or a session not open is refused and fails the session.
+    func upstream(sequence: UInt64, body: [UInt8]) -> Refusal? {
+        guard case .open = state, let bridge else { return Refusal(description: "the WebSocket is not open") }
+        guard sequence == nextUpstream else { return fail("an upstream request out of sequence") }
+        nextUpstream += 1
+        let frames: [KaazingEmulation.Frame]
+        do {
+            frames = try KaazingEmulation.frames(in: KaazingEmulation.bytes(fromMixedText: body), maximumLength: maxMessageSize)
+        } catch {
+            return fail("an upstream body that is not frames: \(error.description)")
+        }
+        for frame in frames {
+            guard case .open = state else { break }
+            switch frame {
+            case .binary(let bytes):
+                bridge.received(WebSocketFrame(fin: true, opcode: .binary, data: ByteBuffer(bytes: bytes)), from: .client)
+            case .text(let bytes):
+                bridge.received(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: bytes)), from: .client)
+            case .ping:
+                enqueue(.pong)
+                flush()
+            case .pong, .command(.nop), .command(.reconnect):
+                break
+            case .command(.close):
+                // The client closes (its code is not carried): the upstream is told 1000, and the client's side ends.
+                var data = ByteBuffer()
+                data.write(webSocketErrorCode: .normalClosure)
+                bridge.received(WebSocketFrame(fin: true, opcode: .connectionClose, data: data), from: .client)
+            }
+        }
+        bridge.readComplete(.client)
+        return nil
+    }
+
+    /// Whether a downstream request may attach (its sequence number the next); a refusal fails the session.
+    func downstreamRequested(sequence: UInt64) -> Refusal? {
+        guard case .open = state else { return Refusal(description: "the WebSocket is not open") }
+        guard sequence == nextDownstream else { return fail("a downstream request out of sequence") }
+        nextDownstream += 1
+        return nil
+    }
+
+    /// The downstream response's head is written on `channel`: the frames go there from now on; the one before ends
+    /// with `RECONNECT`. `kilobytes`: the client's `.kb`, the most one response carries.
+    func downstreamAttached(_ channel: any Channel, kilobytes: Int?) {
+        guard case .open = state else {
+            end(channel, closing: true)
+            return
+        }
+        if let previous = downstream { end(previous, closing: false) }
+        downstream = channel
+        downstreamBytes = 0
+        downstreamLimit = min(Self.downstreamBytesLimit, max(64 * 1024, (kilobytes ?? Int.max / 2048) * 1024))
+        abandonTimer?.cancel()
+        abandonTimer = nil
+        if heartbeat == nil { scheduleHeartbeat() }
+        if !kept.isEmpty {
+            outgoing = kept + outgoing
+            kept = []
+        }
+        flush()
+        bridge?.writabilityChanged(.client)
+    }
+
+    /// The downstream's socket takes more again: the upstream's frames flow.
+    func downstreamDrained() {
+        bridge?.writabilityChanged(.client)
+    }
+
+    /// A downstream connection closed (the client went, or asked the next one).
+    func downstreamDetached(_ channel: any Channel) {
+        guard let current = downstream, current === channel else { return }
+        downstream = nil
+        armAbandonTimer()
+    }
+
+    // MARK: Downstream
+
+    private func enqueue(_ frame: KaazingEmulation.Frame) {
+        KaazingEmulation.encode(frame, into: &outgoing)
+    }
+
+    /// Writes the frames so far to the downstream, or keeps them for the next.
+    private func send() {
+        guard !outgoing.isEmpty else { return }
+        guard let downstream else {
+            kept += outgoing
+            outgoing = []
+            return
+        }
+        let bytes = outgoing
+        outgoing = []
+        downstreamBytes += bytes.count
+        downstream.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
+        if downstreamBytes >= downstreamLimit {
+            // The browser keeps a response's whole text: this one ends, the client asks the next.
+            self.downstream = nil
+            end(downstream, closing: false)
+            armAbandonTimer()
+        }
+    }
+
+    /// Ends a downstream response: `RECONNECT` (after `CLOSE` when the WebSocket ends), then its connection.
+    private func end(_ channel: any Channel, closing: Bool) {
+        var bytes: [UInt8] = []
+        if closing { KaazingEmulation.encode(.command(.close), into: &bytes) }
+        KaazingEmulation.encode(.command(.reconnect), into: &bytes)
+        channel.writeAndFlush(ByteBuffer(bytes: bytes)).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// A `NOP` on the downstream every ``heartbeatInterval`` while the session is open.
+    private func scheduleHeartbeat() {
+        heartbeat = eventLoop.assumeIsolated().scheduleTask(in: Self.heartbeatInterval) {
+            guard case .open = self.state else { return }
+            if self.downstream != nil {
+                self.enqueue(.command(.nop))
+                self.flush()
+            }
+            self.scheduleHeartbeat()
+        }
+    }
+
+    private func armAbandonTimer() {
+        abandonTimer?.cancel()
+        abandonTimer = eventLoop.assumeIsolated().scheduleTask(in: Self.abandonedAfter) {
+            self.abandonTimer = nil
+            guard self.downstream == nil else { return }
+            self.logger.debug("closing an emulated WebSocket whose client asked no downstream", metadata: ["id": .string(self.id)])
+            self.finish()
+        }
+    }
+
+    /// Fails the session for `reason`: the client's requests were not the protocol.
+    private func fail(_ reason: String) -> Refusal {
+        logger.debug("failing an emulated WebSocket", metadata: ["id": .string(id), "reason": .string(reason)])
+        finish()
+        return Refusal(description: reason)
+    }
+
+    /// The client's side ends: the downstream gets `CLOSE` and `RECONNECT`, the bridge hears the client went.
+    private func finish() {
+        switch state {
+        case .closed:
+            return
+        case .creating(let answer):
+            state = .closed
+            answer(.upstreamUnavailable)
+        case .open:
+            state = .closed
+        }
+        abandonTimer?.cancel()
+        abandonTimer = nil
+        heartbeat?.cancel()
+        heartbeat = nil
+        if let downstream {
+            self.downstream = nil
+            send(outgoingTo: downstream)
+            end(downstream, closing: true)
+        }
+        kept = []
+        outgoing = []
+        registry.remove(id)
+        let bridge = self.bridge
+        self.bridge = nil
+        bridge?.closed(.client)
+    }
+
+    private func send(outgoingTo channel: any Channel) {
+        guard !outgoing.isEmpty else { return }
+        channel.write(ByteBuffer(bytes: outgoing), promise: nil)
+        outgoing = []
+    }
+
+    /// A frame from the upstream, as a WSE frame: messages whole (fragments joined), a ping answered upstream with a
+    /// pong (the client answers none: KAAZING's emulation carries no payload), a close ends the client's side.
+    private func take(_ frame: WebSocketFrame) {
+        switch frame.opcode {
+        case .text, .binary:
+            let bytes = Array(frame.unmaskedData.readableBytesView)
+            if frame.fin {
+                enqueue(frame.opcode == .text ? .text(bytes) : .binary(bytes))
+            } else {
+                fragments = (frame.opcode == .text, bytes)
+            }
+        case .continuation:
+            guard var message = fragments else { return }
+            message.bytes += frame.unmaskedData.readableBytesView
+            if frame.fin {
+                fragments = nil
+                enqueue(message.text ? .text(message.bytes) : .binary(message.bytes))
+            } else {
+                fragments = message
+            }
+        case .ping:
+            let data = frame.unmaskedData
+            eventLoop.assumeIsolated().execute {
+                guard case .open = self.state else { return }
+                self.bridge?.received(WebSocketFrame(fin: true, opcode: .pong, data: data), from: .client)
+                self.bridge?.readComplete(.client)
+            }
+        case .connectionClose:
+            eventLoop.assumeIsolated().execute { self.finish() }
+        default:
+            break
+        }
+    }
+}
+
+extension EmulatedWebSocket: WebSocketBridgeSide {
+    var isWritable: Bool {
+        if let downstream { return downstream.isWritable }
+        return kept.count < maxMessageSize * 2
+    }
+
+    func writeAsItCame(_ frame: WebSocketFrame, thenClose: Bool) -> Bool { false }
+
+    func write(_ frame: WebSocketFrame) {
+        switch state {
+        case .creating:
+            // Before the upstream accepted, the bridge writes only the close of an upstream that failed.
+            if frame.opcode == .connectionClose { eventLoop.assumeIsolated().execute { self.finish() } }
+        case .open:
+            take(frame)
+        case .closed:
+            break
+        }
+    }
+
+    func flush() {
+        if case .open = state { send() }
+    }
+
+    func close() {
+        eventLoop.assumeIsolated().execute { self.finish() }
+    }
+
+    func writeAndClose(_ frame: WebSocketFrame) {
+        write(frame)
+        flush()
+        close()
+    }
+
+    func pauseReads() {}
+
+    func resumeReads() {}
+}
+
+/// The gateway's emulated WebSockets by id (the capability their upstream and downstream URLs carry), each on its
+/// event loop. Bounded: a create beyond ``limit`` is refused.
+final class EmulatedWebSockets: Sendable {
+    /// A session and the event loop it must be used on.
+    struct Entry: Sendable {
+        let eventLoop: any EventLoop
+        let session: NIOLoopBound<EmulatedWebSocket>
+
+        /// Runs `body` with the session on its event loop.
+        func execute(_ body: @escaping @Sendable (EmulatedWebSocket) -> Void) {
+            let session = self.session
+            eventLoop.execute { body(session.value) }
+        }
+    }
+
+    private let sessions = NIOLockedValueBox<[String: Entry]>([:])
+    let limit: Int
+
+    init(limit: Int = 10_000) {
+        self.limit = limit
+    }
+
+    /// A fresh id: 128 random bits, as hex.
+    static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in
+            let hex = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+
+    /// Registers `session` (on its event loop); `false` when the gateway holds ``limit`` already.
+    func add(_ session: EmulatedWebSocket) -> Bool {
+        let entry = Entry(eventLoop: session.eventLoop, session: NIOLoopBound(session, eventLoop: session.eventLoop))
+        return sessions.withLockedValue { sessions in
+            guard sessions.count < limit else { return false }
+            sessions[session.id] = entry
+            return true
+        }
+    }
+
+    func session(_ id: String) -> Entry? {
+        sessions.withLockedValue { $0[id] }
+    }
+
+    func remove(_ id: String) {
+        _ = sessions.withLockedValue { $0.removeValue(forKey: id) }
+    }
+
+    var count: Int { sessions.withLockedValue { $0.count } }
+}

@@ -1,0 +1,203 @@
+/// KAAZING's emulated WebSocket over HTTP ("WSE", `wseb-1.0`), as KAAZING Gateway 5 and its JavaScript client speak it
+/// (the client's `WebSocketEmulatedProxy` and `WebSocketEmulatedProxyDownstream`; KAAZING's "WebSocket Emulation
+/// Protocol" specification), for browsers whose WebSocket cannot get through:
+///
+/// 1. **create**: `GET|POST <service path>/;e/ctm?.kn=<random>` (`cb`, `ct`, `cte`, `ctm`: the encodings) with
+///    `X-WebSocket-Version: wseb-1.0`, `X-Sequence-No: n` and the application's protocols in `X-WebSocket-Protocol`;
+///    decided by the service's realm like any request (a `401` answered inside a `200` envelope when the client asks
+///    for one, ``envelopeProtocol``); accepted: `201`, `text/plain;charset=utf-8`, the body ``createdBody(upstream:downstream:)``;
+/// 2. **downstream**: `GET <downstream URL>?.ksn=n+1&…`: one long `200` response, `text/plain;charset=windows-1252`, whose
+///    body is the server's frames (``encode(_:)``) as they come, ending in ``Command/reconnect`` (the client asks the
+///    next one) or ``Command/close`` then ``Command/reconnect`` (the end);
+/// 3. **upstream**: `POST <upstream URL>…` with `X-Sequence-No: n+1, n+2, …`, its body the client's frames as
+///    text (each byte a code point, `0` sent as U+0100: ``bytes(fromMixedText:)``), ending in ``Command/reconnect``.
+///
+/// Frames: `0x80` length bytes (a binary message), `0x81` length bytes (a text message, UTF-8), `0x89 0x00` (ping),
+/// `0x8A 0x00` (pong), `0x01` hex-pairs `0xFF` (commands); a length is big-endian groups of 7 bits, the high bit set
+/// on all but the last. Upstream and downstream sequence numbers each go up by one from the create's.
+package enum KaazingEmulation {
+    /// `X-WebSocket-Version`'s value.
+    package static let version = "wseb-1.0"
+    /// The path segment that starts an emulation suffix: `<service path>/;e/…`.
+    package static let marker = ";e"
+    /// The create request's last segment, one per encoding of the downstream.
+    package static let createSegments: Set<String> = ["cb", "ct", "cte", "ctm", "ctem"]
+    /// The upstream and downstream URLs' segment after ``marker``.
+    package static let upstreamSegment = "ub"
+    package static let downstreamSegment = "db"
+    /// The query of KAAZING's cross-origin bridge page, at `/` of the gateway's origin.
+    package static let bridgeQuery = ".kr=xs"
+    /// `X-Next-Protocol`'s value (or `.knp`'s) asking for answers in an HTTP envelope: a `401` or `403` inside a
+    /// `200` `application/x-message-http`, which a browser shows a script (and never answers with a password dialog).
+    package static let envelopeProtocol = "httpxe/1.1"
+    package static let envelopeContentType = "application/x-message-http"
+    /// The downstream's content type: every byte one character.
+    package static let downstreamContentType = "text/plain;charset=windows-1252"
+    /// The largest sequence number (2^53 − 1: a JavaScript number).
+    package static let maximumSequence: UInt64 = (1 << 53) - 1
+
+    /// A command carried in a command frame.
+    package enum Command: UInt8, Sendable {
+        /// Padding or a heartbeat.
+        case nop = 0
+        /// The end of an upstream request's body, or of a downstream response (the client asks the next).
+        case reconnect = 1
+        /// The WebSocket closes.
+        case close = 2
+    }
+
+    /// A frame of either direction.
+    package enum Frame: Equatable, Sendable {
+        case binary([UInt8])
+        case text([UInt8])
+        case ping
+        case pong
+        case command(Command)
+    }
+
+    /// Why a body is not frames.
+    package struct FormatError: Error, Equatable, CustomStringConvertible, Sendable {
+        package let description: String
+        package init(_ description: String) { self.description = description }
+    }
+
+    /// A frame's bytes.
+    package static func encode(_ frame: Frame) -> [UInt8] {
+        var bytes: [UInt8] = []
+        encode(frame, into: &bytes)
+        return bytes
+    }
+
+    /// Appends a frame's bytes to `bytes`.
+    package static func encode(_ frame: Frame, into bytes: inout [UInt8]) {
+        switch frame {
+        case .binary(let payload):
+            bytes.append(0x80)
+            appendLength(payload.count, to: &bytes)
+            bytes += payload
+        case .text(let payload):
+            bytes.append(0x81)
+            appendLength(payload.count, to: &bytes)
+            bytes += payload
+        case .ping:
+            bytes += [0x89, 0x00]
+        case .pong:
+            bytes += [0x8A, 0x00]
+        case .command(let command):
+            bytes += [0x01, 0x30, 0x30 + command.rawValue, 0xFF]
+        }
+    }
+
+    private static func appendLength(_ length: Int, to bytes: inout [UInt8]) {
+        var groups: [UInt8] = [UInt8(length & 0x7F)]
+        var rest = length >> 7
+        while rest > 0 {
+            groups.append(UInt8(rest & 0x7F) | 0x80)
+            rest >>= 7
+        }
+        bytes += groups.reversed()
+    }
+
+    /// The frames of an upstream body (its bytes, ``bytes(fromMixedText:)``), each message at most `maximumLength`
+    /// bytes. A body cut inside a frame, an unknown frame type or command, or a length over the bound throws.
+    package static func frames(in bytes: [UInt8], maximumLength: Int) throws(FormatError) -> [Frame] {
+        var frames: [Frame] = []
+        var index = 0
+        while index < bytes.count {
+            let type = bytes[index]
+            index += 1
+            if type & 0x80 == 0 {
+                // Text framing: bytes up to 0xFF. Only command frames (0x01) are sent upstream by KAAZING's clients;
+                // a 0x00 text frame is a text message.
+                guard let end = bytes[index...].firstIndex(of: 0xFF) else { throw FormatError("a text frame without its end") }
+                let payload = Array(bytes[index..<end])
+                index = end + 1
+                guard payload.count <= maximumLength else { throw FormatError("a message over the gateway's limit") }
+                switch type {
+                case 0x00:
+                    frames.append(.text(payload))
+                case 0x01:
+                    for byte in payload where byte != 0x30 {
+                        guard let command = Command(rawValue: byte &- 0x30), command != .nop else {
+                            throw FormatError("an unknown command \(byte)")
+                        }
+                        frames.append(.command(command))
+                    }
+                default:
+                    throw FormatError("an unknown frame type \(type)")
+                }
+                continue
+            }
+            var length = 0
+            var complete = false
+            while index < bytes.count {
+                let byte = bytes[index]
+                index += 1
+                length = (length << 7) | Int(byte & 0x7F)
+                guard length <= maximumLength else { throw FormatError("a message over the gateway's limit") }
+                if byte & 0x80 == 0 {
+                    complete = true
+                    break
+                }
+            }
+            guard complete, bytes.count - index >= length else { throw FormatError("a frame cut short") }
+            let payload = Array(bytes[index..<(index + length)])
+            index += length
+            switch type {
+            case 0x80: frames.append(.binary(payload))
+            case 0x81: frames.append(.text(payload))
+            case 0x89: frames.append(.ping)
+            case 0x8A: frames.append(.pong)
+            default: throw FormatError("an unknown frame type \(type)")
+            }
+        }
+        return frames
+    }
+
+    /// The bytes of an upstream body sent as text (`text/plain; charset=utf-8`): each code point is a byte, modulo
+    /// 256 (KAAZING's clients send `0` as U+0100). Malformed UTF-8 throws.
+    package static func bytes(fromMixedText body: [UInt8]) throws(FormatError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(body.count)
+        var decoder = UTF8()
+        var iterator = body.makeIterator()
+        loop: while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): bytes.append(UInt8(truncatingIfNeeded: scalar.value))
+            case .emptyInput: break loop
+            case .error: throw FormatError("the body is not UTF-8")
+            }
+        }
+        return bytes
+    }
+
+    /// A create answer's body: the upstream URL, then the downstream URL, each followed by a line feed.
+    package static func createdBody(upstream: String, downstream: String) -> String {
+        upstream + "\n" + downstream + "\n"
+    }
+
+    /// A sequence number as sent (`X-Sequence-No`, `.ksn`): decimal digits, at most ``maximumSequence``.
+    package static func sequenceNumber(_ text: Substring) -> UInt64? {
+        guard !text.isEmpty, text.count <= 16, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              let value = UInt64(text), value <= maximumSequence else { return nil }
+        return value
+    }
+
+    /// The value of query parameter `name` in `query` (`a=1&b=2`), as sent.
+    package static func parameter(_ name: String, in query: Substring) -> Substring? {
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts[0] == name { return parts.count > 1 ? parts[1] : "" }
+        }
+        return nil
+    }
+
+    /// An answer in KAAZING's HTTP envelope: the inner response's status line, fields and body, as bytes of the
+    /// outer `200`'s body.
+    package static func envelope(status: Int, reason: String, fields: [(name: String, value: String)], body: [UInt8]) -> [UInt8] {
+        var text = "HTTP/1.1 \(status) \(reason)\r\n"
+        for field in fields { text += field.name + ": " + field.value + "\r\n" }
+        text += "Content-Length: \(body.count)\r\n\r\n"
+        return Array(text.utf8) + body
+    }
+}
