@@ -67,6 +67,7 @@ struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
         let owned = pipeline.handler(type: GatewayHTTPHandler.self).map { _ in true }
             .flatMapError { _ in pipeline.handler(type: KaazingHandshakeHandler.self).map { _ in true } }
             .flatMapError { _ in pipeline.handler(type: WebSocketSideHandler.self).map { _ in true } }
+            .flatMapError { _ in pipeline.handler(type: EmulatedDownstreamHandler.self).map { _ in true } }
             .recover { _ in false }
         if (try? await owned.get()) == true { return }
         // Nothing serves the connection any more. Hummingbird leaves it open when the upgrader failed (a refused

@@ -631,7 +631,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         switch request {
         case .create(let create):
             guard service.allows(origin: EmulationRequest.origin(exchange.head)) else {
-                answer(exchange, GatewayAnswer.forbidden(because: "pages of this origin may not open this service's WebSockets"))
+                let refusal = GatewayAnswer.forbidden(because: "pages of this origin may not open this service's WebSockets")
+                answer(exchange, exchange.enveloped ? refusal.enveloped : refusal)
                 return
             }
             exchange.fields = exchange.head.admissionFields(realm: service.realm)
@@ -720,7 +721,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 handler.answer(exchange, exchange.enveloped ? answer.enveloped : answer)
             }
             guard gateway.emulatedWebSockets.add(session) else {
-                answer(exchange, GatewayAnswer.unavailable("the gateway holds as many emulated WebSockets as it may"))
+                answer(exchange, GatewayAnswer.unavailable("the gateway holds as many emulated WebSockets as it may"))  // 5xx: never enveloped
                 return
             }
             let bridge = WebSocketBridge(
