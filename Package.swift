@@ -90,6 +90,8 @@ let package = Package(
             dependencies: [
                 "GatehouseStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // Its pool's errors, to tell an outage (``PostgresStore/outage(_:)``).
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 "GatehouseChecks",
                 "GatehouseProtocol",

@@ -30,6 +30,14 @@ struct ServeCommand: AsyncParsableCommand {
         valueName: "url"))
     var database: String?
 
+    @Option(help: ArgumentHelp(
+        "Seconds to wait at start for a --database that is not up yet (0: fail at once).",
+        discussion: "While it waits, the node does not listen; a wrong password or a missing database fails at once."))
+    var databaseWait: Int = 60
+
+    @Option(help: "Seconds one store call may take before its request is answered 503 (a frozen or restarting database).")
+    var storeTimeout: Double = 5
+
     @Flag(help: "Store a new token-signing key that becomes the current one of every node; older keys keep verifying their tokens.")
     var rotateSigningKey = false
 
@@ -85,6 +93,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be between 1 and 3600 seconds") }
         guard (1...3600).contains(policyPollInterval) else { throw ValidationError("--policy-poll-interval must be between 1 and 3600 seconds") }
         guard (1...3600).contains(headerReadTimeout) else { throw ValidationError("--header-read-timeout must be between 1 and 3600 seconds") }
+        guard (0...86_400).contains(databaseWait) else { throw ValidationError("--database-wait must be between 0 and 86400 seconds") }
+        guard (0.05...600).contains(storeTimeout) else { throw ValidationError("--store-timeout must be between 0.05 and 600 seconds") }
         if let database {
             do {
                 _ = try PostgresLocation(url: database)
@@ -104,7 +114,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let database {
             let location = try PostgresLocation(url: database)
             do {
-                postgres = try await PostgresStore.connect(location, logger: logger)
+                postgres = try await Self.connect(location, waiting: .seconds(databaseWait), logger: logger)
             } catch {
                 throw CommandFailure("Cannot open the PostgreSQL database \(location)", error)
             }
@@ -126,6 +136,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.auditRetentionDays = auditRetentionDays
         configuration.auditLines = auditLogLines ? Logger(label: "gatehouse.audit") : nil
         configuration.policyPollInterval = .seconds(policyPollInterval)
+        configuration.storeDeadline = .milliseconds(Int(storeTimeout * 1000))
         var reloading: Task<Void, Never>?
         defer { reloading?.cancel() }
         do {
@@ -169,6 +180,28 @@ struct ServeCommand: AsyncParsableCommand {
             try await app.runService()
         } catch let error as IOError {
             throw CommandFailure("Cannot serve on \(host):\(port)", error)
+        }
+    }
+
+    /// Connects to `location`; while the database is not up yet (refused, starting, unreachable) tries again with a
+    /// growing pause, up to `waiting`, saying so once on standard output. Any other failure ends at once.
+    static func connect(_ location: PostgresLocation, waiting: Duration, logger: Logger) async throws -> PostgresStore {
+        let deadline = ContinuousClock.now + waiting
+        var pause = Duration.milliseconds(250)
+        var said = false
+        while true {
+            do {
+                return try await PostgresStore.connect(location, logger: logger)
+            } catch {
+                guard let outage = PostgresStore.outage(of: error), ContinuousClock.now + pause < deadline else { throw error }
+                if !said {
+                    said = true
+                    FileHandle.standardOutput.write(Data("Waiting for PostgreSQL at \(location) (up to \(waiting)): \(outage.reason)\n".utf8))
+                }
+                logger.debug("PostgreSQL not up yet", metadata: ["reason": .string(outage.reason)])
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(5))
+            }
         }
     }
 

@@ -114,10 +114,12 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: username, password: password, database: database, tls: tlsConfiguration)
         configuration.options.maximumConnections = poolSize
-        // The whole pool is kept open, and idle connections are pinged only when asked (`idle_ping`): PostgresNIO
-        // schedules a timer (a task group of two tasks and a Dispatch timer) for each, every time a connection goes
-        // back to the pool, which is after every query (measured: 8–20 % of a node's CPU per flow).
-        configuration.options.minimumConnections = poolSize
+        // No minimum: PostgresNIO 1.33's pool crashes the process (`precondition(minimumConcurrentConnections <=
+        // stats.active)` in `createNewDemandConnectionIfPossible`) when two requests wait while fewer connections
+        // than the minimum exist — which is every PostgreSQL restart: while reconnecting fails it destroys the other
+        // connections instead of retrying them, and never refills them afterwards (issue 33's drill: 3 nodes of 12
+        // restarts died). The price: a connection going back to the pool schedules its idle timer.
+        configuration.options.minimumConnections = 0
         configuration.options.keepAliveBehavior = idlePing.map { .init(frequency: $0) }
         configuration.options.connectTimeout = connectTimeout
         return configuration

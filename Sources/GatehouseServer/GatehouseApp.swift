@@ -42,6 +42,9 @@ public struct ServerConfiguration: Sendable {
     public var auditLines: Logger?
     /// How often the store is asked whether an operator applied a newer policy (on any node).
     public var policyPollInterval: Duration = .seconds(2)
+    /// How long one store call may take before its request is answered `503` (``GuardedStore``): a frozen or
+    /// restarting database never strands a request.
+    public var storeDeadline: Duration = .seconds(5)
     /// How long a node answers introspection's device and active user of a client from memory after reading them
     /// (a change made through another node shows this late at most; this node's own changes show at once).
     public var introspectedClientLifetime: Duration = .seconds(2)
@@ -133,7 +136,8 @@ public enum Gatehouse {
     /// The authorization service alone, for embedding or benchmarks.
     public static func makeService(_ configuration: ServerConfiguration, logger: Logger) async throws -> AuthorizationService {
         let metrics = GatehouseMetrics()
-        let store = MeasuredStore(configuration.store, metrics: metrics)
+        let guarded = configuration.store as? GuardedStore ?? GuardedStore(configuration.store, deadline: configuration.storeDeadline)
+        let store = MeasuredStore(guarded, metrics: metrics)
         let nodeName = configuration.nodeName ?? ProcessInfo.processInfo.hostName
         // The view of locked accounts may lag the store by a few poll intervals before the store is read instead.
         let knownLockouts = KnownLockouts(maxAge: max(3 * configuration.policyPollInterval.wholeMilliseconds, 5000))

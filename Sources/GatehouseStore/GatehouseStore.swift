@@ -37,6 +37,10 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
 /// them when another round changed the state meanwhile, so that no update is lost and no attempt is granted
 /// twice, on one node or several.
 public protocol GatehouseStore: UserDirectory {
+    /// Whether `error`, thrown by one of this store's calls, is an outage (``StoreUnavailable``: the database cannot
+    /// answer now) rather than a refusal or a bug. Stores recognise their database's errors.
+    func outage(_ error: any Error) -> StoreUnavailable?
+
     /// Stores a new registration; throws ``StoreError/duplicate`` if the id is taken.
     func createRegistration(_ registration: ClientRegistrationRecord) async throws
     /// Replaces an existing registration; throws ``StoreError/notFound`` if there is none.

@@ -1,11 +1,13 @@
 import GatehouseChecks
+import GatehouseStore
 import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
 
-/// Turns every error into a JSON answer: a ``GatehouseError`` as it is, Hummingbird's own errors (an oversized
-/// body, say) with their status, and anything else as a 500 that names no internals.
+/// Turns every error into a JSON answer: a ``GatehouseError`` as it is, a store outage (``StoreUnavailable``) and a
+/// flood of password checks as `503` with `Retry-After`, Hummingbird's own errors (an oversized body, say) with their
+/// status, and anything else as a 500 that names no internals.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -17,6 +19,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             // A flood of password checks: refused at once, to be tried again shortly (not a 500, not a wrong password).
             context.logger.warning("\(request.method) \(request.uri.path): refused, too many password checks waiting")
             return try GatehouseError(.serviceUnavailable, "SERVER_BUSY", "Too many password checks are waiting; try again shortly.",
+                                      headers: [.retryAfter: "1"]).response(from: request, context: context)
+        } catch let error as StoreUnavailable {
+            // The database cannot answer now (restarting, frozen, full): to be tried again shortly, never a 500.
+            StoreOutageLog.shared.record(error, logger: context.logger)
+            return try GatehouseError(.serviceUnavailable, "STORE_UNAVAILABLE", "The server's store cannot answer now; try again shortly.",
                                       headers: [.retryAfter: "1"]).response(from: request, context: context)
         } catch let error as HTTPError {
             let code = switch error.status {

@@ -1,21 +1,30 @@
 import GatehouseProtocol
+import GatehouseStore
 import Hummingbird
 import Synchronization
 
-/// `GET /ready` for load balancers: 200 when this node can serve (its store answers, its signing keys are
-/// loaded; its policy was valid at start or it would not run), 503 naming what is not. `GET /health` only says
-/// the process is alive.
+/// `GET /ready` for load balancers: 200 when this node can serve — its store answers a read and takes a write (a
+/// probe write at most every ``writeProbeInterval``: `"store":"full"` when its disk is full), its signing keys are
+/// loaded; its policy was valid at start or it would not run — 503 naming what is not. `GET /health` only says the
+/// process is alive.
 enum Readiness {
+    static let writeProbeInterval = Duration.seconds(5)
+    private static let lastWrite = Mutex<(at: ContinuousClock.Instant, state: String)?>(nil)
+
     static func check(_ service: AuthorizationService) async -> Response {
         var checks: JSONObject = ["policy": "ok"]
-        var ready = true
         let store = service.store
-        if await answersInTime(.seconds(2), { _ = try await store.registration(clientID: "gatehouse-readiness-probe") }) {
-            checks["store"] = "ok"
-        } else {
-            checks["store"] = "unreachable"
-            ready = false
+        var state: String
+        do {
+            _ = try await withStoreDeadline(.seconds(2), "the readiness probe's read") {
+                try await store.registration(clientID: "gatehouse-readiness-probe")
+            }
+            state = await writeState(store)
+        } catch {
+            state = "unreachable"
         }
+        checks["store"] = .string(state)
+        var ready = state == "ok"
         if service.signer.currentKID.isEmpty {
             checks["signingKeys"] = "none loaded"
             ready = false
@@ -26,28 +35,23 @@ enum Readiness {
         return JSONBody.response(ready ? .ok : .serviceUnavailable, body)
     }
 
-    /// Whether `probe` succeeds within `limit`. The probe runs in its own task and is left behind when late (a
-    /// store whose server vanished may not notice cancellation until its connect timeout), so a load balancer's
-    /// check never hangs.
-    static func answersInTime(_ limit: Duration, _ probe: @escaping @Sendable () async throws -> Void) async -> Bool {
-        let outcome = Once()
-        return await withCheckedContinuation { continuation in
-            outcome.set(continuation)
-            Task {
-                let succeeded = (try? await probe()) != nil
-                outcome.resume(succeeded)
+    /// Whether the store takes a write: a replay-cache entry that expires at once (`ok`, `full`, `unwritable`),
+    /// probed at most every ``writeProbeInterval``.
+    private static func writeState(_ store: any GatehouseStore) async -> String {
+        let now = ContinuousClock.now
+        if let last = lastWrite.withLock({ $0 }), now - last.at < writeProbeInterval { return last.state }
+        let state: String
+        do {
+            let millis = EpochTime.nowMillis()
+            _ = try await withStoreDeadline(.seconds(2), "the readiness probe's write") {
+                try await store.consumeAssertion(digest: "gatehouse-readiness-\(millis)-\(UInt32.random(in: 0...UInt32.max))",
+                                                 expiresAt: millis + 1000, now: millis)
             }
-            Task {
-                try? await Task.sleep(for: limit)
-                outcome.resume(false)
-            }
+            state = "ok"
+        } catch {
+            state = store.outage(error)?.kind == .full ? "full" : "unwritable"
         }
-    }
-
-    /// A continuation resumed once, by whichever comes first.
-    private final class Once: Sendable {
-        private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
-        func set(_ value: CheckedContinuation<Bool, Never>) { continuation.withLock { $0 = value } }
-        func resume(_ value: Bool) { continuation.withLock { $0.take() }?.resume(returning: value) }
+        lastWrite.withLock { $0 = (now, state) }
+        return state
     }
 }

@@ -18,6 +18,8 @@ final class MeasuredStore: GatehouseStore {
         self.metrics = metrics
     }
 
+    func outage(_ error: any Error) -> StoreUnavailable? { base.outage(error) }
+
     private func timer(_ operation: String) -> Metrics.Timer {
         metrics.timer("gatehouse_store_operation_duration_seconds", [("operation", operation)])
     }

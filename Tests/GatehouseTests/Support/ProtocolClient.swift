@@ -42,6 +42,9 @@ struct ProtocolClient: Sendable {
         clientID = String(location.split(separator: "/").last!)
     }
 
+    /// Takes the client id of a registration answered elsewhere (its `Location`).
+    mutating func adopt(clientID: String) { self.clientID = clientID }
+
     /// `POST preauth/v1/preauthorize`.
     func preauthorize(scope: String?, answers: [String: JSON]? = nil) async throws -> TestResponse {
         try await HTTP.postJSON(api + "/preauth/v1/preauthorize", PreauthorizeRequest(clientID: clientID ?? "", scope: scope, challengeResponse: answers))
