@@ -40,6 +40,7 @@ struct GatewayCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "gatehouse-gateway")
         logger.logLevel = logLevel
+        OpenFileLimit.check(logger: logger)
         if let config {
             var configuration: GatewayConfiguration
             do {

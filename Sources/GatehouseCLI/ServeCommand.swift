@@ -108,6 +108,7 @@ struct ServeCommand: AsyncParsableCommand {
         umask(0o077)   // every file the server creates (database, WAL, logs) is the owner's only
         var logger = Logger(label: "gatehouse")
         logger.logLevel = logLevel
+        OpenFileLimit.check(logger: logger)
         // The store: PostgreSQL when --database names one, else the embedded SQLite in --data.
         let store: any GatehouseStore
         var postgres: PostgresStore?

@@ -52,7 +52,10 @@ extension Gateway {
             responder: GatewayResponder(gateway: self),
             server: server,
             configuration: .init(address: .hostname(host, port: port), serverName: "Gatehouse-Gateway"),
-            onServerRunning: { await onServerRunning($0.localAddress?.port ?? 0) },
+            onServerRunning: { [statistics, logger] channel in
+                await AcceptPressureHandler.install(on: channel, logger: logger) { statistics.acceptRefused() }
+                await onServerRunning(channel.localAddress?.port ?? 0)
+            },
             logger: logger)
     }
 

@@ -116,6 +116,9 @@ public final class GatewayStatistics: Sendable {
 
     func connectionClosed() { meter("gatehouse_gateway_connections_open").decrement() }
 
+    /// A connection refused for want of file descriptors (``AcceptPressureHandler``).
+    func acceptRefused() { count("gatehouse_gateway_accept_refused_total") }
+
     struct RequestKey: Hashable {
         var service: String
         var status: Int

@@ -125,6 +125,8 @@ public enum Gatehouse {
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: Self.serverName),
             services: [service.policyWatcher, service.audit],
             onServerRunning: { channel in
+                let refused = service.metrics.counter("gatehouse_accept_refused_total")
+                await AcceptPressureHandler.install(on: channel, logger: logger) { refused.increment() }
                 let port = channel.localAddress?.port ?? 0
                 service.issuerName.bind(port: port)
                 await onServerRunning(port)
@@ -157,7 +159,7 @@ public enum Gatehouse {
             signer: signer, revocations: revocations,
             issuer: IssuerName(configured: configuration.issuer, host: configuration.host, port: configuration.port),
             audit: AuditLog(store: store, node: nodeName, retentionDays: configuration.auditRetentionDays, logger: logger,
-                            lines: configuration.auditLines),
+                            lines: configuration.auditLines, dropped: metrics.counter("gatehouse_audit_events_dropped_total")),
             metrics: metrics,
             introspectedClients: IntrospectedClients(lifetime: configuration.introspectedClientLifetime.wholeMilliseconds),
             logger: logger)

@@ -2,12 +2,16 @@ import Foundation
 import GatehouseProtocol
 import GatehouseStore
 import Logging
+import Metrics
 import ServiceLifecycle
 import Synchronization
 
 /// Writes the audit log to the store: registrations, check outcomes, tokens issued and revoked, lockouts and
 /// admin actions, each with time, client, application, user, source address and node — never a secret, a token
-/// or a code. A failed write is logged and does not fail the request. Events older than the retention are
+/// or a code. A failed write never fails the request: while the store is out (``StoreUnavailable``) the events
+/// wait, at most ``bound`` of them (the oldest go first beyond it), and are written again with a growing pause;
+/// what is dropped — beyond the bound, or refused by the store for another reason — is counted in
+/// `gatehouse_audit_events_dropped_total` and logged with its count. Events older than the retention are
 /// deleted by the node that writes, at most once an hour. Optionally each event is also written as one JSON line
 /// through swift-log, for a log pipeline.
 ///
@@ -31,6 +35,10 @@ public final class AuditLog: Service, Sendable {
     static let pruneSpacing: Int64 = 3_600_000
     /// How long the first of a group of events waits for others before it is written.
     let linger: Duration
+    /// The most events kept while the store is out.
+    let bound: Int
+    /// Events dropped (``bound`` exceeded, or refused by the store).
+    private let dropped: Metrics.Counter?
 
     /// Events waiting for the writer, whether a writer is at work or on its way, and who waits for it to be done.
     private struct Queue: ~Copyable {
@@ -44,9 +52,11 @@ public final class AuditLog: Service, Sendable {
     private let queue = Mutex(Queue())
 
     init(store: any GatehouseStore, node: String, retentionDays: Int, logger: Logger, lines: Logger? = nil,
-         linger: Duration = .milliseconds(10)) {
+         linger: Duration = .milliseconds(10), bound: Int = 100_000, dropped: Metrics.Counter? = nil) {
         self.store = store
         self.linger = linger
+        self.bound = bound
+        self.dropped = dropped
         self.lines = lines
         self.node = node
         self.retention = Int64(max(retentionDays, 1)) * 86_400_000
@@ -89,8 +99,11 @@ public final class AuditLog: Service, Sendable {
         }
     }
 
-    /// Stores queued events batch by batch until none are left, then answers whoever waits for a flush.
+    /// Stores queued events batch by batch until none are left, then answers whoever waits for a flush. While the
+    /// store is out, a batch goes back to the front of the queue (bounded) and is tried again after a pause; whoever
+    /// waits for a flush is answered then (the events are not in the store yet, and are not lost).
     private func drain() async {
+        var pause = Duration.milliseconds(100)
         while true {
             let (batch, waiters) = queue.withLock { queue -> ([AuditEvent], [CheckedContinuation<Void, Never>]) in
                 if queue.events.isEmpty {
@@ -105,23 +118,57 @@ public final class AuditLog: Service, Sendable {
                 for waiter in waiters { waiter.resume() }
                 return
             }
-            await store(batch)
+            guard await store(batch) else {
+                let (overflow, waiters) = queue.withLock { queue -> (Int, [CheckedContinuation<Void, Never>]) in
+                    queue.events = batch + queue.events
+                    let overflow = max(0, queue.events.count - bound)
+                    if overflow > 0 { queue.events.removeFirst(overflow) }
+                    defer { queue.flushWaiters = [] }
+                    return (overflow, queue.flushWaiters)
+                }
+                for waiter in waiters { waiter.resume() }
+                if overflow > 0 { drop(overflow, because: "more than \(bound) waited for the store") }
+                try? await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(5))
+                continue
+            }
+            pause = .milliseconds(100)
         }
     }
 
-    private func store(_ batch: [AuditEvent]) async {
+    /// Counts and logs events that will never be stored.
+    private func drop(_ count: Int, because reason: String) {
+        dropped?.increment(by: Int64(count))
+        logger.error("\(count) audit events dropped: \(reason)")
+    }
+
+    /// Stores `batch`: `false` when the store is out and it should be tried again (an event refused for another
+    /// reason is dropped, counted and logged).
+    private func store(_ batch: [AuditEvent]) async -> Bool {
         do {
             try await store.appendAudit(batch)
-            let now = EpochTime.nowMillis()
-            let due = lastPrune.withLock { last in
-                guard now - last >= Self.pruneSpacing else { return false }
-                last = now
-                return true
-            }
-            if due { try await store.deleteAudit(before: now - retention) }
         } catch {
-            logger.error("Audit events could not be stored (\(type(of: error))): \(batch.map(\.event))")
+            if let outage = store.outage(error) {
+                logger.debug("Audit events wait for the store: \(outage)")
+                return false
+            }
+            drop(batch.count, because: "the store refused them (\(type(of: error))): \(batch.map(\.event))")
+            return true
         }
+        let now = EpochTime.nowMillis()
+        let due = lastPrune.withLock { last in
+            guard now - last >= Self.pruneSpacing else { return false }
+            last = now
+            return true
+        }
+        if due {
+            do {
+                _ = try await store.deleteAudit(before: now - retention)
+            } catch {
+                logger.warning("Old audit events could not be deleted (\(type(of: error))); trying again in an hour")
+            }
+        }
+        return true
     }
 
     /// Returns when every event recorded before the call is in the store (or failed to be stored, and was logged):

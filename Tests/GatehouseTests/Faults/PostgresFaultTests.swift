@@ -96,7 +96,7 @@ import Glibc
         } catch {
             ledger.stop.store(true, ordering: .releasing)
             await load.value
-            for node in nodes { try? await node.stop() }
+            for node in nodes where node.process.isRunning { try? await node.stop() }
             throw error
         }
         ledger.stop.store(true, ordering: .releasing)
@@ -115,16 +115,22 @@ import Glibc
         // A request makes a few store calls, each within --store-timeout (2 s).
         #expect(slowest < 10, "the slowest request took \(slowest) s")
 
-        // Nothing answered 201 is lost: every registration is in the database.
+        let alive = nodes.filter(\.process.isRunning).count
+        // Stopped gracefully: what their audit logs hold is written.
+        for node in nodes where node.process.isRunning { try await node.stop() }
+
+        // Nothing answered 201 is lost: every registration is in the database, with its audit event.
         let store = try await PostgresStore.connect(url: cluster.url, logger: TestPostgres.logger)
         var lost: [String] = []
         for clientID in ledger.clients where try await store.registration(clientID: clientID) == nil { lost.append(clientID) }
+        let audited = Set(try await store.auditEvents(after: 0, limit: 1_000_000).filter { $0.event == "registration" }.compactMap(\.clientID))
+        let unaudited = ledger.clients.filter { !audited.contains($0) }
         await store.shutdown()
         #expect(lost.isEmpty, "registrations answered 201 and lost: \(lost)")
+        #expect(unaudited.isEmpty, "registrations answered 201 without their audit event: \(unaudited.count)")
         let statuses = ledger.byStatus.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
-        print("drill \(name): \(entries.count) requests (\(statuses)), \(ledger.clients.count) registrations, 0 of them lost: "
-              + "\(lost.isEmpty), slowest request \(String(format: "%.2f", slowest)) s, nodes alive \(nodes.filter(\.process.isRunning).count)/2")
-        for node in nodes { try await node.stop() }
+        print("drill \(name): \(entries.count) requests (\(statuses)), \(ledger.clients.count) registrations (lost \(lost.count), "
+              + "without their audit event \(unaudited.count)), slowest request \(String(format: "%.2f", slowest)) s, nodes alive \(alive)/2")
     }
 
     /// Waits until a registration is answered after `since`; the time it took.

@@ -23,7 +23,7 @@ final class ThrowawayCluster: @unchecked Sendable {
         directory = NSTemporaryDirectory() + "gatehouse-drill-pg-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         port = try Self.freePort()
-        if getuid() == 0 { _ = try Self.run("/bin/chown", ["postgres:", directory]) }
+        if getuid() == 0 { _ = try Command.run("/bin/chown", ["postgres:", directory]) }
         let initdb = try run(bin + "/initdb", ["-D", directory + "/data", "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"])  // the drill needs no durable initdb; the server itself runs with fsync on: an immediate stop is a crash and what was answered 201 must survive it
         guard initdb.status == 0 else { throw TestFailure("initdb failed: \(initdb.output)") }
     }
@@ -65,36 +65,8 @@ final class ThrowawayCluster: @unchecked Sendable {
     var log: String { (try? String(contentsOfFile: directory + "/postgres.log", encoding: .utf8)) ?? "" }
 
     private func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        if getuid() == 0 { return try Self.run("/usr/sbin/runuser", ["-u", "postgres", "--", executable] + arguments) }
-        return try Self.run(executable, arguments)
-    }
-
-    /// Runs a command to its end. Through `sh`, which writes the command's status to a file that is polled: a
-    /// child's exit is not always seen by Foundation's `Process` here (a `runuser` stayed a zombie, `isRunning` true
-    /// for ever), and its output goes to a file, never a pipe (the postmaster `pg_ctl start` leaves running would
-    /// hold a pipe open).
-    private static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let base = NSTemporaryDirectory() + "gatehouse-drill-\(UUID().uuidString)"
-        defer {
-            try? FileManager.default.removeItem(atPath: base + ".out")
-            try? FileManager.default.removeItem(atPath: base + ".status")
-        }
-        func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-        let command = ([executable] + arguments).map(quoted).joined(separator: " ")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "\(command) </dev/null >\(quoted(base + ".out")) 2>&1; echo $? >\(quoted(base + ".status.tmp")); mv \(quoted(base + ".status.tmp")) \(quoted(base + ".status"))"]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(120)
-        while !FileManager.default.fileExists(atPath: base + ".status") {
-            guard Date() < deadline else { throw TestFailure("\(executable) did not finish within 120 s") }
-            usleep(10_000)
-        }
-        let status = Int32((try? String(contentsOfFile: base + ".status", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? -1
-        return (status, (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? "")
+        if getuid() == 0 { return try Command.run("/usr/sbin/runuser", ["-u", "postgres", "--", executable] + arguments) }
+        return try Command.run(executable, arguments)
     }
 
     private static func freePort() throws -> Int {
