@@ -1,6 +1,7 @@
-// One file on purpose (about 1,050 lines): a channel handler is one state machine — the bytes read, the exchange in
+// One file on purpose (about 1,250 lines): a channel handler is one state machine — the bytes read, the exchange in
 // flight and its phase, the held reads, the kept upstream connection and route, the idle and later-head timers, the
-// hand-over to Hummingbird, a WebSocket bridge or KAAZING's handshake — whose state is private to it; split across
+// hand-over to Hummingbird, a WebSocket bridge, KAAZING's handshake or an emulated WebSocket's downstream — whose
+// state is private to it; split across
 // files it would have to be made internal to the module. What is not that state lives apart:
 // `GatewayHTTPHandler+Exchange` (an exchange and its route), `ClientRequestHead` (a request read in place),
 // `UpstreamRequestHead` and `HeadBytesWriter` (header rules, heads as bytes), `GatewayAnswer+Bytes`,
