@@ -154,6 +154,9 @@ public final class Gateway: Sendable {
         case .forbidden(let subject):
             logger.debug("forbidden", metadata: ["realm": .string(realm.name), "user": .string(subject.name ?? "-")])
             return .answer(Realm.forbiddenAnswer())
+        case .unavailable(let reason):
+            logger.debug("unavailable", metadata: ["realm": .string(realm.name), "reason": .string(reason)])
+            return .answer(GatewayAnswer.unavailable(reason))
         }
     }
 

@@ -24,6 +24,8 @@ public final class GatewayStatistics: Sendable {
         public var challenges = 0
         /// Requests answered with 403.
         public var forbidden = 0
+        /// Of the attempts, the ones the chain could not decide now (answered 503; never a failure).
+        public var unavailable = 0
         /// WebSocket connections closed because their credentials expired.
         public var expiredConnections = 0
         public init() {}
@@ -59,6 +61,8 @@ public final class GatewayStatistics: Sendable {
                 case .challenge:
                     counters.challenges += 1
                     if withCredentials { counters.failures += 1 }
+                case .unavailable:
+                    counters.unavailable += 1
                 }
             }
             let result: String
@@ -68,6 +72,7 @@ public final class GatewayStatistics: Sendable {
                 return
             case .forbidden: result = "forbidden"
             case .challenge: result = withCredentials ? "failure" : "challenge"
+            case .unavailable: result = "unavailable"
             }
             others.withLock { others in
                 if let counter = others[result] { return counter }

@@ -14,6 +14,8 @@ public struct LoginChain: Sendable {
     public enum Outcome: Sendable, Equatable {
         case authenticated(Subject)
         case failed(String)
+        /// A module could not decide now (``LoginResult/unavailable(_:)``): the chain stops.
+        case unavailable(String)
     }
 
     public var entries: [Entry]
@@ -83,6 +85,8 @@ public struct LoginChain: Sendable {
                 }
             case .ignore:
                 break
+            case .unavailable(let reason):
+                return .unavailable(reason)
             }
             return nil
         }

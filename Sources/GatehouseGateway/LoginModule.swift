@@ -6,6 +6,9 @@ public enum LoginResult: Sendable, Equatable {
     case failure(String)
     /// The module has nothing to say about these credentials (JAAS `login()` returning `false`).
     case ignore
+    /// The module cannot decide now (too many password checks waiting, a service it asks is down): the request is
+    /// answered `503` with `Retry-After`, and nothing is counted against the credentials.
+    case unavailable(String)
 }
 
 /// A login module of a realm's chain (JAAS `LoginModule`). Implement it for custom credentials; modules may

@@ -79,6 +79,8 @@ public final class Realm: Sendable {
         case challenge(reason: String)
         /// 403: authenticated, but without a required role.
         case forbidden(Subject)
+        /// 503 with `Retry-After`: the chain could not decide now (``LoginResult/unavailable(_:)``).
+        case unavailable(reason: String)
     }
 
     /// Authenticates `credentials` and checks `requiredRoles` (KAAZING `HttpLoginSecurityFilter`'s decision table).
@@ -124,6 +126,8 @@ public final class Realm: Sendable {
         switch outcome {
         case .failed(let reason):
             return .challenge(reason: reason)
+        case .unavailable(let reason):
+            return .unavailable(reason: reason)
         case .authenticated(let subject):
             if let expiry = subject.expiresAt, expiry <= Date() { return .challenge(reason: "credentials expired") }
             return subject.satisfies(requiredRoles.isEmpty ? ["*"] : requiredRoles) ? .allow(subject) : .forbidden(subject)

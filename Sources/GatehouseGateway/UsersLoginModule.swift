@@ -57,7 +57,15 @@ public struct UsersLoginModule: LoginModule, RememberingLoginModule {
             return .failure("wrong user name or password")
         }
         let user = users[username]
-        let valid = (try? await passwords.verify(password, hash: user?.passwordHash, account: account, now: now)) ?? false
+        let valid: Bool
+        do {
+            valid = try await passwords.verify(password, hash: user?.passwordHash, account: account, now: now)
+        } catch is BcryptFlights.Busy {
+            // A flood of password checks: refused at once, to be tried again shortly (never a wrong password).
+            return .unavailable("too many password checks are waiting")
+        } catch {
+            valid = false
+        }
         guard valid, let user else {
             // Only a user that exists can be locked: made-up names leave no trace here either (they grew this
             // memory without bound, 8 KB a name).

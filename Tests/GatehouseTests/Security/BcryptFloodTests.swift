@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseChecks
+import GatehouseGateway
 import Testing
 
 /// Hostile input round 2, finding 3 (in part): unauthenticated requests each cost a bcrypt run in an unbounded queue
@@ -27,6 +28,38 @@ import Testing
             #expect(statuses.allSatisfy { $0.0 == 401 || $0.0 == 503 }, "\(Dictionary(grouping: statuses, by: \.0).mapValues(\.count))")
             // Afterwards the real client gets its token.
             _ = try await Admin.reader(server)
+        }
+    }
+
+    /// The gateway alike: past the bound a `Basic` request is answered `503` with `Retry-After` (it was answered with
+    /// the realm's challenge, which a client takes for a wrong password), never counted as a failure; then joe gets in.
+    @Test func theGatewayAnswersAFloodOfPasswordChecks503() async throws {
+        let joe = GatewayUser.hashing(username: "joe", password: "welcome", roles: ["AUTHORIZED"], cost: 10)
+        let realm = RealmConfiguration(name: "demo", description: "Demo Realm", scheme: .basic,
+                                       loginModules: [LoginModuleConfiguration(type: "users", flag: .required, users: [joe])])
+        try await GatewayFixture.run({ upstream in
+            GatewayConfiguration(realms: [realm], services: [ServiceConfiguration(name: "echo", path: "/echo", upstream: upstream + "/echo", realm: "demo")])
+        }) { fixture in
+            let statuses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                for index in 0..<400 {
+                    group.addTask {
+                        let answer = try await fixture.get("/echo/flood", headers: [("Authorization", basicAuthorization("intruder-\(index)", UUID().uuidString))])
+                        return (answer.status, answer.header("Retry-After"))
+                    }
+                }
+                var all: [(Int, String?)] = []
+                for try await status in group { all.append(status) }
+                return all
+            }
+            let counts = Dictionary(grouping: statuses, by: \.0).mapValues(\.count)
+            let busy = statuses.filter { $0.0 == 503 }
+            #expect(!busy.isEmpty, "no request was refused: \(counts)")
+            #expect(busy.allSatisfy { $0.1 == "1" })
+            #expect(statuses.allSatisfy { $0.0 == 401 || $0.0 == 503 }, "\(counts)")
+            let counters = fixture.gateway.statistics.counters(realm: "demo")
+            #expect(counters.unavailable == busy.count)
+            #expect(counters.failures == statuses.count - busy.count, "a refused check is never a wrong password")
+            #expect(try await fixture.get("/echo/after", headers: [("Authorization", basicAuthorization("joe", "welcome"))]).status == 200)
         }
     }
 }
