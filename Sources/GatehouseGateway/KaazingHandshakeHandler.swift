@@ -1,3 +1,4 @@
+import GatehouseHTTP
 import GatehouseProtocol
 import HTTPTypes
 import NIOCore
@@ -198,8 +199,11 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
         var data = ByteBuffer()
         data.write(webSocketErrorCode: code)
         data.writeString(reason)
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)))
-            .assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        // This side first (FIN), then the rest after a linger, reading meanwhile: closed at once while the client's
+        // own close frame was unread, the kernel sent RST and the client could lose the refusal before it ("connection
+        // reset by peer" instead of the 403, seen on a loaded machine).
+        LingeringClose.answerAndClose(context, wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)))
+        reads.resume(context)
     }
 
     private func armTimer() {
