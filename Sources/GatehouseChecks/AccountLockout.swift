@@ -75,7 +75,7 @@ public struct AccountFailureState: Sendable, Equatable, Codable {
 /// Where failed logins are counted: the store (``GatehouseStore``-backed, shared by every node), or memory for a
 /// single process such as the gateway.
 ///
-/// Accounts are namespaced strings: `user:<name>`, `client:<id>` (confidential clients), `realm/<realm>:<name>`.
+/// Accounts are namespaced strings: `user:<name>`, `source:<address>` (``SourceThrottle``), `realm/<realm>:<name>`.
 public protocol AccountLockouts: Sendable {
     /// Whether `account` is locked at `now` (epoch ms).
     func isLocked(_ account: String, now: Int64) async throws -> Bool
@@ -172,9 +172,9 @@ public struct AccountLockoutSettings: Codable, Sendable {
         public let problem: String
     }
 
-    /// The policy these settings describe, checked.
-    public func policy() throws(Invalid) -> AccountLockoutPolicy {
-        var lockout = AccountLockoutPolicy()
+    /// The policy these settings describe, checked; what they leave out is taken from `defaults`.
+    public func policy(defaults: AccountLockoutPolicy = AccountLockoutPolicy()) throws(Invalid) -> AccountLockoutPolicy {
+        var lockout = defaults
         func seconds(_ value: Int?, _ name: String, default fallback: Int64) throws(Invalid) -> Int64 {
             guard let value else { return fallback }
             guard (1...31_536_000).contains(value) else { throw Invalid(key: name, problem: "must be between 1 and 31536000") }

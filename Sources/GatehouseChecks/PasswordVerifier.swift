@@ -5,16 +5,20 @@ import Synchronization
 
 /// Checks a password for an account with per-account lockout, in the same time whether the account exists,
 /// is locked or neither: one bcrypt verification every time, against a decoy hash of the users' own cost when
-/// there is no user.
+/// there is no user. Every check is also throttled by the request's source address (``RequestSource``) when a
+/// ``SourceThrottle`` is given.
 public struct PasswordVerifier: Sendable {
     public let lockouts: any AccountLockouts
     /// A hash of a random text at the configured cost, checked when the account does not exist.
     public let decoyHash: String
+    /// Checks and failures per source address; `nil`: not throttled by source.
+    public let sources: SourceThrottle?
 
     /// - Parameter decoyCost: the bcrypt cost of the real hashes (``PasswordVerifier/cost(of:)`` of them), so an
     ///   unknown user costs as long as a known one.
-    public init(lockouts: any AccountLockouts, decoyCost: UInt8) {
+    public init(lockouts: any AccountLockouts, decoyCost: UInt8, sources: SourceThrottle? = nil) {
         self.lockouts = lockouts
+        self.sources = sources
         decoyHash = Self.decoyHash(cost: decoyCost)
     }
 
@@ -40,16 +44,49 @@ public struct PasswordVerifier: Sendable {
     /// `true` when the account exists (`hash` given), the password matches and the account is not locked.
     /// Failures of existing accounts are counted; unknown accounts leave no trace (nothing to enumerate, nothing
     /// stored for made-up names).
+    /// Throws ``SourceThrottle/Throttled`` when the request's source is refused (locked, or too many of its checks
+    /// waiting).
     public func verify(_ password: String, hash: String?, account: String, now: Int64) async throws -> Bool {
-        let locked = hash == nil ? false : try await lockouts.isLocked(account, now: now)
-        let matches = try await Self.flights.verify(password, hash: hash ?? decoyHash, account: account)
-        guard hash != nil else { return false }
-        if matches, !locked {
-            try await lockouts.recordSuccess(account)
-            return true
+        try await throttled(now: now) {
+            let locked = hash == nil ? false : try await lockouts.isLocked(account, now: now)
+            let matches = try await Self.flights.verify(password, hash: hash ?? decoyHash, account: account)
+            guard hash != nil else { return false }
+            if matches, !locked {
+                try await lockouts.recordSuccess(account)
+                return true
+            }
+            try await lockouts.recordFailure(account, now: now)
+            return false
         }
-        try await lockouts.recordFailure(account, now: now)
-        return false
+    }
+
+    /// A machine's secret (a confidential client's): one bcrypt run against `hash` or the decoy, throttled by source
+    /// but never locked by account — anyone could otherwise lock a back-end out by sending its id with wrong secrets
+    /// (machine secrets are long and random: guessing them is pointless, shutting their owner out is not).
+    public func verifyMachineSecret(_ secret: String, hash: String?, account: String, now: Int64) async throws -> Bool {
+        try await throttled(now: now) {
+            let matches = try await Self.flights.verify(secret, hash: hash ?? decoyHash, account: account)
+            return hash != nil && matches
+        }
+    }
+
+    /// Throws ``SourceThrottle/Throttled`` when the request's source is locked now: for a secret accepted without a
+    /// bcrypt run (remembered), which a locked source must not be able to try either.
+    public func refuseIfSourceLocked(now: Int64) async throws {
+        guard let sources, let source = RequestSource.address else { return }
+        try await sources.refuseIfLocked(source, now: now)
+    }
+
+    /// ``refuseIfSourceLocked(now:)`` from memory alone: `true` when the request's source is known not to be locked
+    /// (or not throttled); `false` when it is locked or this node cannot tell without the store.
+    public func isSourceKnownUnlocked(now: Int64) -> Bool {
+        guard let sources, let source = RequestSource.address else { return true }
+        return sources.isKnownUnlocked(source, now: now)
+    }
+
+    private func throttled(now: Int64, _ check: () async throws -> Bool) async throws -> Bool {
+        guard let sources, let source = RequestSource.address else { return try await check() }
+        return try await sources.run(from: source, now: now, check)
     }
 
     /// The threads bcrypt runs on (tens to hundreds of ms of CPU each): threads of its own, so that a burst of

@@ -84,6 +84,7 @@ public enum Gatehouse {
         router.add(middleware: RequestMetricsMiddleware(metrics: service.metrics))
         router.add(middleware: CORSMiddleware(policies: service.policies))
         router.add(middleware: ErrorMiddleware())
+        router.add(middleware: RequestSourceMiddleware())
         router.get("health") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
         router.get("ready") { _, _ in await Readiness.check(service) }
         let openAPI = JSONBody.buffer(try OpenAPIDocument.load())

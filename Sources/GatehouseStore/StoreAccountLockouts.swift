@@ -41,7 +41,7 @@ public struct StoreAccountLockouts: AccountLockouts {
                     let user = account.hasPrefix("user:") ? String(account.dropFirst(5)) : nil
                     let client = account.hasPrefix("client:") ? String(account.dropFirst(7)) : nil
                     try? await store.appendAudit([AuditEvent(
-                        time: now, event: "account.locked", clientID: client, user: user, node: node,
+                        time: now, event: account.hasPrefix("source:") ? "source.locked" : "account.locked", clientID: client, user: user, node: node,
                         detail: "\(account.prefix(128)) locked until \(next.lockedUntil)")])
                 }
                 return

@@ -33,6 +33,11 @@ extension AdminService {
                 "durationSec": .int(policy.accountLockout.duration / 1000), "growth": .int(Int64(policy.accountLockout.growth)),
                 "maxDurationSec": .int(policy.accountLockout.maxDuration / 1000),
             ],
+            "sourceThrottle": [
+                "threshold": .int(Int64(policy.sourceThrottle.threshold)), "windowSec": .int(policy.sourceThrottle.window / 1000),
+                "durationSec": .int(policy.sourceThrottle.duration / 1000), "growth": .int(Int64(policy.sourceThrottle.growth)),
+                "maxDurationSec": .int(policy.sourceThrottle.maxDuration / 1000),
+            ],
             "users": .array(policy.users.map { .string($0.username) }),
         ]
         if let throttle = policy.registrationThrottle {

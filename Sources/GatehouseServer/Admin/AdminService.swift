@@ -158,7 +158,7 @@ public struct AdminService: Sendable {
 
     // MARK: Accounts
 
-    /// The accounts locked now by the per-account lockout (`user:<name>`, `client:<id>`).
+    /// The accounts locked now by the per-account lockout (`user:<name>`) and the sources by their throttle (`source:<address>`).
     func lockedAccounts(query: [String: String]) async throws -> JSON {
         let limit = try Self.limit(query)
         let accounts = try await store.lockedAccounts(now: EpochTime.nowMillis(), limit: limit)
@@ -172,7 +172,7 @@ public struct AdminService: Sendable {
     func unlock(_ account: String, actor: String, address: String?) async throws {
         guard try await store.accountFailures(account) != nil else {
             // Accounts are named with their kind: the usual slip is a bare name.
-            let hint = account.contains(":") ? "" : " Accounts are named user:<name> or client:<id>, as GET /admin/v1/accounts lists them."
+            let hint = account.contains(":") ? "" : " Accounts are named user:<name> or source:<address>, as GET /admin/v1/accounts lists them."
             throw GatehouseError(.notFound, "NOT_FOUND", "Account '\(account.prefix(128))' has no failed logins.\(hint)")
         }
         try await store.deleteAccountFailures(account)

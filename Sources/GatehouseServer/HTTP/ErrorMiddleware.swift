@@ -6,7 +6,8 @@ import Logging
 import NIOCore
 
 /// Turns every error into a JSON answer: a ``GatehouseError`` as it is, a store outage (``StoreUnavailable``) and a
-/// flood of password checks as `503` with `Retry-After`, Hummingbird's own errors (an oversized body, say) with their
+/// flood of password checks as `503` with `Retry-After`, one address's throttled password checks as `429` with
+/// `Retry-After`, Hummingbird's own errors (an oversized body, say) with their
 /// status, and anything else as a 500 that names no internals.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -18,8 +19,17 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch is BcryptFlights.Busy {
             // A flood of password checks: refused at once, to be tried again shortly (not a 500, not a wrong password).
             context.logger.warning("\(request.method) \(request.uri.path): refused, too many password checks waiting")
-            return try GatehouseError(.serviceUnavailable, "SERVER_BUSY", "Too many password checks are waiting; try again shortly.",
+            let oauth = Self.isOAuth(request)
+            return try GatehouseError(.serviceUnavailable, oauth ? "temporarily_unavailable" : "SERVER_BUSY",
+                                      "Too many password checks are waiting; try again shortly.", style: oauth ? .oauth : .mobileFirst,
                                       headers: [.retryAfter: "1"]).response(from: request, context: context)
+        } catch let error as SourceThrottle.Throttled {
+            // One address's password checks: too many failed, or too many at once (never a wrong password, and
+            // nothing about any account).
+            let oauth = Self.isOAuth(request)
+            return try GatehouseError(.tooManyRequests, oauth ? "too_many_requests" : "TOO_MANY_ATTEMPTS",
+                                      "Too many password checks from this address; try again later.", style: oauth ? .oauth : .mobileFirst,
+                                      headers: [.retryAfter: String(error.retryAfter)]).response(from: request, context: context)
         } catch let error as StoreUnavailable {
             // The database cannot answer now (restarting, frozen, full): to be tried again shortly, never a 500.
             StoreOutageLog.shared.record(error, logger: context.logger)
@@ -39,6 +49,14 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try GatehouseError(.internalServerError, "SERVER_ERROR", "The server could not complete the request.")
                 .response(from: request, context: context)
         }
+    }
+}
+
+extension ErrorMiddleware {
+    /// Whether `request` is for one of the OAuth endpoints (token, introspection, revocation), whose errors take
+    /// RFC 6749's shape (`{"error":..,"error_description":..}`).
+    static func isOAuth(_ request: Request) -> Bool {
+        ["/mfp/api/az/v1/token", "/mfp/api/az/v1/introspection", "/mfp/api/az/v1/revoke"].contains(request.uri.path)
     }
 }
 

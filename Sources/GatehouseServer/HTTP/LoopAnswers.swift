@@ -1,3 +1,4 @@
+import GatehouseChecks
 import HTTPTypes
 import HummingbirdCore
 import GatehouseHTTP
@@ -127,7 +128,13 @@ final class LoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             guard case .collecting(let request, let body, let route, let start) = state else { return context.fireChannelRead(data) }
             state = .passing
-            guard let answer = route.respond(LoopAnswers.Request(head: request, body: body, remoteAddress: context.channel.remoteAddress)) else {
+            let remoteAddress = context.channel.remoteAddress
+            // The source as ``RequestSourceMiddleware`` names it for the router: a remembered secret is not accepted
+            // from a locked source.
+            let answered = RequestSource.$address.withValue(remoteAddress?.ipAddress) {
+                route.respond(LoopAnswers.Request(head: request, body: body, remoteAddress: remoteAddress))
+            }
+            guard let answer = answered else {
                 handOn(context: context, request, body)
                 return context.fireChannelRead(data)
             }

@@ -85,6 +85,9 @@ public struct PolicyFile: Codable, Sendable {
     }
 
     public var accountLockout: AccountLockout?
+    /// Password checks per source address: their failures lock the source (``SourceThrottle``), the same keys as
+    /// ``accountLockout`` with other defaults (``SecurityPolicy/defaultSourceThrottle``); `threshold: 0` turns it off.
+    public var sourceThrottle: AccountLockout?
     public var registrationThrottle: RegistrationThrottle?
     public var securityChecks: [String: CheckDefinition]?
     public var confidentialClients: [ConfidentialClientEntry]?
@@ -92,13 +95,14 @@ public struct PolicyFile: Codable, Sendable {
     public var users: [User]?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case accountLockout, registrationThrottle, securityChecks, confidentialClients, applications, users
+        case accountLockout, sourceThrottle, registrationThrottle, securityChecks, confidentialClients, applications, users
     }
 
     /// The keys a policy may hold: any other is refused, naming its place (a misspelt key would otherwise be a
     /// setting silently left out). Check properties are the checks' own business (they warn about unknown ones).
     static let yamlKeys: YAMLKeys = .mapping(CodingKeys.self, [
         .accountLockout: .mapping(AccountLockoutSettings.CodingKeys.self),
+        .sourceThrottle: .mapping(AccountLockoutSettings.CodingKeys.self),
         .registrationThrottle: .mapping(RegistrationThrottle.CodingKeys.self),
         .securityChecks: .entries(.mapping(CheckDefinition.CodingKeys.self)),
         .confidentialClients: .list(.mapping(ConfidentialClientEntry.CodingKeys.self)),

@@ -52,6 +52,9 @@ struct PolicyCompiler: Sendable {
     let node: String
     /// This node's view of the locked accounts, shared by every policy it compiles (refreshed by ``PolicyWatcher``).
     let knownLockouts: KnownLockouts
+    /// This node's password checks per source address, shared by every policy it compiles (their counts survive a
+    /// policy change).
+    var sourceLanes = SourceLanes()
     /// Whether the node serves beyond this machine: then a policy that keeps the demo's published secrets (the demo
     /// policy itself included) is refused, whatever its origin — a file, the store, the admin API.
     let servesBeyondLoopback: Bool
@@ -73,7 +76,11 @@ struct PolicyCompiler: Sendable {
         }
         let lockouts = StoreAccountLockouts(
             store: store, policy: try SecurityPolicy.accountLockout(of: decoded, file: file), node: node, known: knownLockouts)
-        let passwords = PasswordVerifier(lockouts: lockouts, decoyCost: SecurityPolicy.decoyCost(of: decoded))
+        let sourcePolicy = try SecurityPolicy.sourceThrottle(of: decoded, file: file)
+        let sources = sourcePolicy.threshold == 0 ? nil : SourceThrottle(
+            lanes: sourceLanes, failures: StoreAccountLockouts(store: store, policy: sourcePolicy, node: node, known: knownLockouts),
+            lockedRetryAfter: Int(sourcePolicy.duration / 1000))
+        let passwords = PasswordVerifier(lockouts: lockouts, decoyCost: SecurityPolicy.decoyCost(of: decoded), sources: sources)
         let policy = try SecurityPolicy.build(decoded, file: file, registry: registry,
                                               services: SecurityCheckServices(users: store, passwords: passwords), warnings: warnings)
         let published = DemoPolicy.publishedCredentials(in: policy)

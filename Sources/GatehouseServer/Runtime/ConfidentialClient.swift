@@ -44,10 +44,13 @@ public struct ConfidentialClient: Sendable {
 }
 
 /// Authenticates confidential clients by HTTP Basic. A secret is checked with bcrypt once; later requests
-/// compare SHA-256 digests in constant time, so the token and introspection endpoints stay fast. Wrong secrets
-/// count towards the client's lockout (account `client:<id>`), which refuses even the right secret while it lasts;
-/// a remembered secret is checked against the node's view of the locked accounts (``KnownLockouts``: no store
-/// read; another node's lock holds here within the policy poll interval, or at once after a wrong secret here).
+/// compare SHA-256 digests in constant time, so the token and introspection endpoints stay fast.
+///
+/// A client is never locked by its id: ten wrong secrets from a stranger locked `demo-admin` (and with it resource
+/// servers and the gateway's introspection) for up to a day. Guessing is throttled by the guesser's address instead
+/// (``SourceThrottle``: wrong secrets count against the source, on every node); a locked source is refused even a
+/// remembered right secret, checked against the node's view of the locked sources (no store read; another node's
+/// lock holds here within the policy poll interval).
 final class ConfidentialClients: Sendable {
     private let clients: [String: ConfidentialClient]
     private let verified = Mutex<[String: SHA256.Digest]>([:])
@@ -64,28 +67,29 @@ final class ConfidentialClients: Sendable {
         let account = "client:\(id)"
         let now = EpochTime.nowMillis()
         guard let client = clients[id] else {
-            _ = try await passwords.verify(secret, hash: nil, account: account, now: now)   // the same time as a known client
+            _ = try await passwords.verifyMachineSecret(secret, hash: nil, account: account, now: now)   // the same time as a known client
             return nil
         }
         let digest = SHA256.hash(data: Data(secret.utf8))
         if rememberedSecret(of: id, matches: digest) == true {
-            return try await passwords.lockouts.isLockedAsKnown(account, now: now) ? nil : client
+            try await passwords.refuseIfSourceLocked(now: now)
+            return client
         }
         // A wrong secret of a known client costs the bcrypt run an unknown client's does (refused from memory, it
-        // answered in 4 ms against 97: a timing that told which client ids exist), and counts its failure.
-        guard try await passwords.verify(secret, hash: client.secretHash, account: account, now: now) else { return nil }
+        // answered in 4 ms against 97: a timing that told which client ids exist), and counts against its source.
+        guard try await passwords.verifyMachineSecret(secret, hash: client.secretHash, account: account, now: now) else { return nil }
         verified.withLock { $0[id] = digest }
         return client
     }
 
     /// ``authenticate(authorization:)`` from memory alone, for a request answered on the event loop: the client when
-    /// its secret was verified before and matches, and the node's view of the locked accounts says it is not locked;
-    /// `nil` for anything else (a wrong secret must be counted, a new one verified: that is
+    /// its secret was verified before and matches, and the node's view of the locked sources says the request's is not
+    /// locked; `nil` for anything else (a wrong secret must be counted, a new one verified: that is
     /// ``authenticate(authorization:)``'s work).
     func rememberedClient(authorization: String) -> ConfidentialClient? {
         guard let (id, secret) = ClientSecretBasic.parse(authorization), let client = clients[id],
               rememberedSecret(of: id, matches: SHA256.hash(data: Data(secret.utf8))) == true,
-              passwords.lockouts.isLockedFromMemory("client:\(id)", now: EpochTime.nowMillis()) == false
+              passwords.isSourceKnownUnlocked(now: EpochTime.nowMillis())
         else { return nil }
         return client
     }

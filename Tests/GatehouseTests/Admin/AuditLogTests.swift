@@ -10,8 +10,9 @@ import Testing
 /// The audit log of a known sequence, read back through the admin API in order, with no secret or token in it.
 @Suite(.timeLimit(.minutes(3))) struct AuditLogTests {
     @Test(.timeLimit(.minutes(2))) func aKnownSequenceIsReadBackInOrderWithoutSecrets() async throws {
-        try await TestServer.run(policy: Admin.policy) { server in
+        try await TestServer.run(policy: Admin.policy + "\nsourceThrottle: { threshold: 3 }\n") { server in
             let writer = try await Admin.writer(server)
+            let reader = try await Admin.reader(server)
             var client = try ProtocolClient(server)
             try await client.register()
             let clientID = try #require(client.clientID)
@@ -22,13 +23,12 @@ import Testing
             #expect(try await Admin.send(.POST, server, "/registrations/\(clientID)/checks/PinLongBlock/reset", token: writer).status == 200)
             #expect(try await client.preauthorize(scope: "PinLongBlock", answers: ["PinLongBlock": ["pin": "1234"]]).status == 200)
             let token = try await client.obtainToken(scope: "PinLongBlock").access_token
-            // Three wrong secrets lock the confidential client's account.
+            // Three wrong secrets lock the source they came from (this machine).
             for _ in 0..<3 {
                 await #expect(throws: TestFailure.self) { try await Admin.token(server, client: "balance-service", secret: "wr0ng-s3cret", scope: "") }
             }
 
             // Read back page by page (2 a page): the whole log, in order.
-            let reader = try await Admin.reader(server)
             var events: [JSON] = []
             var bodies = ""
             var after: Int64? = nil
@@ -39,17 +39,18 @@ import Testing
                 events += page.json?["events"]?.arrayValue ?? []
                 after = page.json?["next"]?.intValue.map(Int64.init)
             } while after != nil && events.count < 100
-            let mine = events.filter { $0["clientId"]?.stringValue == clientID || $0["event"] == "account.locked" }
+            let mine = events.filter { $0["clientId"]?.stringValue == clientID || $0["event"] == "source.locked" }
             #expect(mine.map { $0["event"]?.stringValue ?? "" } == [
                 "registration", "check.failure", "check.failure", "check.blocked", "admin.check.reset", "check.success",
-                "token.issued", "account.locked",
+                "token.issued", "source.locked",
             ])
+            try #require(mine.count == 8)
             let ids = events.compactMap { $0["id"]?.intValue }
             #expect(ids == ids.sorted() && Set(ids).count == ids.count)
             #expect(mine.dropLast().allSatisfy { $0["application"] == "com.sample.pincodeswift" && $0["address"] == "127.0.0.1" })
             #expect(mine.allSatisfy { $0["node"]?.stringValue?.isEmpty == false && $0["time"]?.intValue != nil })
             #expect(mine[1]["check"] == "PinLongBlock" && mine[4]["actor"] == "ops" && mine[4]["check"] == "PinLongBlock")
-            #expect(mine[7]["clientId"] == "balance-service" && mine[7]["detail"]?.stringValue?.hasPrefix("client:balance-service") == true)
+            #expect(mine[7]["detail"]?.stringValue?.hasPrefix("source:127.0.0.1 locked until") == true)
             // The admin tokens, the client's token and every secret are absent.
             // (In the events' texts: a PIN's digits may well stand inside a millisecond timestamp.)
             let texts = events.flatMap { $0.objectValue?.values.compactMap(\.stringValue) ?? [] }.joined(separator: "\n")

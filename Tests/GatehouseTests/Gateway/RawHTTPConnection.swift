@@ -14,9 +14,23 @@ final class RawHTTPConnection: @unchecked Sendable {
     /// Connects to `127.0.0.1:port`; reads and writes give up after `timeout`. The default is long enough for an
     /// answer that waits for bcrypt while the whole suite loads both cores (CI once saw one take over 10 s); a
     /// hang still fails within the suites' time limits.
-    init(port: Int, timeout: Duration = .seconds(30)) throws {
+    /// With `source` (another loopback address, such as `127.0.0.2`), the connection comes from that address: a
+    /// second machine, as the server sees it.
+    init(port: Int, from source: String? = nil, timeout: Duration = .seconds(30)) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestFailure("socket() failed") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(descriptor)
+                throw TestFailure("bind() to \(source) failed")
+            }
+        }
         let micros = timeout.components.seconds * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000
         var interval = timeval(tv_sec: Int(micros / 1_000_000), tv_usec: Int(micros % 1_000_000))
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
@@ -109,9 +123,9 @@ final class RawHTTPConnection: @unchecked Sendable {
     }
 
     /// Sends `method target` with `Connection: close`, the given extra header lines and `body`, and reads the answer.
-    static func exchange(port: Int, target: [UInt8], method: String = "GET", headers: [String] = [], body: [UInt8] = []) async throws
-        -> RawHTTPResponse {
-        let connection = try RawHTTPConnection(port: port)
+    static func exchange(port: Int, target: [UInt8], method: String = "GET", headers: [String] = [], body: [UInt8] = [],
+                         from source: String? = nil) async throws -> RawHTTPResponse {
+        let connection = try RawHTTPConnection(port: port, from: source)
         var request = Array("\(method) ".utf8) + target + Array(" HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n".utf8)
         for header in headers + ["Connection: close"] { request += Array("\(header)\r\n".utf8) }
         request += Array("\r\n".utf8) + body
