@@ -62,6 +62,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a new connection has to send its first request head (slowloris; plain HTTP).")
     var headerReadTimeout: Int = 10
 
+    @Option(name: .customLong("trusted-proxy"), help: ArgumentHelp(
+        "A reverse proxy (address or CIDR block; repeatable, or comma-separated) whose Forwarded / X-Forwarded-For|Host|Proto are believed.",
+        discussion: "The client's address (throttles, audit log) and the host its page came from (the same-origin test) are then taken from them; every other peer's are ignored."))
+    var trustedProxies: [String] = []
+
     @Option(help: "This node's name in the audit log (default: the host name).")
     var nodeName: String?
 
@@ -134,6 +139,11 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.headerReadTimeout = .seconds(headerReadTimeout)
         configuration.nodeName = nodeName
+        do {
+            configuration.trustedProxies = try TrustedProxies(trustedProxies.flatMap { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } })
+        } catch {
+            throw ValidationError("--\(error.description.replacingOccurrences(of: "trustedProxies", with: "trusted-proxy"))")
+        }
         configuration.auditRetentionDays = auditRetentionDays
         configuration.auditLines = auditLogLines ? Logger(label: "gatehouse.audit") : nil
         configuration.policyPollInterval = .seconds(policyPollInterval)

@@ -1,3 +1,4 @@
+import GatehouseHTTP
 import HTTPTypes
 
 /// The `X-Forwarded-For`, `X-Forwarded-Proto`, `X-Forwarded-Host` and `Forwarded` (RFC 7239) fields the gateway

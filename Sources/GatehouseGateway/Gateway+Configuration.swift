@@ -60,9 +60,15 @@ extension Gateway {
             guard value > 0, value <= 86_400 else { throw GatewayConfigurationError("\(name) must be between 0 and 86400 seconds") }
             return .milliseconds(Int64(value * 1000))
         }
+        let trustedProxies: TrustedProxies
+        do {
+            trustedProxies = try TrustedProxies(configuration.trustedProxies ?? [])
+        } catch {
+            throw GatewayConfigurationError(error.description)
+        }
         self.init(services: services, host: configuration.host, port: configuration.port,
                   maxWebSocketMessageSize: configuration.maxWebSocketMessageSize ?? 1 << 20,
-                  trustedProxies: try TrustedProxies(configuration.trustedProxies ?? []),
+                  trustedProxies: trustedProxies,
                   headerReadTimeout: try timeout(configuration.headerReadTimeout, GatewayConfiguration.defaultHeaderReadTimeout, "headerReadTimeout"),
                   idleTimeout: try timeout(configuration.idleTimeout, GatewayConfiguration.defaultIdleTimeout, "idleTimeout"),
                   upstreamReadTimeout: try timeout(configuration.upstreamReadTimeout, GatewayConfiguration.defaultUpstreamReadTimeout,

@@ -33,6 +33,10 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(60)
     /// How long a new connection has to send its first complete request head (slowloris), plain HTTP; `408` after.
     public var headerReadTimeout: Duration = .seconds(10)
+    /// The reverse proxies (addresses, CIDR blocks) whose `Forwarded` / `X-Forwarded-For|Host|Proto` are believed:
+    /// the client's address (throttles, audit) and the host its page was served from (the same-origin test) come
+    /// from them. Every other peer's are ignored. None by default.
+    public var trustedProxies: TrustedProxies = .none
 
     /// This node's name in the audit log (`nil`: the host name).
     public var nodeName: String?
@@ -84,7 +88,7 @@ public enum Gatehouse {
         router.add(middleware: RequestMetricsMiddleware(metrics: service.metrics))
         router.add(middleware: CORSMiddleware(policies: service.policies))
         router.add(middleware: ErrorMiddleware())
-        router.add(middleware: RequestSourceMiddleware())
+        router.add(middleware: RequestSourceMiddleware(trustedProxies: configuration.trustedProxies))
         router.get("health") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
         router.get("ready") { _, _ in await Readiness.check(service) }
         let openAPI = JSONBody.buffer(try OpenAPIDocument.load())
@@ -117,7 +121,8 @@ public enum Gatehouse {
                         inner: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idle)),
                         headerReadTimeout: .nanoseconds(configuration.headerReadTimeout.wholeNanoseconds),
                         answerBody: #"{"errorCode":"REQUEST_TIMEOUT","errorMsg":"The request head did not arrive in time."}"#)),
-                    answers: LoopAnswers(routes: runtime.loopRoutes, serverName: Self.serverName, metrics: service.metrics))
+                    answers: LoopAnswers(routes: runtime.loopRoutes, serverName: Self.serverName, metrics: service.metrics,
+                                         trustedProxies: configuration.trustedProxies))
             }
         }
         return Application(

@@ -1,15 +1,28 @@
 import Hummingbird
 import NIOCore
 
-/// The authorization server's request context: Hummingbird's core storage plus the peer's address, for the
-/// per-address registration throttle.
-public struct GatehouseRequestContext: RequestContext, RemoteAddressRequestContext {
+/// A request context that knows who the request comes from (the routes' requirement).
+public protocol ClientRequestContext: RequestContext {
+    /// The client's address: the peer's, or the one a trusted proxy names.
+    var clientAddress: String? { get }
+    /// The host the client asked for, when a trusted proxy says it; `nil`: the request's own authority.
+    var forwardedHost: String? { get }
+}
+
+/// The authorization server's request context: Hummingbird's core storage plus who the request comes from.
+public struct GatehouseRequestContext: ClientRequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The connection's peer (the client, or the reverse proxy in front of Gatehouse).
     public let remoteAddress: SocketAddress?
+    /// The client's address: the peer's, or the one a trusted proxy names (``RequestSourceMiddleware``). What the
+    /// throttles count, and the audit log records.
+    public var clientAddress: String?
+    /// The host the client asked for, when a trusted proxy says it (`X-Forwarded-Host`); `nil`: the request's own.
+    public var forwardedHost: String?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        clientAddress = remoteAddress?.ipAddress
     }
 }

@@ -31,8 +31,8 @@ struct LoopAnswers: Sendable {
     struct Request {
         let head: HTTPRequest
         let body: ByteBuffer
-        /// The connection's peer (the client, or a reverse proxy), as the router's context has it.
-        let remoteAddress: SocketAddress?
+        /// The client's address (the peer's, or the one a trusted proxy names), as the router's context has it.
+        let clientAddress: String?
     }
 
     /// A route answered from memory when it can be.
@@ -61,8 +61,11 @@ struct LoopAnswers: Sendable {
     let date = HTTPDate()
     /// The largest body kept to be answered from memory; a larger one goes to the router as it comes.
     var maxBody = 16 * 1024
+    /// Whose forwarding fields name the client (as for the router).
+    let trustedProxies: TrustedProxies
 
-    init(routes: [Route], serverName: String?, metrics: GatehouseMetrics) {
+    init(routes: [Route], serverName: String?, metrics: GatehouseMetrics, trustedProxies: TrustedProxies = .none) {
+        self.trustedProxies = trustedProxies
         self.routes = routes.map { route in
             var route = route
             route.counted = (metrics.requestHandles(route: route.template, method: route.method.rawValue, status: 200),
@@ -128,11 +131,11 @@ final class LoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             guard case .collecting(let request, let body, let route, let start) = state else { return context.fireChannelRead(data) }
             state = .passing
-            let remoteAddress = context.channel.remoteAddress
-            // The source as ``RequestSourceMiddleware`` names it for the router: a remembered secret is not accepted
+            // The client as ``RequestSourceMiddleware`` names it for the router: a remembered secret is not accepted
             // from a locked source.
-            let answered = RequestSource.$address.withValue(remoteAddress?.ipAddress) {
-                route.respond(LoopAnswers.Request(head: request, body: body, remoteAddress: remoteAddress))
+            let client = answers.trustedProxies.client(peer: context.channel.remoteAddress?.ipAddress, fields: request.headerFields).address
+            let answered = RequestSource.$address.withValue(client) {
+                route.respond(LoopAnswers.Request(head: request, body: body, clientAddress: client))
             }
             guard let answer = answered else {
                 handOn(context: context, request, body)

@@ -5,7 +5,7 @@ import Hummingbird
 /// The admin API under `/admin/v1`, for operators and the web console: bearer tokens of confidential clients
 /// holding `gatehouse.admin` (everything) or `gatehouse.admin.read` (reads only). Errors are
 /// `{"errorCode","errorMsg"}`.
-struct AdminRoutes<Context: RemoteAddressRequestContext> {
+struct AdminRoutes<Context: ClientRequestContext> {
     let admin: AdminService
 
     func add(to router: Router<Context>) {
@@ -21,20 +21,20 @@ struct AdminRoutes<Context: RemoteAddressRequestContext> {
         api.delete("registrations/:clientId") { request, context in
             let actor = try await admin.authorize(request.headers[.authorization], write: true)
             let clientID = try context.parameters.require("clientId")
-            try await admin.deleteRegistration(clientID, actor: actor, address: context.remoteAddress?.ipAddress)
+            try await admin.deleteRegistration(clientID, actor: actor, address: context.clientAddress)
             return Self.answer(["deleted": .string(clientID)])
         }
         api.post("registrations/:clientId/revoke") { request, context in
             let actor = try await admin.authorize(request.headers[.authorization], write: true)
             let clientID = try context.parameters.require("clientId")
-            try await admin.revokeTokens(clientID, actor: actor, address: context.remoteAddress?.ipAddress)
+            try await admin.revokeTokens(clientID, actor: actor, address: context.clientAddress)
             return Self.answer(["revoked": .string(clientID)])
         }
         api.post("registrations/:clientId/checks/:check/reset") { request, context in
             let actor = try await admin.authorize(request.headers[.authorization], write: true)
             return Self.answer(try await admin.resetCheck(
                 try context.parameters.require("clientId"), check: try context.parameters.require("check"),
-                actor: actor, address: context.remoteAddress?.ipAddress))
+                actor: actor, address: context.clientAddress))
         }
         api.get("accounts") { request, _ in
             _ = try await admin.authorize(request.headers[.authorization], write: false)
@@ -45,7 +45,7 @@ struct AdminRoutes<Context: RemoteAddressRequestContext> {
             // Percent-decoded: a browser sends `user%3Ajohn` (and a user name may hold spaces).
             let raw = try context.parameters.require("account")
             let account = raw.removingPercentEncoding ?? raw
-            try await admin.unlock(account, actor: actor, address: context.remoteAddress?.ipAddress)
+            try await admin.unlock(account, actor: actor, address: context.clientAddress)
             return Self.answer(["unlocked": .string(account)])
         }
         api.get("keys") { request, _ in
@@ -54,13 +54,13 @@ struct AdminRoutes<Context: RemoteAddressRequestContext> {
         }
         api.post("keys") { request, context in
             let actor = try await admin.authorize(request.headers[.authorization], write: true)
-            let kid = try await admin.rotateKey(actor: actor, address: context.remoteAddress?.ipAddress)
+            let kid = try await admin.rotateKey(actor: actor, address: context.clientAddress)
             return Self.answer(["kid": .string(kid)], status: .created)
         }
         api.post("keys/:kid/retire") { request, context in
             let actor = try await admin.authorize(request.headers[.authorization], write: true)
             let kid = try context.parameters.require("kid")
-            let retiredNow = try await admin.retireKey(kid, actor: actor, address: context.remoteAddress?.ipAddress)
+            let retiredNow = try await admin.retireKey(kid, actor: actor, address: context.clientAddress)
             return Self.answer(["retired": .string(kid), "alreadyRetired": .bool(!retiredNow)])
         }
         api.get("policy") { request, _ in
@@ -69,14 +69,14 @@ struct AdminRoutes<Context: RemoteAddressRequestContext> {
         }
         api.get("policy/source") { request, context in
             let actor = try await admin.authorize(request.headers[.authorization], write: true)
-            return Self.answer(await admin.policySource(actor: actor, address: context.remoteAddress?.ipAddress))
+            return Self.answer(await admin.policySource(actor: actor, address: context.clientAddress))
         }
         api.put("policy") { request, context in
             let actor = try await admin.authorize(request.headers[.authorization], write: true)
             var request = request
             let body = try await RequestReading.body(of: &request, upTo: 1024 * 1024, tooLarge: "A policy is limited to 1 MiB.")
             return Self.answer(try await admin.applyPolicy(
-                yaml: String(decoding: body.readableBytesView, as: UTF8.self), actor: actor, address: context.remoteAddress?.ipAddress))
+                yaml: String(decoding: body.readableBytesView, as: UTF8.self), actor: actor, address: context.clientAddress))
         }
         api.post("policy/validate") { request, _ in
             _ = try await admin.authorize(request.headers[.authorization], write: false)

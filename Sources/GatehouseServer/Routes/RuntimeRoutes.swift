@@ -5,7 +5,7 @@ import Hummingbird
 import NIOCore
 
 /// The MobileFirst 8.0 runtime protocol under `/mfp/api` (the MobileFirst Server runtime REST API).
-struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
+struct RuntimeRoutes<Context: ClientRequestContext> {
     let service: AuthorizationService
 
     /// Where the runtime API is served.
@@ -39,14 +39,14 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
 
     @Sendable func register(_ request: Request, context: Context) async throws -> Response {
         var request = request
-        if let registrations = service.policies.current.registrationThrottle, let address = context.remoteAddress?.ipAddress, !registrations.admit(address, now: EpochTime.nowMillis()) {
+        if let registrations = service.policies.current.registrationThrottle, let address = context.clientAddress, !registrations.admit(address, now: EpochTime.nowMillis()) {
             throw GatehouseError(.tooManyRequests, "TOO_MANY_REGISTRATIONS",
                                  "Too many registrations from this address; try again later.",
                                  headers: [.retryAfter: String(max(registrations.window / 1000, 1))])
         }
         let body = try await RequestReading.json(RegistrationRequest.self, from: &request)
-        let clientID = try await service.register(body, origin: request.headers[.origin], host: request.head.authority,
-                                                  address: context.remoteAddress?.ipAddress)
+        let clientID = try await service.register(body, origin: request.headers[.origin], host: context.forwardedHost ?? request.head.authority,
+                                                  address: context.clientAddress)
         return JSONBody.response(.created, ["clientId": clientID], headers: [.location: "/mfp/api/registration/clients/\(clientID)"])
     }
 
@@ -83,14 +83,14 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
         for field in request.headers where field.name != .authorization && field.name != .cookie {
             headers[field.name.canonicalName] = field.value
         }
-        let outcome = try await service.preauthorize(body, checkRequest: CheckRequest(headers: headers, remoteAddress: context.remoteAddress?.ipAddress))
+        let outcome = try await service.preauthorize(body, checkRequest: CheckRequest(headers: headers, remoteAddress: context.clientAddress))
         var responseHeaders: HTTPFields = [.cacheControl: "no-store"]
         if outcome.status == 401 { responseHeaders[.wwwAuthenticate] = ProtocolNames.mfpChallenge }
         return JSONBody.response(.init(code: outcome.status), outcome.body, headers: responseHeaders)
     }
 
     @Sendable func authorize(_ request: Request, context: Context) async throws -> Response {
-        let location = try await service.authorize(query: RequestReading.query(request), host: request.head.authority)
+        let location = try await service.authorize(query: RequestReading.query(request), host: context.forwardedHost ?? request.head.authority)
         return Response(status: .found, headers: [.location: location, .cacheControl: "no-store", .contentLength: "0"])
     }
 
@@ -105,7 +105,7 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
     @Sendable func token(_ request: Request, context: Context) async throws -> Response {
         var request = request
         let form = try await oauthForm(&request)
-        let token = try await service.token(form: form, authorization: request.headers.value(of: .authorization), address: context.remoteAddress?.ipAddress)
+        let token = try await service.token(form: form, authorization: request.headers.value(of: .authorization), address: context.clientAddress)
         return JSONBody.response(.ok, token, headers: Self.tokenFields)
     }
 
@@ -127,7 +127,7 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
             LoopAnswers.Route(method: .post, path: token, template: token) { request in
                 guard let (form, authorization) = Self.form(request),
                       let answer = service.rememberedClientCredentials(form: form, authorization: authorization,
-                                                                       address: request.remoteAddress?.ipAddress)
+                                                                       address: request.clientAddress)
                 else { return nil }
                 return LoopAnswers.Answer(headers: JSONBody.headers(Self.tokenFields), body: JSONBody.buffer(answer))
             },
@@ -158,7 +158,7 @@ struct RuntimeRoutes<Context: RemoteAddressRequestContext> {
     @Sendable func revoke(_ request: Request, context: Context) async throws -> Response {
         var request = request
         let form = try await oauthForm(&request)
-        try await service.revoke(form: form, authorization: request.headers.value(of: .authorization), address: context.remoteAddress?.ipAddress)
+        try await service.revoke(form: form, authorization: request.headers.value(of: .authorization), address: context.clientAddress)
         return JSONBody.response(.ok, [String: String]())
     }
 

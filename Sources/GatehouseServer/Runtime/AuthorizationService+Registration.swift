@@ -34,7 +34,10 @@ extension AuthorizationService {
         }
         guard CORS.isAllowed(origin: origin, host: host, application: application) else {
             throw GatehouseError(.forbidden, "ORIGIN_NOT_ALLOWED",
-                                 "Web pages of origin '\((origin ?? "").prefix(128))' may not register for application \(application.id).")
+                                 "Web pages of origin '\((origin ?? "").prefix(128))' may not register for application \(application.id): "
+                                 + "it is not this server's origin (host '\((host ?? "").prefix(128))') nor in the application's allowedOrigins. "
+                                 + "Behind a reverse proxy that rewrites Host, add the page's origin to allowedOrigins, or name the proxy "
+                                 + "with --trusted-proxy so that its X-Forwarded-Host is believed.")
         }
         let now = EpochTime.nowMillis()
         let clientID = SecureRandom.uuidString()

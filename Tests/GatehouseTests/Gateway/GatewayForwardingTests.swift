@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseHTTP
 import GatehouseGateway
 import HTTPTypes
 import HummingbirdWSClient
@@ -197,7 +198,7 @@ import Testing
         }
         #expect(!TrustedProxies.none.contains("127.0.0.1"))
         for entry in ["10.0.0.0/33", "abc", "::1/129", "10.0.0.1/x", "10.0.0"] {
-            #expect(throws: GatewayConfigurationError.self, "\(entry)") { _ = try TrustedProxies([entry]) }
+            #expect(throws: TrustedProxies.InvalidEntry.self, "\(entry)") { _ = try TrustedProxies([entry]) }
         }
         #expect(throws: GatewayConfigurationError.self) {
             _ = try Gateway(configuration: GatewayConfiguration(trustedProxies: ["not an address"]))

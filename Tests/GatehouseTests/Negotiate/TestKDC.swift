@@ -74,8 +74,15 @@ struct TestKDC: Sendable {
 
     /// `curl --negotiate -u :` (an independent SPNEGO client) with `cache`: the status and the response's header block.
     static func curl(_ url: String, cache: String) async throws -> (status: Int, headers: String) {
+        // `localhost` names the service principal (HTTP/localhost); it is pinned to 127.0.0.1, where the gateway
+        // listens: resolved to ::1 first, the port may belong to another test's listener there (a full run once saw
+        // every curl of one test time out).
+        var pin: [String] = []
+        if let components = URLComponents(string: url), components.host == "localhost", let port = components.port {
+            pin = ["--resolve", "localhost:\(port):127.0.0.1"]
+        }
         let result = try await run(["curl", "--negotiate", "-u", ":", "-s", "-o", "/dev/null", "-D", "-", "-w", "%{http_code}",
-                                    "--max-time", "10", url], cache: cache)
+                                    "--max-time", "20"] + pin + [url], cache: cache)
         let lines = result.output.split(whereSeparator: \.isNewline)
         guard let last = lines.last, let status = Int(last.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw TestFailure("curl said \(result.output)")

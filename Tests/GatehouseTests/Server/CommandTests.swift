@@ -36,6 +36,16 @@ import Testing
         #expect(!message.contains("Fatal error"))
     }
 
+    /// `--trusted-proxy` (and `GATEHOUSE_TRUSTED_PROXY`, comma-separated) is checked at start: a wrong entry stops
+    /// the server naming the option, rather than a proxy silently not trusted.
+    @Test func aWrongTrustedProxyStopsStartUpNamingTheOption() async throws {
+        let directory = TestServer.temporaryDirectory()
+        let gatehouse = try GatehouseProcess.start(["serve", "--port", "0", "--data", directory, "--trusted-proxy", "10.0.0.0/8,not-an-address"])
+        #expect(try await gatehouse.waitForExit() != 0)
+        let message = String(decoding: gatehouse.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(message.contains("--trusted-proxy: not-an-address is not an IP address or CIDR block"), "\(message)")
+    }
+
     @Test func theBannerNamesAnAppliedPolicyInsteadOfTheDemos() async throws {
         let directory = TestServer.temporaryDirectory()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -87,6 +87,7 @@ import Testing
         environment["GATEHOUSE_DATA"] = data
         environment["GATEHOUSE_ISSUER"] = "https://auth.example.test"
         environment["GATEHOUSE_LOG_LEVEL"] = "debug"   // the command line's warning wins
+        environment["GATEHOUSE_TRUSTED_PROXY"] = "10.0.0.0/8, fd00::/8"
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output

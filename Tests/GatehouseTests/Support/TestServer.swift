@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseChecks
+import GatehouseHTTP
 import GatehouseServer
 import GatehouseSQLite
 import Hummingbird
@@ -15,7 +16,8 @@ struct TestServer: Sendable {
     static func run<T: Sendable>(
         policy: String = TestPolicies.standard, dataDirectory: String? = nil,
         registry: SecurityCheckRegistry = .builtIn, issuer: String? = nil, headerReadTimeout: Duration? = nil,
-        auditLines: Logger? = nil, introspectedClientLifetime: Duration? = nil, _ body: (TestServer) async throws -> T
+        auditLines: Logger? = nil, introspectedClientLifetime: Duration? = nil, trustedProxies: [String] = [],
+        _ body: (TestServer) async throws -> T
     ) async throws -> T {
         let directory = dataDirectory ?? Self.temporaryDirectory()
         let policyPath = (directory as NSString).appendingPathComponent("policy.yaml")
@@ -29,6 +31,7 @@ struct TestServer: Sendable {
         configuration.issuer = issuer
         configuration.auditLines = auditLines
         if let headerReadTimeout { configuration.headerReadTimeout = headerReadTimeout }
+        configuration.trustedProxies = try TrustedProxies(trustedProxies)
         if let introspectedClientLifetime { configuration.introspectedClientLifetime = introspectedClientLifetime }
         var logger = Logger(label: "gatehouse-test")
         logger.logLevel = .warning

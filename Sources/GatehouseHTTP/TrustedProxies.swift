@@ -6,8 +6,9 @@ import Musl
 import Darwin
 #endif
 
-/// The peers whose `X-Forwarded-*` and `Forwarded` fields the gateway keeps (and appends to): a load balancer or
-/// TLS terminator in front of it. Every other peer's are dropped and replaced by the gateway's own.
+/// The peers whose `X-Forwarded-*` and `Forwarded` fields are believed: a load balancer or TLS terminator in front
+/// of the gateway (which keeps and appends to them; every other peer's are dropped and replaced by its own) or of the
+/// server (which takes the client's address and the public host from them: ``client(peer:fields:)``).
 ///
 /// Entries are addresses (`10.0.0.5`, `::1`) or CIDR blocks (`10.0.0.0/8`, `fd00::/8`); an IPv4-mapped IPv6 peer
 /// (`::ffff:10.0.0.5`) matches the IPv4 entries.
@@ -38,23 +39,30 @@ public struct TrustedProxies: Sendable, Equatable {
 
     init(blocks: [Block]) { self.blocks = blocks }
 
-    /// Parses `entries`; a malformed one throws ``GatewayConfigurationError``.
-    public init(_ entries: [String]) throws {
-        blocks = try entries.map { entry in
+    /// An entry that is no address or block.
+    public struct InvalidEntry: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Parses `entries`; a malformed one throws ``InvalidEntry``.
+    public init(_ entries: [String]) throws(InvalidEntry) {
+        var blocks: [Block] = []
+        for entry in entries {
             let parts = entry.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
             guard let address = IPAddress(String(parts[0])) else {
-                throw GatewayConfigurationError("trustedProxies: \(entry) is not an IP address or CIDR block")
+                throw InvalidEntry(description: "trustedProxies: \(entry) is not an IP address or CIDR block")
             }
             let maximum = address.bytes.count * 8
             var length = maximum
             if parts.count == 2 {
                 guard let given = Int(parts[1]), (0...maximum).contains(given) else {
-                    throw GatewayConfigurationError("trustedProxies: \(entry) has an invalid prefix length")
+                    throw InvalidEntry(description: "trustedProxies: \(entry) has an invalid prefix length")
                 }
                 length = given
             }
-            return Block(address: address, prefixLength: length)
+            blocks.append(Block(address: address, prefixLength: length))
         }
+        self.blocks = blocks
     }
 
     /// Whether `address` (the peer's IP address as text) is one of the trusted proxies.
@@ -65,10 +73,10 @@ public struct TrustedProxies: Sendable, Equatable {
 }
 
 /// An IPv4 (4 bytes) or IPv6 (16 bytes) address; IPv4-mapped IPv6 addresses are read as IPv4.
-struct IPAddress: Sendable, Equatable {
-    let bytes: [UInt8]
+package struct IPAddress: Sendable, Equatable {
+    package let bytes: [UInt8]
 
-    init?(_ text: String) {
+    package init?(_ text: String) {
         var trimmed = Substring(text)
         if trimmed.hasPrefix("["), trimmed.hasSuffix("]") { trimmed = trimmed.dropFirst().dropLast() }
         // A zone (`fe80::1%eth0`) names an interface, not an address.
