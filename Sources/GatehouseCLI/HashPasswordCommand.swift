@@ -17,7 +17,21 @@ struct HashPasswordCommand: ParsableCommand {
         guard (4...PasswordVerifier.maximumCost).contains(cost) else { throw ValidationError("--cost must be between 4 and \(PasswordVerifier.maximumCost)") }
     }
 
+    @Flag(help: ArgumentHelp(
+        "Make a new confidential client's secret instead of reading one: prints the secret (256 random bits, base64url), then its hash.",
+        discussion: "A confidential client is never locked by its id (anyone could lock it out): its secret must be long and random enough that guessing is pointless."))
+    var newClientSecret = false
+
     func run() throws {
+        if newClientSecret {
+            var generator = SystemRandomNumberGenerator()
+            let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let secret = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            print(secret)
+            print(Bcrypt.hash(secret, cost: cost))
+            return
+        }
         guard let password = readLine(strippingNewline: true), !password.isEmpty else {
             throw CommandFailure("no password on standard input")
         }

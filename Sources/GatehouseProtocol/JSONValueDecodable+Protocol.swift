@@ -39,8 +39,10 @@ extension RSAPublicJWK: JSONValueDecodable {
 
 extension JWSHeader: JSONValueDecodable {
     public init?(json: JSON) {
-        guard case .object = json, let alg = json.requiredString("alg"), let jwk = json.optional("jwk", as: RSAPublicJWK.self) else { return nil }
-        self.init(alg: alg, jwk: jwk)
+        guard case .object = json, let alg = json.requiredString("alg"), let jwk = json.optional("jwk", as: RSAPublicJWK.self),
+              let typ = json.optionalString("typ")
+        else { return nil }
+        self.init(alg: alg, jwk: jwk, typ: typ)
     }
 }
 

@@ -35,14 +35,17 @@ public struct JWSError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String { algorithm.map { "\(code) (\($0.prefix(16)))" } ?? code.description }
 }
 
-/// The protected header of a MobileFirst JWS: `{"alg":"RS256","jwk":{...}}`.
+/// The protected header of a MobileFirst JWS: `{"alg":"RS256","jwk":{...}}`, and `typ` where a type is named
+/// (`dpop+jwt`: ``ProofOfPossession``).
 public struct JWSHeader: Codable, Sendable {
     public var alg: String
     public var jwk: RSAPublicJWK?
+    public var typ: String?
 
-    public init(alg: String = "RS256", jwk: RSAPublicJWK?) {
+    public init(alg: String = "RS256", jwk: RSAPublicJWK?, typ: String? = nil) {
         self.alg = alg
         self.jwk = jwk
+        self.typ = typ
     }
 }
 
@@ -72,11 +75,11 @@ public struct JWS: Codable, Sendable {
     /// The compact form `header.payload.signature`.
     public var compact: String { "\(header).\(payload).\(signature)" }
 
-    /// Signs `payload` with RS256, putting the public key (with `kid`) in the header.
-    public static func sign(_ payload: some Encodable, with key: ClientKeyPair, kid: String?) throws -> JWS {
+    /// Signs `payload` with RS256, putting the public key (with `kid`) and `typ` (when given) in the header.
+    public static func sign(_ payload: some Encodable, with key: ClientKeyPair, kid: String?, typ: String? = nil) throws -> JWS {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let header = Base64URL.encode(try encoder.encode(JWSHeader(jwk: try key.jwk(kid: kid))))
+        let header = Base64URL.encode(try encoder.encode(JWSHeader(jwk: try key.jwk(kid: kid), typ: typ)))
         let body = Base64URL.encode(try encoder.encode(payload))
         let signature = try key.sign(Data("\(header).\(body)".utf8))
         return JWS(header: header, payload: body, signature: Base64URL.encode(signature))

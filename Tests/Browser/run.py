@@ -2,15 +2,17 @@
 """Browser test: the official, unmodified IBM MobileFirst 8.0 web SDK in headless Chromium against `gatehouse serve`.
 
     python3 Tests/Browser/run.py [--gatehouse .build/debug/gatehouse] [--sdk ../shared/clients/ibm-mfp-web-sdk]
-                                 [--mode same-origin|cross-origin|both] [--verbose] [--keep]
+                                 [--mode same-origin|cross-origin|nginx|both|all] [--verbose] [--keep]
 
-Two modes run one after the other (by default both; exit status 0 only if every required step of each passed). Each
+Three modes run one after the other (by default all; exit status 0 only if every required step of each passed). Each
 has its own `gatehouse serve --port 0` (fresh data folder) and its own Chromium profile (fresh --user-data-dir, so no
 client id, key pair or token leaks from one mode into the other). The page runs the steps of Tests/Browser/app/test.js
 and reports each in the DOM; this script prints them as `PASS [mode] step: …`.
 
 same-origin   The documented set-up of a MobileFirst web app: a proxy serves /app/ (the test page) and /sdk/ (the
               SDK) and forwards everything else verbatim to Gatehouse (demo policy); the SDK's context root is /mfp.
+nginx         The same behind Debian's nginx with the README's snippet (Examples/nginx/mfp-same-origin.conf), which
+              rewrites Host as proxy_pass does; Gatehouse runs with --trusted-proxy 127.0.0.1.
 cross-origin  The page comes from a static server (origin A, no forwarding) and talks to Gatehouse directly: the SDK
               is initialised with the absolute context root http://127.0.0.1:<gatehouse>/mfp, so every call is a
               preflighted CORS request. Gatehouse runs the demo policy with `allowedOrigins: [origin A]` on
@@ -45,6 +47,7 @@ import urllib.parse
 from pathlib import Path
 
 import fixtures
+import nginx
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -59,7 +62,7 @@ REQUIRED_STEPS = [
     "pin-blocked-handleFailure",
 ]
 FORBIDDEN_STEP = "foreign-origin-refused"
-MODES = ("same-origin", "cross-origin")
+MODES = ("same-origin", "cross-origin", "nginx")
 FORBIDDEN_PAGE_TIMEOUT = 30      # the page itself gives up waiting for a token after 8 s
 REGISTERED = re.compile(r"Registered client (\S+)")
 
@@ -178,10 +181,11 @@ class ServerProcess:
 
 
 class Gatehouse(ServerProcess):
-    def __init__(self, binary, data_dir, log_path, start_timeout, policy=None):
+    def __init__(self, binary, data_dir, log_path, start_timeout, policy=None, extra=()):
         command = [str(binary), "serve", "--port", "0", "--data", str(data_dir)]
         if policy is not None:
             command += ["--policy", str(policy), "--sample-adapter", "true"]
+        command += list(extra)
         super().__init__(command, log_path, start_timeout, BANNER)
         self.url = self.banner.group(1).rstrip("/")
         parsed = urllib.parse.urlsplit(self.url)
@@ -666,6 +670,29 @@ def same_origin_mode(settings, run, folder):
         log(f"INFO [{run.label}] analytics: no /mfp/api/loguploader posts observed")
 
 
+def nginx_mode(settings, run, folder):
+    """Same origin behind Debian's nginx configured with the README's own snippet (Examples/nginx/mfp-same-origin.conf):
+    nginx's proxy_pass sends Gatehouse `Host: 127.0.0.1:<gatehouse's port>`, not the page's host, so the same-origin
+    test holds only because Gatehouse trusts the proxy's X-Forwarded-Host (`--trusted-proxy 127.0.0.1`)."""
+    gatehouse = Gatehouse(settings.gatehouse, folder / "data", folder / "gatehouse.log", settings.start_timeout,
+                          extra=["--trusted-proxy", "127.0.0.1"])
+    run.logs.append(("gatehouse output", gatehouse.text))
+    body = nginx.snippet("mfp-same-origin.conf", f"{gatehouse.host}:{gatehouse.port}")
+    body += (f"\n        location /app/ {{ alias {APP_DIR.resolve()}/; add_header Cache-Control no-store; }}"
+             f"\n        location /sdk/ {{ alias {settings.sdk}/; }}\n")
+    proxy = nginx.Nginx(folder / "nginx", body)
+    on_cleanup(proxy.stop)
+    log(f"nginx listens on {proxy.url} (the README's /mfp/ snippet, forwarding to {gatehouse.url})")
+    run.logs.insert(0, ("nginx access log", proxy.access_log))
+    run.logs.append(("nginx error log", proxy.error_log))
+
+    browser = Browser(settings, folder / "chromium-profile")
+    run.logs.insert(0, ("browser console", console_log(browser)))
+    done, fatal = browser.run_page(f"{proxy.url}/app/index.html", settings.page_timeout, run.label, run.steps)
+    run.check_page(done, fatal, settings.page_timeout)
+    run.check_steps(REQUIRED_STEPS)
+
+
 def cross_origin_mode(settings, run, folder):
     # Origin A's port goes into the policy, so the static servers start first.
     static_logs = {}
@@ -763,8 +790,8 @@ def main():
     parser.add_argument("--sdk", default=None,
                         help="the ibm-mfp-web-sdk folder (served unmodified under /sdk/; default: ../shared/clients/, "
                              "else the pinned download, see fixtures.py)")
-    parser.add_argument("--mode", choices=MODES + ("both",), default="both",
-                        help="which mode(s) to run (default: both, same-origin first)")
+    parser.add_argument("--mode", choices=MODES + ("both", "all"), default="all",
+                        help="which mode(s) to run (default: all three, same-origin first; both: same- and cross-origin)")
     parser.add_argument("--chromium", default=None, help="the Chromium binary (default: chromium on PATH)")
     parser.add_argument("--chromedriver", default=None, help="chromedriver (default: chromedriver on PATH)")
     parser.add_argument("--page-timeout", type=float, default=120, help="seconds for each run of the six steps")
@@ -812,8 +839,8 @@ def main():
         on_cleanup(lambda: shutil.rmtree(settings.work, ignore_errors=True))
 
     started = time.monotonic()
-    modes = {"same-origin": same_origin_mode, "cross-origin": cross_origin_mode}
-    selected = MODES if args.mode == "both" else (args.mode,)
+    modes = {"same-origin": same_origin_mode, "cross-origin": cross_origin_mode, "nginx": nginx_mode}
+    selected = MODES if args.mode == "all" else MODES[:2] if args.mode == "both" else (args.mode,)
     runs = [run_mode(modes[label], settings, label, REQUIRED_STEPS) for label in selected]
 
     elapsed = time.monotonic() - started

@@ -46,8 +46,10 @@ struct Preauthorizer: Sendable {
         var conflicts = 0
         var gatewayRounds = 0
         while true {
+            let path = "preauth/v1/preauthorize"
             let response = try await api.sendJSON(
-                "POST", "preauth/v1/preauthorize", PreauthorizeRequest(clientID: identity.clientID, scope: scope, challengeResponse: answers))
+                "POST", path, PreauthorizeRequest(clientID: identity.clientID, scope: scope, challengeResponse: answers),
+                headers: [try api.proof(for: identity, method: "POST", path: path)])
             let body = try? JSONDecoder().decode(PreauthorizeResponse.self, from: response.body)
             if let successes = body?.successes { await report(successes) }
             switch response.status {

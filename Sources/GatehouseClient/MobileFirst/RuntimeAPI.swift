@@ -45,14 +45,17 @@ struct RuntimeAPI: Sendable {
     /// How many times a `503` of the runtime API is asked again before it is the answer.
     static let busyRetries = 3
 
-    func sendJSON(_ method: String, _ path: String, _ value: some Encodable) async throws(GatehouseClientError) -> TransportResponse {
+    func sendJSON(_ method: String, _ path: String, _ value: some Encodable, headers extra: [(name: String, value: String)] = [])
+        async throws(GatehouseClientError) -> TransportResponse
+    {
         let body: Data
         do {
             body = try JSONEncoder().encode(value)
         } catch {
             throw .invalidArgument("cannot encode the body of \(path): \(error)")
         }
-        return try await send(method, path, headers: [("Content-Type", "application/json; charset=UTF-8"), ("Accept", "application/json")], body: body)
+        return try await send(method, path, headers: [("Content-Type", "application/json; charset=UTF-8"), ("Accept", "application/json")] + extra,
+                              body: body)
     }
 
     func postForm(_ path: String, _ fields: [(String, String)]) async throws(GatehouseClientError) -> TransportResponse {
@@ -72,6 +75,20 @@ struct RuntimeAPI: Sendable {
             return try JWS.sign(claims, with: identity.key, kid: identity.clientID).compact
         } catch {
             throw .invalidArgument("cannot sign the client assertion: \(error)")
+        }
+    }
+
+    /// A proof of possession of `identity`'s key (``ProofOfPossession``, RFC 9449's DPoP shape) for `method` on the
+    /// runtime API's `path`, dated by the server's clock: the `DPoP` field of every pre-authorization round, which an
+    /// application may require (`requireProofOfPossession`) so that nobody who merely knows the client id can
+    /// answer its challenges. Servers that do not ask for it ignore it.
+    func proof(for identity: ClientIdentity, method: String, path: String) throws(GatehouseClientError) -> (name: String, value: String) {
+        do {
+            let value = try ProofOfPossession.proof(method: method, url: configuration.apiURL(path).absoluteString, key: identity.key,
+                                                    kid: identity.clientID, now: clock.nowMillis() / 1000)
+            return (ProofOfPossession.field, value)
+        } catch {
+            throw .invalidArgument("cannot sign the proof of possession: \(error)")
         }
     }
 

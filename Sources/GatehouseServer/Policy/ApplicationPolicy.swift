@@ -15,6 +15,9 @@ public struct ApplicationPolicy: Sendable {
     public let checks: [String: any SecurityCheck]
     /// The shortest RSA client key accepted, bits (2048 unless lowered for a legacy app).
     public var minimumClientKeyBits: Int = ClientSignature.defaultMinimumBits
+    /// Whether every pre-authorization round must carry a proof of possession of the client's key
+    /// (``ProofOfPossession``).
+    public var requireProofOfPossession = false
     /// Origins whose web pages may call the runtime API for this application (CORS), lowercased.
     public var allowedOrigins: Set<String> = []
 

@@ -47,9 +47,13 @@ public struct PolicyFile: Codable, Sendable {
         /// Web origins (`https://app.example.com[:port]`) from which the app's pages may call the runtime API
         /// (CORS). No wildcard: every origin is named.
         public var allowedOrigins: [String]?
+        /// Every pre-authorization round must carry a proof signed by the client's registered key
+        /// (``ProofOfPossession``; the Swift SDK sends it): a stranger who knows a client id cannot answer its
+        /// challenges. Off by default: MobileFirst's own SDKs do not send it.
+        public var requireProofOfPossession: Bool?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case id, platform, version, scopeElementMapping, mandatoryScope, maxTokenExpiration, securityCheckConfigurations,
-                 minimumClientKeyBits, allowedOrigins
+                 minimumClientKeyBits, allowedOrigins, requireProofOfPossession
         }
     }
 

@@ -192,6 +192,7 @@ public struct SecurityPolicy: Sendable {
                 }
                 application.minimumClientKeyBits = bits
             }
+            application.requireProofOfPossession = entry.requireProofOfPossession ?? false
             for (index, origin) in (entry.allowedOrigins ?? []).enumerated() {
                 guard let normalized = CORS.normalizedOrigin(origin) else {
                     throw PolicyError(file: file, key: "\(key).allowedOrigins[\(index)]",

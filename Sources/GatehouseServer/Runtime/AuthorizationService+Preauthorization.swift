@@ -17,7 +17,14 @@ extension AuthorizationService {
             default: throw GatehouseError.invalidRequest("challengeResponse.\(name.prefix(64)) must be a JSON object")
             }
         }
+        // A round lost to another node's is run again: its proof is checked (and used up) once.
+        var proven = false
         let (response, outcomes, counted) = try await withRegisteredClient(request.client_id) { record, application, snapshot in
+            if application.requireProofOfPossession, !proven {
+                try await assertions.verifyProof(checkRequest.headers[ProofOfPossession.field.lowercased()], of: record, method: "POST",
+                                                 path: "preauth/v1/preauthorize", now: snapshot.context.now)
+                proven = true
+            }
             let checks = try checks(of: application, for: Scope(request.scope))
             var response = AuthorizationResponse()
             var outcomes: [AuditEvent] = []

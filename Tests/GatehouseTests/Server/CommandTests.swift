@@ -1,4 +1,5 @@
 import Foundation
+import HummingbirdBcrypt
 import GatehouseProtocol
 import GatehouseStore
 import GatehouseSQLite
@@ -44,6 +45,17 @@ import Testing
         #expect(try await gatehouse.waitForExit() != 0)
         let message = String(decoding: gatehouse.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(message.contains("--trusted-proxy: not-an-address is not an IP address or CIDR block"), "\(message)")
+    }
+
+    /// A confidential client's secret made by the command: 256 random bits (43 base64url characters), then its hash.
+    @Test func hashPasswordMakesANewClientSecretAndItsHash() async throws {
+        let gatehouse = try GatehouseProcess.start(["hash-password", "--new-client-secret", "--cost", "4"])
+        #expect(try await gatehouse.waitForExit() == 0)
+        let lines = String(decoding: gatehouse.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        let secret = lines.first ?? "", hash = lines.last ?? ""
+        #expect(secret.count == 43 && secret.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }, "\(secret)")
+        #expect(Bcrypt.verify(secret, hash: hash))
     }
 
     @Test func theBannerNamesAnAppliedPolicyInsteadOfTheDemos() async throws {

@@ -45,9 +45,20 @@ struct ProtocolClient: Sendable {
     /// Takes the client id of a registration answered elsewhere (its `Location`).
     mutating func adopt(clientID: String) { self.clientID = clientID }
 
-    /// `POST preauth/v1/preauthorize`.
-    func preauthorize(scope: String?, answers: [String: JSON]? = nil) async throws -> TestResponse {
-        try await HTTP.postJSON(api + "/preauth/v1/preauthorize", PreauthorizeRequest(clientID: clientID ?? "", scope: scope, challengeResponse: answers))
+    /// `POST preauth/v1/preauthorize`, with a `DPoP` proof when given (``proof(signedWith:method:htu:iat:jti:)``).
+    func preauthorize(scope: String?, answers: [String: JSON]? = nil, proof: String? = nil) async throws -> TestResponse {
+        let url = api + "/preauth/v1/preauthorize"
+        let request = PreauthorizeRequest(clientID: clientID ?? "", scope: scope, challengeResponse: answers)
+        guard let proof else { return try await HTTP.postJSON(url, request) }
+        return try await HTTP.send(.POST, url, headers: [("Content-Type", "application/json; charset=UTF-8"), (ProofOfPossession.field, proof)],
+                                   body: try JSONEncoder().encode(request))
+    }
+
+    /// A proof of possession for a pre-authorization round, signed by this client's key unless `signer` is given.
+    func proof(signedWith signer: ClientKeyPair? = nil, method: String = "POST", htu: String? = nil,
+               iat: Int64 = Int64(Date().timeIntervalSince1970), jti: String = UUID().uuidString) throws -> String {
+        try ProofOfPossession.proof(method: method, url: htu ?? api + "/preauth/v1/preauthorize", key: signer ?? key, kid: clientID,
+                                    now: iat, jti: jti)
     }
 
     /// `GET az/v1/authorization`.
