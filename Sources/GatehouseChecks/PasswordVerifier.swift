@@ -46,8 +46,11 @@ public struct PasswordVerifier: Sendable {
     /// stored for made-up names).
     /// Throws ``SourceThrottle/Throttled`` when the request's source is refused (locked, or too many of its checks
     /// waiting).
+    ///
+    /// A wrong password is counted against the account here, and against the request's source by the round that asked
+    /// (as every wrong answer to a check is), not here: once per guess.
     public func verify(_ password: String, hash: String?, account: String, now: Int64) async throws -> Bool {
-        try await throttled(now: now) {
+        try await throttled(now: now, countsFailure: false) {
             let locked = hash == nil ? false : try await lockouts.isLocked(account, now: now)
             let matches = try await Self.flights.verify(password, hash: hash ?? decoyHash, account: account)
             guard hash != nil else { return false }
@@ -84,9 +87,9 @@ public struct PasswordVerifier: Sendable {
         return sources.isKnownUnlocked(source, now: now)
     }
 
-    private func throttled(now: Int64, _ check: () async throws -> Bool) async throws -> Bool {
+    private func throttled(now: Int64, countsFailure: Bool = true, _ check: () async throws -> Bool) async throws -> Bool {
         guard let sources, let source = RequestSource.address else { return try await check() }
-        return try await sources.run(from: source, now: now, check)
+        return try await sources.run(from: source, now: now, countsFailure: countsFailure, check)
     }
 
     /// The threads bcrypt runs on (tens to hundreds of ms of CPU each): threads of its own, so that a burst of

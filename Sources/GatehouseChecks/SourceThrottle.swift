@@ -39,9 +39,11 @@ public enum RequestSource {
 /// - at most ``SourceLanes/running`` checks of one source run at a time and ``SourceLanes/waiting`` wait; past that a
 ///   check is refused at once (``Throttled``, `429` with `Retry-After: 1`), so one address holds a fixed share of the
 ///   hashing threads;
-/// - its failures (wrong secrets of any name, known or not) are counted in the store under `source:<address>`, like
-///   an account's (``AccountLockoutPolicy``): past the threshold every password check from it is refused for a while,
-///   on every node sharing the store, without a bcrypt run.
+/// - its failures (wrong secrets of any name, known or not; wrong answers to any security check — a PIN, a captcha, a
+///   password — counted once per check per round by the server) are counted in the store under `source:<address>`,
+///   like an account's (``AccountLockoutPolicy``): past the threshold every password check and every answer from it is
+///   refused for a while, on every node sharing the store, without a bcrypt run. Registering again, from any device,
+///   buys no fresh attempts.
 ///
 /// Unlike an account's lockout, a source's refusal says so (`429` with `Retry-After`): it tells nothing about any
 /// account, and a client behind the same address learns why it waits. A success forgives nothing: behind one NAT, a
@@ -81,9 +83,16 @@ public struct SourceThrottle: Sendable {
         failures.isLockedFromMemory(Self.account(of: source), now: now) == false
     }
 
+    /// Counts a failure of `source` (a wrong answer to a security check: ``SourceThrottle`` counts rounds' wrong
+    /// answers, whatever the check, where the round is judged).
+    public func recordFailure(_ source: String, now: Int64) async throws {
+        try await failures.recordFailure(Self.account(of: source), now: now)
+    }
+
     /// Runs `check` (one password verification) in `source`'s lane, after ``refuseIfLocked(_:now:)``; a `false` result
-    /// counts a failure of the source.
-    public func run(from source: String, now: Int64, _ check: () async throws -> Bool) async throws -> Bool {
+    /// counts a failure of the source when `countsFailure` (a machine's secret; a user's password in a security check is
+    /// counted as the round's wrong answer instead, once).
+    public func run(from source: String, now: Int64, countsFailure: Bool = true, _ check: () async throws -> Bool) async throws -> Bool {
         try await refuseIfLocked(source, now: now)
         let key = RequestSource.key(of: source)
         guard await lanes.enter(key) else { throw Throttled(retryAfter: 1) }
@@ -95,7 +104,7 @@ public struct SourceThrottle: Sendable {
             throw error
         }
         lanes.leave(key)
-        if !matches { try await failures.recordFailure(Self.account(of: source), now: now) }
+        if !matches, countsFailure { try await recordFailure(source, now: now) }
         return matches
     }
 }

@@ -21,6 +21,8 @@ public final class PolicyInForce: Sendable {
         let registrationThrottle: RegistrationThrottle?
         /// Every origin some application allows (CORS), lowercased.
         let allowedOrigins: Set<String>
+        /// Password checks and wrong answers per source address; `nil` when the policy turns it off.
+        let sourceThrottle: SourceThrottle?
     }
 
     private let snapshot: Mutex<Snapshot>
@@ -99,6 +101,6 @@ struct PolicyCompiler: Sendable {
         return PolicyInForce.Snapshot(
             policy: policy, version: version, source: yaml, origin: file,
             confidentialClients: ConfidentialClients(policy.confidentialClients, passwords: passwords),
-            registrationThrottle: throttle, allowedOrigins: policy.allowedOrigins)
+            registrationThrottle: throttle, allowedOrigins: policy.allowedOrigins, sourceThrottle: sources)
     }
 }

@@ -99,6 +99,6 @@ extension PolicyInForce.Snapshot {
     /// The same policy, labelled with another version (a stored version this node skips).
     func withVersion(_ version: Int64) -> Self {
         .init(policy: policy, version: version, source: source, origin: origin, confidentialClients: confidentialClients,
-              registrationThrottle: registrationThrottle, allowedOrigins: allowedOrigins)
+              registrationThrottle: registrationThrottle, allowedOrigins: allowedOrigins, sourceThrottle: sourceThrottle)
     }
 }

@@ -17,6 +17,12 @@ extension AuthorizationService {
             default: throw GatehouseError.invalidRequest("challengeResponse.\(name.prefix(64)) must be a JSON object")
             }
         }
+        // Answers from an address locked by its wrong answers (or wrong secrets) are not judged: 429 before any
+        // check runs. Wrong answers are counted against the address below, whatever the check and the registration,
+        // so registering again buys no fresh attempts.
+        let sources = policies.current.sourceThrottle
+        let source = RequestSource.address
+        if !answers.isEmpty, let sources, let source { try await sources.refuseIfLocked(source, now: EpochTime.nowMillis()) }
         // A round lost to another node's is run again: its proof is checked (and used up) once.
         var proven = false
         let (response, outcomes, counted) = try await withRegisteredClient(request.client_id) { record, application, snapshot in
@@ -59,6 +65,10 @@ extension AuthorizationService {
             metrics.check(check, outcome: outcome, answered: answered)
         }
         audit.record(outcomes)
+        if let sources, let source {
+            let wrong = outcomes.filter { $0.event != "check.success" }.count
+            for _ in 0..<wrong { try await sources.recordFailure(source, now: EpochTime.nowMillis()) }
+        }
         return PreauthorizeOutcome(response: response, serverTime: EpochTime.nowMillis())
     }
 

@@ -70,6 +70,39 @@ import Testing
         }
     }
 
+    /// Wrong answers to any check count against the address, whatever the registration: registering again buys no
+    /// fresh PIN attempts (before: 300 registrations a minute from one address, three PIN guesses each).
+    @Test func wrongAnswersCountAgainstTheAddressAcrossRegistrations() async throws {
+        try await TestServer.run(policy: TestPolicies.standard + "\nsourceThrottle: { threshold: 5, durationSec: 60 }\n") { server in
+            let key = try ClientKeyPair()
+            let wrong: [String: JSON] = ["PinCodeAttempts": ["pin": "0000"]]
+            for guesses in [2, 2, 1] {
+                let client = try await AccountLockoutTests.freshClient(server, key: key)
+                for _ in 0..<guesses { #expect(try await client.preauthorize(scope: "accessRestricted", answers: wrong).status == 401) }
+            }
+            let fresh = try await AccountLockoutTests.freshClient(server, key: key)
+            // Asking for the challenge is not guessing: it is answered; an answer, even the right one, is not judged.
+            #expect(try await fresh.preauthorize(scope: "accessRestricted").status == 401)
+            let refused = try await fresh.preauthorize(scope: "accessRestricted", answers: ["PinCodeAttempts": ["pin": "1234"]])
+            #expect(refused.status == 429)
+            #expect(refused.json?["errorCode"] == "TOO_MANY_ATTEMPTS")
+            #expect(refused.header("Retry-After") == "60")
+        }
+    }
+
+    /// A wrong password inside a check is one wrong answer: counted once against the address (the round's), not once
+    /// more by the password check.
+    @Test func aWrongPasswordCountsOnceAgainstTheAddress() async throws {
+        try await TestServer.run(policy: TestPolicies.standard + "\nsourceThrottle: { threshold: 3, durationSec: 60 }\n") { server in
+            let key = try ClientKeyPair()
+            for attempt in 0..<3 {
+                let client = try await AccountLockoutTests.freshClient(server, key: key)
+                #expect(try await AccountLockoutTests.login(client, "john", "wrong\(attempt)").status == 401, "attempt \(attempt)")
+            }
+            #expect(try await AccountLockoutTests.login(try await AccountLockoutTests.freshClient(server, key: key), "john", "demo").status == 429)
+        }
+    }
+
     /// Counted in the store: a source locked by failures seen on one node is refused on the other within the view's
     /// refresh (2 s), even its remembered right secret.
     @Test func aSourceLockedOnOneNodeIsRefusedOnTheOther() async throws {
