@@ -41,12 +41,19 @@ public struct StoreAccountLockouts: AccountLockouts {
                     let user = account.hasPrefix("user:") ? String(account.dropFirst(5)) : nil
                     let client = account.hasPrefix("client:") ? String(account.dropFirst(7)) : nil
                     try? await store.appendAudit([AuditEvent(
-                        time: now, event: account.hasPrefix("source:") ? "source.locked" : "account.locked", clientID: client, user: user, node: node,
+                        time: now, event: Self.lockEvent(of: account), clientID: client, user: user, node: node,
                         detail: "\(account.prefix(128)) locked until \(next.lockedUntil)")])
                 }
                 return
             }
         }
+    }
+
+    /// The audit event of `account`'s lock: `account.locked` for a user's (and a client's), `source.locked` for an
+    /// address locked by its failures, `registrations.locked` for one over its registrations.
+    static func lockEvent(of account: String) -> String {
+        for kind in ["source", "registrations"] where account.hasPrefix(kind + ":") { return kind + ".locked" }
+        return "account.locked"
     }
 
     public func recordSuccess(_ account: String) async throws {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Browser test: the KAAZING JavaScript client 5.0.0-4, unmodified, in headless Chromium, through `gatehouse gateway`.
 
-    python3 Tests/Browser/kaazing.py [--gatehouse .build/debug/gatehouse] [--verbose] [--keep]
+    python3 Tests/Browser/kaazing.py [--gatehouse .build/debug/gatehouse] [--mode direct|nginx|both] [--verbose] [--keep]
 
 A WebSocket echo upstream (Python's `websockets`, selecting the sub-protocol `chat` when offered) behind a real
 `gatehouse gateway --port 0` with three services: /open (no realm), /basic (realm "Basic Realm", scheme Basic) and
@@ -11,7 +11,8 @@ client under /sdk/; the page opens each service with the client's WebSocketFacto
 step reported as `PASS [kaazing] step: …`; then the same through KAAZING's emulated transport (forced with
 `javascript:wse://`: its bridge frame, create, downstream and upstream requests). Then the gateway's /metrics must show what the page says happened: each
 connection to a realm challenged once without credentials, then the passwords the loginHandler gave (right, wrong,
-without the role) decided by the realm's login chain.
+without the role) decided by the realm's login chain. In the nginx mode, all of it again with Debian's nginx in front
+of the gateway, configured with the README's own snippet (Examples/nginx/gateway.conf).
 """
 
 import argparse
@@ -26,6 +27,7 @@ import urllib.request
 from pathlib import Path
 
 import fixtures
+import nginx
 import run as browser_test
 from run import Browser, ModeRun, log, on_cleanup, run_cleanups, start_server, make_proxy_handler
 
@@ -98,15 +100,16 @@ def hash_password(gatehouse, password):
                           text=True, timeout=30, check=True).stdout.strip()
 
 
-def gateway_configuration(gatehouse, upstream_port, page_origin):
+def gateway_configuration(gatehouse, upstream_port, page_origin, trusted_proxies=()):
     joe = hash_password(gatehouse, "welcome")
     ann = hash_password(gatehouse, "secret")
     users = (f'[{{ username: joe, passwordHash: "{joe}", roles: [AUTHORIZED] }}, '
              f'{{ username: ann, passwordHash: "{ann}", roles: [GUEST] }}]')
     upstream = f"http://127.0.0.1:{upstream_port}"
+    trusted = f"trustedProxies: [{', '.join(trusted_proxies)}]\n" if trusted_proxies else ""
     return f"""host: 127.0.0.1
 port: 0
-realms:
+{trusted}realms:
   - name: basic
     description: Basic Realm
     scheme: Basic
@@ -145,7 +148,11 @@ def authentications(metrics):
     return counts
 
 
-def kaazing_run(settings, run, folder):
+def kaazing_nginx_run(settings, run, folder):
+    kaazing_run(settings, run, folder, behind_nginx=True)
+
+
+def kaazing_run(settings, run, folder, behind_nginx=False):
     client = fixtures.client("kaazing-javascript-client")
     echo = EchoUpstream(folder / "echo.log")
     log(f"echo upstream on 127.0.0.1:{echo.port}; KAAZING client from {client}")
@@ -156,13 +163,23 @@ def kaazing_run(settings, run, folder):
     run.logs.append(("static server log", static_log.text))
     # The page's origin is the only one the services allow (natively and through the emulation's bridge frame).
     config = folder / "gateway.yaml"
-    config.write_text(gateway_configuration(settings.gatehouse, echo.port, origin), encoding="utf-8")
+    config.write_text(gateway_configuration(settings.gatehouse, echo.port, origin,
+                                            trusted_proxies=["127.0.0.1"] if behind_nginx else []), encoding="utf-8")
     gateway = GatewayProcess(settings.gatehouse, config, folder / "gateway.log", settings.start_timeout)
     run.logs.append(("gateway output", gateway.text))
+    address = f"127.0.0.1:{gateway.port}"
+    if behind_nginx:
+        # Debian's nginx with the README's own snippet (Examples/nginx/gateway.conf) in front of the gateway.
+        proxy = nginx.Nginx(folder / "nginx", nginx.snippet("gateway.conf", address))
+        on_cleanup(proxy.stop)
+        address = f"127.0.0.1:{proxy.port}"
+        log(f"nginx listens on {proxy.url} (the README's gateway snippet, forwarding to 127.0.0.1:{gateway.port})")
+        run.logs.insert(0, ("nginx access log", proxy.access_log))
+        run.logs.append(("nginx error log", proxy.error_log))
 
     browser = Browser(settings, folder / "chromium-profile")
     run.logs.insert(0, ("browser console", browser_test.console_log(browser)))
-    page = f"{origin}/app/kaazing.html?gateway=ws://127.0.0.1:{gateway.port}"
+    page = f"{origin}/app/kaazing.html?gateway=ws://{address}"
     done, fatal = browser.run_page(page, settings.page_timeout, run.label, run.steps)
     run.check_page(done, fatal, settings.page_timeout)
     run.check_steps(REQUIRED_STEPS)
@@ -191,6 +208,8 @@ def main():
     parser.add_argument("--start-timeout", type=float, default=30)
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--verbose", "-v", action="store_true")
+    parser.add_argument("--mode", choices=("direct", "nginx", "both"), default="both",
+                        help="the gateway reached directly, behind Debian's nginx (Examples/nginx/gateway.conf), or both")
     args = parser.parse_args()
 
     signal.signal(signal.SIGTERM, browser_test._terminate)
@@ -219,11 +238,15 @@ def main():
         import shutil
         on_cleanup(lambda: shutil.rmtree(settings.work, ignore_errors=True))
 
-    result = browser_test.run_mode(kaazing_run, settings, "kaazing", REQUIRED_STEPS)
-    if result.problems:
-        log(f"\nKAAZING browser test FAILED: {result.summary()} ({', '.join(result.problems)}); {result.elapsed:.1f} s")
+    modes = {"direct": [("kaazing", kaazing_run)], "nginx": [("kaazing-nginx", kaazing_nginx_run)]}
+    selected = modes["direct"] + modes["nginx"] if args.mode == "both" else modes[args.mode]
+    results = [browser_test.run_mode(function, settings, label, REQUIRED_STEPS) for label, function in selected]
+    summary = ", ".join(f"{result.summary()} ({result.elapsed:.1f} s)" for result in results)
+    failed = [result for result in results if result.problems]
+    if failed:
+        log(f"\nKAAZING browser test FAILED: {summary} (" + "; ".join(f"[{r.label}] {', '.join(r.problems)}" for r in failed) + ")")
         return 1
-    log(f"\nKAAZING browser test passed: {result.summary()}; {result.elapsed:.1f} s")
+    log(f"\nKAAZING browser test passed: {summary}")
     return 0
 
 

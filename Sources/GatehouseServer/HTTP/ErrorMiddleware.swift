@@ -28,7 +28,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             // nothing about any account).
             let oauth = Self.isOAuth(request)
             return try GatehouseError(.tooManyRequests, oauth ? "too_many_requests" : "TOO_MANY_ATTEMPTS",
-                                      "Too many password checks from this address; try again later.", style: oauth ? .oauth : .mobileFirst,
+                                      "Too many failed attempts (or password checks at once) from this address; try again later.", style: oauth ? .oauth : .mobileFirst,
                                       headers: [.retryAfter: String(error.retryAfter)]).response(from: request, context: context)
         } catch let error as StoreUnavailable {
             // The database cannot answer now (restarting, frozen, full): to be tried again shortly, never a 500.

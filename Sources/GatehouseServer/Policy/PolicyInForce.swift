@@ -64,11 +64,9 @@ struct PolicyCompiler: Sendable {
     /// Compiles `yaml`; throws a ``PolicyError`` naming `file` and the key at fault.
     ///
     /// - Parameters:
-    ///   - previous: the snapshot in force, whose registration throttle (and its counts) is kept when the new policy
-    ///     does not change its settings.
     ///   - stored: the policy was applied before (the store's): a key it does not know is a warning rather than
     ///     a refusal, so that a policy stored before keys were checked still runs.
-    func compile(yaml: String, file: String, version: Int64, previous: PolicyInForce.Snapshot? = nil, stored: Bool = false) throws
+    func compile(yaml: String, file: String, version: Int64, stored: Bool = false) throws
         -> PolicyInForce.Snapshot
     {
         var warnings: [String] = []
@@ -90,12 +88,9 @@ struct PolicyCompiler: Sendable {
             throw PolicyError(file: file, key: "", problem: "keeps the demo's published secrets (\(published.joined(separator: ", "))): "
                               + "give them hashes of your own (`gatehouse hash-password`) or remove them; they are accepted on a loopback host only")
         }
-        var throttle: RegistrationThrottle? = nil
-        if let settings = policy.registrationThrottle {
-            if let kept = previous?.registrationThrottle, kept.limit == settings.count, kept.window == settings.window {
-                throttle = kept
-            } else {
-                throttle = RegistrationThrottle(limit: settings.count, window: settings.window)
+        let throttle = policy.registrationThrottle.map { settings in
+            RegistrationThrottle(limit: settings.count, window: settings.window) { counting in
+                StoreAccountLockouts(store: store, policy: counting, node: node, known: knownLockouts)
             }
         }
         return PolicyInForce.Snapshot(

@@ -62,9 +62,8 @@ public struct PolicyWatcher: Service {
 
     /// Compiles on the password-hashing threads: the first policy of a cost makes the decoy password hash, a bcrypt.
     private func compile(yaml: String, file: String, version: Int64) async throws -> PolicyInForce.Snapshot {
-        let previous = policies.current
-        return try await PasswordVerifier.hashingThreads.runIfActive { [compiler] in
-            try compiler.compile(yaml: yaml, file: file, version: version, previous: previous, stored: true)
+        try await PasswordVerifier.hashingThreads.runIfActive { [compiler] in
+            try compiler.compile(yaml: yaml, file: file, version: version, stored: true)
         }
     }
 

@@ -39,7 +39,8 @@ struct RuntimeRoutes<Context: ClientRequestContext> {
 
     @Sendable func register(_ request: Request, context: Context) async throws -> Response {
         var request = request
-        if let registrations = service.policies.current.registrationThrottle, let address = context.clientAddress, !registrations.admit(address, now: EpochTime.nowMillis()) {
+        if let registrations = service.policies.current.registrationThrottle, let address = context.clientAddress,
+           try await !registrations.admit(address, now: EpochTime.nowMillis()) {
             throw GatehouseError(.tooManyRequests, "TOO_MANY_REGISTRATIONS",
                                  "Too many registrations from this address; try again later.",
                                  headers: [.retryAfter: String(max(registrations.window / 1000, 1))])

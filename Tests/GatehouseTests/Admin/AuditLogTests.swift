@@ -10,7 +10,8 @@ import Testing
 /// The audit log of a known sequence, read back through the admin API in order, with no secret or token in it.
 @Suite(.timeLimit(.minutes(3))) struct AuditLogTests {
     @Test(.timeLimit(.minutes(2))) func aKnownSequenceIsReadBackInOrderWithoutSecrets() async throws {
-        try await TestServer.run(policy: Admin.policy + "\nsourceThrottle: { threshold: 3 }\n") { server in
+        // Three wrong PINs and three wrong secrets from this machine: the sixth failure locks its address.
+        try await TestServer.run(policy: Admin.policy + "\nsourceThrottle: { threshold: 6 }\n") { server in
             let writer = try await Admin.writer(server)
             let reader = try await Admin.reader(server)
             var client = try ProtocolClient(server)
@@ -23,7 +24,7 @@ import Testing
             #expect(try await Admin.send(.POST, server, "/registrations/\(clientID)/checks/PinLongBlock/reset", token: writer).status == 200)
             #expect(try await client.preauthorize(scope: "PinLongBlock", answers: ["PinLongBlock": ["pin": "1234"]]).status == 200)
             let token = try await client.obtainToken(scope: "PinLongBlock").access_token
-            // Three wrong secrets lock the source they came from (this machine).
+            // Three wrong secrets (after the three wrong PINs) lock the source they came from (this machine).
             for _ in 0..<3 {
                 await #expect(throws: TestFailure.self) { try await Admin.token(server, client: "balance-service", secret: "wr0ng-s3cret", scope: "") }
             }

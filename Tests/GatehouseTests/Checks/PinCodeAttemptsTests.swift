@@ -4,8 +4,12 @@ import Testing
 
 /// Seeds 002/003: PinCodeAttempts with three attempts and a block.
 @Suite(.timeLimit(.minutes(3))) struct PinCodeAttemptsTests {
+    /// (A 5-second block: a loaded machine outlived the standard policy's 2 s before the right PIN was sent.)
     @Test func attemptsCountDownThenBlockThenFreshChallenge() async throws {
-        try await TestServer.run { server in
+        let policy = TestPolicies.standard.replacingOccurrences(
+            of: "maxAttempts: 3, blockedStateExpirationSec: 2, successStateExpirationSec: 60",
+            with: "maxAttempts: 3, blockedStateExpirationSec: 5, successStateExpirationSec: 60")
+        try await TestServer.run(policy: policy) { server in
             var client = try ProtocolClient(server)
             try await client.register()
             let start = try await client.preauthorize(scope: "accessRestricted")
@@ -28,8 +32,8 @@ import Testing
             let authorization = try await client.authorize(scope: "accessRestricted")
             #expect(authorization.status == 403)
 
-            // After the 2-second block: a fresh challenge with all attempts.
-            try await Task.sleep(for: .milliseconds(2300))
+            // After the 5-second block: a fresh challenge with all attempts.
+            try await Task.sleep(for: .milliseconds(5300))
             let fresh = try await client.preauthorize(scope: "accessRestricted")
             #expect(fresh.status == 401)
             #expect(fresh.json?["challenges"]?["PinCodeAttempts"] == ["errorMsg": nil, "remainingAttempts": 3])
