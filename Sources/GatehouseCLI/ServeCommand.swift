@@ -62,6 +62,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a new connection has to send its first request head (slowloris; plain HTTP).")
     var headerReadTimeout: Int = 10
 
+    @Option(help: ArgumentHelp(
+        "Who may read /metrics: open (anyone who reaches the port) or token (a confidential client's bearer token with scope gatehouse.metrics or an admin scope).",
+        discussion: "Default: open on a loopback --host, token beyond it."))
+    var metricsAccess: ServerConfiguration.MetricsAccess?
+
     @Option(name: .customLong("trusted-proxy"), help: ArgumentHelp(
         "A reverse proxy (address or CIDR block; repeatable, or comma-separated) whose Forwarded / X-Forwarded-For|Host|Proto are believed.",
         discussion: "The client's address (throttles, audit log) and the host its page came from (the same-origin test) are then taken from them; every other peer's are ignored."))
@@ -139,6 +144,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.headerReadTimeout = .seconds(headerReadTimeout)
         configuration.nodeName = nodeName
+        configuration.metricsAccess = metricsAccess
         do {
             configuration.trustedProxies = try TrustedProxies(trustedProxies.flatMap { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } })
         } catch {
@@ -239,3 +245,6 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 extension SQLiteStore.Durability: ExpressibleByArgument {}
+
+/// `--metrics-access open|token`.
+extension ServerConfiguration.MetricsAccess: ExpressibleByArgument {}

@@ -33,6 +33,19 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(60)
     /// How long a new connection has to send its first complete request head (slowloris), plain HTTP; `408` after.
     public var headerReadTimeout: Duration = .seconds(10)
+    /// Who may read `/metrics`: anyone who reaches the port (`.open`), or a confidential client's bearer token with
+    /// scope `gatehouse.metrics` (or an admin scope: `.token`; Prometheus' `oauth2` client credentials get one).
+    /// `nil`: open on a loopback host, a token beyond it.
+    public var metricsAccess: MetricsAccess?
+
+    /// Who may read `/metrics`.
+    public enum MetricsAccess: String, Sendable, CaseIterable {
+        case open, token
+    }
+
+    /// ``metricsAccess``, or its default for ``host``: open on loopback, a token beyond.
+    public var effectiveMetricsAccess: MetricsAccess { metricsAccess ?? (LoopbackHost.contains(host) ? .open : .token) }
+
     /// The reverse proxies (addresses, CIDR blocks) whose `Forwarded` / `X-Forwarded-For|Host|Proto` are believed:
     /// the client's address (throttles, audit) and the host its page was served from (the same-origin test) come
     /// from them. Every other peer's are ignored. None by default.
@@ -95,15 +108,18 @@ public enum Gatehouse {
         router.get("openapi.json") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: openAPI))
         }
-        router.get("metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+        let admin = AdminService(service: service, registry: configuration.registry)
+        let metricsAccess = configuration.effectiveMetricsAccess
+        router.get("metrics") { request, _ in
+            if metricsAccess == .token { _ = try await admin.authorizeMetrics(request.headers[.authorization]) }
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                      body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.exposition())))
         }
         let runtime = RuntimeRoutes<GatehouseRequestContext>(service: service)
         runtime.add(to: router)
         AdapterRoutes(adapters: configuration.adapters, validator: service.validator).add(to: router)
         DiscoveryRoutes(signer: service.signer, issuer: service.issuerName).add(to: router)
-        AdminRoutes(admin: AdminService(service: service, registry: configuration.registry)).add(to: router)
+        AdminRoutes(admin: admin).add(to: router)
         ConsoleRoutes().add(to: router)
         // Last: runs only for requests no route matched (405 for a routed path's other methods).
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headForGet: true))

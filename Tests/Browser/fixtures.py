@@ -100,3 +100,15 @@ if __name__ == "__main__":
             print(f"FAIL {error}")
             status = 2
     sys.exit(status)
+
+
+def terminate(process, grace=5):
+    """Stops a child process: SIGTERM, then SIGKILL after `grace` seconds; nothing if it has ended."""
+    import subprocess
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(grace)

@@ -3,11 +3,14 @@ configuration written into the work folder around the README's own snippets (Exa
 they are, only their upstream address pointed at the process under test)."""
 
 import os
+import re
 import shutil
 import socket
 import subprocess
 import time
 from pathlib import Path
+
+import fixtures
 
 REPO = Path(__file__).resolve().parent.parent.parent
 EXAMPLES = REPO / "Examples" / "nginx"
@@ -27,15 +30,17 @@ def free_port():
 
 
 def snippet(name, upstream):
-    """Examples/nginx/<name> with its upstream (`127.0.0.1:8080`, the README's) replaced by `upstream`; also checks
-    that the README shows the file exactly as it is (the README's snippet is the tested file)."""
+    """Examples/nginx/<name> with its upstream (`proxy_pass http://127.0.0.1:<the default port>`, as the README shows
+    it) pointed at `upstream`; also checks that the README shows the file exactly as it is (the README's snippet is
+    the tested file)."""
     text = (EXAMPLES / name).read_text(encoding="utf-8")
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     if text not in readme:
         raise RuntimeError(f"README.md does not show Examples/nginx/{name} as it is: update one or the other")
-    if "127.0.0.1:8080" not in text:
-        raise RuntimeError(f"Examples/nginx/{name} names no upstream 127.0.0.1:8080 to point at the server under test")
-    return text.replace("127.0.0.1:8080", upstream)
+    pointed, count = re.subn(r"proxy_pass http://127\.0\.0\.1:\d+;", f"proxy_pass http://{upstream};", text)
+    if count != 1:
+        raise RuntimeError(f"Examples/nginx/{name} has {count} loopback proxy_pass lines; one is pointed at the server under test")
+    return pointed
 
 
 class Nginx:
@@ -98,10 +103,4 @@ http {{
         return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        fixtures.terminate(self.process)

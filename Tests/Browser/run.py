@@ -170,13 +170,7 @@ class ServerProcess:
         return "".join(self.output).rstrip()
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        fixtures.terminate(self.process)
         self.log_file.close()
 
 

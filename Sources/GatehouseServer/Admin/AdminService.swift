@@ -11,6 +11,8 @@ public struct AdminService: Sendable {
     public static let writeScope = "gatehouse.admin"
     /// The scope that allows the admin API's reads only.
     public static let readScope = "gatehouse.admin.read"
+    /// The scope that allows reading `/metrics` (when it asks for a token), and nothing else.
+    public static let metricsScope = "gatehouse.metrics"
     /// The most items of one page.
     static let maxPage = 1000
 
@@ -29,6 +31,16 @@ public struct AdminService: Sendable {
     /// The confidential client whose bearer token allows the operation (a write needs ``writeScope``, a read either
     /// scope): 401 without a valid token, 403 for a token of a mobile client or without the scope.
     func authorize(_ authorization: String?, write: Bool) async throws -> String {
+        try await authorize(authorization, anyOf: write ? [Self.writeScope] : [Self.readScope, Self.writeScope])
+    }
+
+    /// The confidential client whose bearer token allows reading `/metrics`: ``metricsScope`` or either admin scope.
+    func authorizeMetrics(_ authorization: String?) async throws -> String {
+        try await authorize(authorization, anyOf: [Self.metricsScope, Self.writeScope, Self.readScope])
+    }
+
+    /// The confidential client whose bearer token holds one of `scopes` (the first is named in a refusal).
+    private func authorize(_ authorization: String?, anyOf scopes: [String]) async throws -> String {
         let claims: AccessTokenClaims
         do {
             claims = try await service.validator.validate(authorization: authorization, scope: Scope(nil))
@@ -36,13 +48,13 @@ public struct AdminService: Sendable {
             // Said apart: no token at all, or one that no longer works (expired, revoked, its key retired — retiring
             // the key that signed an operator's token signs the operator out).
             let message = error.code == .missing
-                ? "The admin API needs a confidential client's bearer token."
+                ? "This needs a confidential client's bearer token."
                 : "The bearer token is not valid (malformed, expired, revoked, or signed by a retired key): obtain a new one."
             throw GatehouseError(.unauthorized, "UNAUTHORIZED", message, headers: [.wwwAuthenticate: error.challenge ?? BearerAnswer.invalidToken])
         }
-        let needed = write ? Self.writeScope : Self.readScope
+        let needed = scopes.first ?? Self.writeScope
         let scope = Scope(claims.scope)
-        let allowed = scope.contains(Scope(Self.writeScope)) || (!write && scope.contains(Scope(Self.readScope)))
+        let allowed = scopes.contains { scope.contains(Scope($0)) }
         guard claims.app == nil, service.policy.confidentialClients.contains(where: { $0.id == claims.client_id }), allowed else {
             throw GatehouseError(.forbidden, "FORBIDDEN", "This operation needs a confidential client's token with scope \(needed).",
                                  headers: [.wwwAuthenticate: BearerAnswer.insufficientScope(Scope(needed))])

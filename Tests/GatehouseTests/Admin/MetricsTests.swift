@@ -3,6 +3,7 @@ import GatehouseProtocol
 import GatehouseChecks
 @testable import GatehouseServer
 import GatehouseStore
+import GatehouseSQLite
 import Testing
 
 /// `/metrics` after a known sequence of flows shows the matching counts.
@@ -15,6 +16,37 @@ import Testing
             result[String(line[..<space])] = value
         }
         return result
+    }
+
+    /// Issue 35: `/metrics` beyond loopback asks for a confidential client's token with `gatehouse.metrics` (or an
+    /// admin scope); that scope opens nothing else.
+    @Test(.timeLimit(.minutes(2))) func metricsAskForATokenWithTheirScopeWhenNotOpen() async throws {
+        let policy = Admin.policy.replacingOccurrences(of: "confidentialClients:\n", with: """
+            confidentialClients:
+              - { id: prometheus, secretHash: "$2b$04$axi4I88RAaRiFuao0JVORezeW1NmWqrlkcjbmbaiCdWPCDsWSH.J2", allowedScope: "gatehouse.metrics" }
+
+            """)
+        try await TestServer.run(policy: policy, metricsAccess: .token) { server in
+            let url = server.baseURL + "/metrics"
+            let anonymous = try await HTTP.send(.GET, url)
+            #expect(anonymous.status == 401)
+            #expect(anonymous.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
+            let introspector = try await Admin.token(server, client: "balance-service", scope: "authorization.introspect")
+            #expect(try await HTTP.send(.GET, url, headers: [("Authorization", "Bearer \(introspector)")]).status == 403)
+            let scraper = try await Admin.token(server, client: "prometheus", scope: "gatehouse.metrics")
+            let scraped = try await HTTP.send(.GET, url, headers: [("Authorization", "Bearer \(scraper)")])
+            #expect(scraped.status == 200)
+            #expect(String(decoding: scraped.body, as: UTF8.self).contains("gatehouse_http_requests_total"))
+            #expect(try await HTTP.send(.GET, url, headers: [("Authorization", "Bearer \(try await Admin.reader(server))")]).status == 200)
+            #expect(try await Admin.send(.GET, server, "/registrations", token: scraper).status == 403)
+        }
+        // The default follows the host: open on loopback (tests, a laptop), a token beyond it.
+        var configuration = ServerConfiguration(store: try SQLiteStore.open(dataDirectory: TestServer.temporaryDirectory()))
+        #expect(configuration.effectiveMetricsAccess == .open)
+        configuration.host = "0.0.0.0"
+        #expect(configuration.effectiveMetricsAccess == .token)
+        configuration.metricsAccess = .open
+        #expect(configuration.effectiveMetricsAccess == .open)
     }
 
     @Test(.timeLimit(.minutes(2))) func aScrapeAfterAKnownSequenceShowsItsCounts() async throws {
