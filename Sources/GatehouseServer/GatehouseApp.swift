@@ -167,7 +167,7 @@ public enum Gatehouse {
         let knownLockouts = KnownLockouts(maxAge: max(3 * configuration.policyPollInterval.wholeMilliseconds, 5000))
         try await knownLockouts.refresh(from: store, now: EpochTime.nowMillis())
         let compiler = PolicyCompiler(store: store, registry: configuration.registry, node: nodeName, knownLockouts: knownLockouts,
-                                      servesBeyondLoopback: !LoopbackHost.contains(configuration.host))
+                                      servesBeyondLoopback: !LoopbackHost.contains(configuration.host), logger: logger)
         let policies = PolicyInForce(try await startingPolicy(configuration, compiler: compiler, logger: logger))
         let policy = policies.current.policy
         for warning in policy.warnings { logger.warning("\(warning)") }

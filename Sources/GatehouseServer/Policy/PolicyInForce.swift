@@ -1,5 +1,6 @@
 import GatehouseChecks
 import GatehouseStore
+import Logging
 import Synchronization
 
 /// The policy every request reads, with what is built from it (confidential clients, the registration throttle,
@@ -58,8 +59,11 @@ struct PolicyCompiler: Sendable {
     /// policy change).
     var sourceLanes = SourceLanes()
     /// Whether the node serves beyond this machine: then a policy that keeps the demo's published secrets (the demo
-    /// policy itself included) is refused, whatever its origin — a file, the store, the admin API.
+    /// policy itself included) is refused, whatever its origin — a file, the store, the admin API — and a confidential
+    /// client's secret shorter than ``ConfidentialClients/strongSecretLength`` is refused at its first use.
     let servesBeyondLoopback: Bool
+    /// Where a refused weak secret is said.
+    var logger = Logger(label: "gatehouse")
 
     /// Compiles `yaml`; throws a ``PolicyError`` naming `file` and the key at fault.
     ///
@@ -95,7 +99,12 @@ struct PolicyCompiler: Sendable {
         }
         return PolicyInForce.Snapshot(
             policy: policy, version: version, source: yaml, origin: file,
-            confidentialClients: ConfidentialClients(policy.confidentialClients, passwords: passwords),
+            confidentialClients: ConfidentialClients(
+                policy.confidentialClients, passwords: passwords,
+                minimumSecretLength: servesBeyondLoopback ? ConfidentialClients.strongSecretLength : nil,
+                onWeakSecret: { [logger] id, length in
+                    logger.error("Confidential client \(id) sent its right secret, refused: \(length) characters, fewer than \(ConfidentialClients.strongSecretLength) (anyone may try secrets, and a client is never locked by its id). Give it a new one: gatehouse hash-password --new-client-secret")
+                }),
             registrationThrottle: throttle, allowedOrigins: policy.allowedOrigins, sourceThrottle: sources)
     }
 }

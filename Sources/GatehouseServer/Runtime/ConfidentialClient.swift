@@ -51,14 +51,29 @@ public struct ConfidentialClient: Sendable {
 /// (``SourceThrottle``: wrong secrets count against the source, on every node); a locked source is refused even a
 /// remembered right secret, checked against the node's view of the locked sources (no store read; another node's
 /// lock holds here within the policy poll interval).
+///
+/// A secret shorter than ``minimumSecretLength`` (when set: a node serving beyond loopback) is refused like a wrong
+/// one, even when it matches, and said in the node's log once: a hash cannot tell a policy's weak secret when it is
+/// loaded, so the first use does (`gatehouse hash-password --new-client-secret` makes a strong one).
 final class ConfidentialClients: Sendable {
     private let clients: [String: ConfidentialClient]
     private let verified = Mutex<[String: SHA256.Digest]>([:])
     private let passwords: PasswordVerifier
+    /// The shortest secret accepted; `nil`: any.
+    let minimumSecretLength: Int?
+    /// Told when a client's matching secret is refused for its length (once per client and policy).
+    private let onWeakSecret: @Sendable (_ clientID: String, _ length: Int) -> Void
+    private let warned = Mutex<Set<String>>([])
 
-    init(_ clients: [ConfidentialClient], passwords: PasswordVerifier) {
+    /// The shortest confidential-client secret a node serving beyond loopback accepts.
+    static let strongSecretLength = 16
+
+    init(_ clients: [ConfidentialClient], passwords: PasswordVerifier, minimumSecretLength: Int? = nil,
+         onWeakSecret: @escaping @Sendable (_ clientID: String, _ length: Int) -> Void = { _, _ in }) {
         self.clients = Dictionary(clients.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         self.passwords = passwords
+        self.minimumSecretLength = minimumSecretLength
+        self.onWeakSecret = onWeakSecret
     }
 
     /// The client named by an `Authorization: Basic` header with the right secret, or `nil`.
@@ -78,6 +93,10 @@ final class ConfidentialClients: Sendable {
         // A wrong secret of a known client costs the bcrypt run an unknown client's does (refused from memory, it
         // answered in 4 ms against 97: a timing that told which client ids exist), and counts against its source.
         guard try await passwords.verifyMachineSecret(secret, hash: client.secretHash, account: account, now: now) else { return nil }
+        if let minimumSecretLength, secret.count < minimumSecretLength {
+            if warned.withLock({ $0.insert(id).inserted }) { onWeakSecret(id, secret.count) }
+            return nil
+        }
         verified.withLock { $0[id] = digest }
         return client
     }
