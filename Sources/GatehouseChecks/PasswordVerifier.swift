@@ -87,6 +87,13 @@ public struct PasswordVerifier: Sendable {
         return sources.isKnownUnlocked(source, now: now)
     }
 
+    /// Counts a failure against the request's source (a wrong password where no round counts it: the gateway's
+    /// login modules).
+    public func recordSourceFailure(now: Int64) async throws {
+        guard let sources, let source = RequestSource.address else { return }
+        try await sources.recordFailure(source, now: now)
+    }
+
     private func throttled(now: Int64, countsFailure: Bool = true, _ check: () async throws -> Bool) async throws -> Bool {
         guard let sources, let source = RequestSource.address else { return try await check() }
         return try await sources.run(from: source, now: now, countsFailure: countsFailure, check)

@@ -56,6 +56,11 @@ public struct SourceThrottle: Sendable {
         public var description: String { "too many password checks from this address" }
     }
 
+    /// A source's failures lock it when 100 come within 5 minutes: for a minute, then twice as long each time, up to
+    /// an hour. Generous for an office behind one NAT address (a hundred mistyped passwords in five minutes), a wall
+    /// for a guesser: about 1,200 guesses a day from one address instead of hundreds a second.
+    public static let defaultPolicy = AccountLockoutPolicy(threshold: 100, window: 300_000, duration: 60_000, growth: 2, maxDuration: 3_600_000)
+
     /// The node's lanes (kept across policy changes).
     public let lanes: SourceLanes
     /// Failures counted per `source:<address>` account.

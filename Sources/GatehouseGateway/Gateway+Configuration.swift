@@ -24,11 +24,20 @@ extension Gateway {
             throw GatewayConfigurationError("accountLockout.\(error.key) \(error.problem)")
         }
         let lockouts = InMemoryAccountLockouts(policy: lockoutPolicy)
+        let sourcePolicy: AccountLockoutPolicy
+        do {
+            sourcePolicy = try (configuration.sourceThrottle ?? AccountLockoutSettings()).policy(defaults: SourceThrottle.defaultPolicy)
+        } catch {
+            throw GatewayConfigurationError("sourceThrottle.\(error.key) \(error.problem)")
+        }
+        // One throttle for every `users` module: an address's failures count whichever realm they were tried on.
+        let sources = sourcePolicy.threshold == 0 ? nil : SourceThrottle(
+            lanes: SourceLanes(), failures: InMemoryAccountLockouts(policy: sourcePolicy), lockedRetryAfter: Int(sourcePolicy.duration / 1000))
         var realms: [String: Realm] = [:]
         for realm in configuration.realms {
             var entries: [LoginChain.Entry] = []
             for module in realm.loginModules {
-                entries.append(.init(try Self.makeModule(module, custom: customModules, lockouts: lockouts), flag: module.flag))
+                entries.append(.init(try Self.makeModule(module, custom: customModules, lockouts: lockouts, sources: sources), flag: module.flag))
             }
             guard !entries.isEmpty else { throw GatewayConfigurationError("realm \(realm.name) has no login module") }
             realms[realm.name] = Realm(
@@ -94,7 +103,7 @@ extension Gateway {
     }
 
     static func makeModule(_ module: LoginModuleConfiguration, custom: [String: any LoginModule],
-                           lockouts: any AccountLockouts) throws -> any LoginModule {
+                           lockouts: any AccountLockouts, sources: SourceThrottle? = nil) throws -> any LoginModule {
         switch module.type {
         case "users":
             var users = module.users ?? []
@@ -113,7 +122,7 @@ extension Gateway {
                 }
                 users[index].passwordHash = hash
             }
-            return UsersLoginModule(users: users, lockouts: lockouts)
+            return UsersLoginModule(users: users, lockouts: lockouts, sources: sources)
         case "gatehouse-token":
             if let introspection = module.introspection {
                 return GatehouseTokenLoginModule(

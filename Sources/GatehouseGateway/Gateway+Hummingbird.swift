@@ -46,7 +46,7 @@ extension Gateway {
             answer.headers[.allow] = Self.relayedMethods
             return answer.response
         }
-        switch await admit(request, query: target.query, to: service) {
+        switch await admit(request, query: target.query, to: service, peer: context.channel.remoteAddress?.ipAddress) {
         case .answer(let answer):
             return answer.response
         case .allow(let subject):
@@ -70,7 +70,7 @@ extension Gateway {
             return .dontUpgrade
         }
         guard let (service, rest) = route(target), service.webSocket else { return .dontUpgrade }
-        switch await admit(request, query: target.query, to: service) {
+        switch await admit(request, query: target.query, to: service, peer: context.channel.remoteAddress?.ipAddress) {
         case .answer(let answer):
             refusedUpgrades.record(answer, for: context.channel)
             return .dontUpgrade

@@ -102,15 +102,21 @@ public final class Gateway: Sendable {
     }
 
     /// Challenges a request for `service`; `query` is the target's checked query.
-    func admit(_ request: Request, query: String?, to service: ProtectedService) async -> Admission {
-        await admit(headers: request.headers, query: query, to: service)
+    func admit(_ request: Request, query: String?, to service: ProtectedService, peer: String?) async -> Admission {
+        await admit(headers: request.headers, query: query, to: service, peer: peer)
     }
 
-    /// Challenges a request with `headers` for `service`, running its realm's login chain.
-    func admit(headers: HTTPFields, query: String?, to service: ProtectedService) async -> Admission {
+    /// Challenges a request with `headers` for `service` from `peer` (the connection's address), running its realm's
+    /// login chain with the client's address (the peer's, or a trusted proxy's `X-Forwarded-For`) as the request's
+    /// source, by which password checks are throttled (``RequestSource``, ``SourceThrottle``).
+    func admit(headers: HTTPFields, query: String?, to service: ProtectedService, peer: String? = nil) async -> Admission {
         guard let realm = service.realm else { return .allow(nil) }
         let credentials = realm.credentials(headers: headers, query: query)
-        return admission(await realm.decide(credentials, requiredRoles: service.requiredRoles), realm: realm, credentials: credentials)
+        let client = trustedProxies.client(peer: peer, fields: headers).address
+        let decision = await RequestSource.$address.withValue(client) {
+            await realm.decide(credentials, requiredRoles: service.requiredRoles)
+        }
+        return admission(decision, realm: realm, credentials: credentials)
     }
 
     /// ``admit(headers:query:to:)`` when the realm decides without suspending (no realm, no credentials, or
@@ -157,6 +163,9 @@ public final class Gateway: Sendable {
         case .unavailable(let reason):
             logger.debug("unavailable", metadata: ["realm": .string(realm.name), "reason": .string(reason)])
             return .answer(GatewayAnswer.unavailable(reason))
+        case .throttled(let reason, let retryAfter):
+            logger.debug("throttled", metadata: ["realm": .string(realm.name), "reason": .string(reason)])
+            return .answer(GatewayAnswer.throttled(reason, retryAfter: retryAfter))
         }
     }
 

@@ -53,6 +53,13 @@ struct GatewayAnswer: Sendable {
         return answer
     }
 
+    /// `429 {"error":"too_many_requests",...}` with `Retry-After`: the client's address is refused for a while.
+    static func throttled(_ description: String, retryAfter: Int) -> GatewayAnswer {
+        var answer = error("too_many_requests", description, status: 429)
+        answer.headers[.retryAfter] = String(max(retryAfter, 1))
+        return answer
+    }
+
     /// `504 {"error":"gateway_timeout",...}`: the upstream was silent past the read timeout.
     static var gatewayTimeout: GatewayAnswer { error("gateway_timeout", "the upstream service did not answer in time", status: 504) }
 

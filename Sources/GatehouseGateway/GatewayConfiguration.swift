@@ -56,6 +56,9 @@ public struct GatewayConfiguration: Sendable, Codable {
     /// Per-account lockout of the `users` login modules (failed passwords per user name, in this process); the
     /// server's defaults when absent.
     public var accountLockout: AccountLockoutSettings?
+    /// Password checks of the `users` login modules per client address (``SourceThrottle``, in this process): the
+    /// same keys as `accountLockout`, the server's `sourceThrottle` defaults; `threshold: 0` turns it off.
+    public var sourceThrottle: AccountLockoutSettings?
     /// Serve `https`/`wss` with this certificate chain and key (PEM files, read again on SIGHUP).
     public var tls: TLSFiles?
     /// CA certificates (PEM) that `https`/`wss` upstreams are verified against, instead of the system's roots.
@@ -95,7 +98,7 @@ public struct GatewayConfiguration: Sendable, Codable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, realms, services, maxWebSocketMessageSize, trustedProxies, headerReadTimeout, idleTimeout, upstreamReadTimeout, accountLockout, tls,
-             upstreamCAFile
+             upstreamCAFile, sourceThrottle
     }
 
     /// Decodes a configuration; every key may be left out (`127.0.0.1:8090`, no realms, no services).
@@ -111,6 +114,7 @@ public struct GatewayConfiguration: Sendable, Codable {
         idleTimeout = try container.decodeIfPresent(Double.self, forKey: .idleTimeout)
         upstreamReadTimeout = try container.decodeIfPresent(Double.self, forKey: .upstreamReadTimeout)
         accountLockout = try container.decodeIfPresent(AccountLockoutSettings.self, forKey: .accountLockout)
+        sourceThrottle = try container.decodeIfPresent(AccountLockoutSettings.self, forKey: .sourceThrottle)
         tls = try container.decodeIfPresent(TLSFiles.self, forKey: .tls)
         upstreamCAFile = try container.decodeIfPresent(String.self, forKey: .upstreamCAFile)
     }
@@ -145,6 +149,7 @@ extension GatewayConfiguration {
         .services: .list(.mapping(ServiceConfiguration.CodingKeys.self)),
         .tls: .mapping(TLSFiles.CodingKeys.self),
         .accountLockout: .mapping(AccountLockoutSettings.CodingKeys.self),
+        .sourceThrottle: .mapping(AccountLockoutSettings.CodingKeys.self),
     ])
 }
 

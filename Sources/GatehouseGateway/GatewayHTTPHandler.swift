@@ -510,8 +510,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         let bound = NIOLoopBound((self, exchange), eventLoop: eventLoop)
         let gateway = self.gateway
         let fields = exchange.fields
+        let peer = self.peer
         Task {
-            let admission = await gateway.admit(headers: fields, query: target.query, to: service)
+            let admission = await gateway.admit(headers: fields, query: target.query, to: service, peer: peer)
             eventLoop.execute {
                 let (handler, exchange) = bound.value
                 then(handler, exchange, admission)

@@ -26,6 +26,8 @@ public final class GatewayStatistics: Sendable {
         public var forbidden = 0
         /// Of the attempts, the ones the chain could not decide now (answered 503; never a failure).
         public var unavailable = 0
+        /// Refused for the client's address (``Realm/Decision/throttled(reason:retryAfter:)``).
+        public var throttled = 0
         /// WebSocket connections closed because their credentials expired.
         public var expiredConnections = 0
         public init() {}
@@ -63,6 +65,8 @@ public final class GatewayStatistics: Sendable {
                     if withCredentials { counters.failures += 1 }
                 case .unavailable:
                     counters.unavailable += 1
+                case .throttled:
+                    counters.throttled += 1
                 }
             }
             let result: String
@@ -73,6 +77,7 @@ public final class GatewayStatistics: Sendable {
             case .forbidden: result = "forbidden"
             case .challenge: result = withCredentials ? "failure" : "challenge"
             case .unavailable: result = "unavailable"
+            case .throttled: result = "throttled"
             }
             others.withLock { others in
                 if let counter = others[result] { return counter }

@@ -176,8 +176,9 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
         let eventLoop = context.eventLoop
         let gateway = self.gateway
         let service = upgrade.service
+        let peer = context.channel.remoteAddress?.ipAddress
         Task {
-            let admission = await gateway.admit(headers: fields, query: query, to: service)
+            let admission = await gateway.admit(headers: fields, query: query, to: service, peer: peer)
             eventLoop.execute {
                 let handler = bound.value
                 handler.perform(handler.machine.decided(admission))

@@ -16,6 +16,8 @@ public struct LoginChain: Sendable {
         case failed(String)
         /// A module could not decide now (``LoginResult/unavailable(_:)``): the chain stops.
         case unavailable(String)
+        /// A module refused the client's address for a while (``LoginResult/throttled(_:retryAfter:)``): the chain stops.
+        case throttled(String, retryAfter: Int)
     }
 
     public var entries: [Entry]
@@ -87,6 +89,8 @@ public struct LoginChain: Sendable {
                 break
             case .unavailable(let reason):
                 return .unavailable(reason)
+            case .throttled(let reason, let retryAfter):
+                return .throttled(reason, retryAfter: retryAfter)
             }
             return nil
         }

@@ -9,6 +9,10 @@ public enum LoginResult: Sendable, Equatable {
     /// The module cannot decide now (too many password checks waiting, a service it asks is down): the request is
     /// answered `503` with `Retry-After`, and nothing is counted against the credentials.
     case unavailable(String)
+    /// The client's address is refused for a while (too many failed passwords from it, or too many of its checks at
+    /// once: ``SourceThrottle``): answered `429` with `Retry-After` (`retryAfter` seconds), nothing counted against
+    /// the credentials.
+    case throttled(String, retryAfter: Int)
 }
 
 /// A login module of a realm's chain (JAAS `LoginModule`). Implement it for custom credentials; modules may

@@ -81,6 +81,8 @@ public final class Realm: Sendable {
         case forbidden(Subject)
         /// 503 with `Retry-After`: the chain could not decide now (``LoginResult/unavailable(_:)``).
         case unavailable(reason: String)
+        /// 429 with `Retry-After`: the client's address is refused for a while (``LoginResult/throttled(_:retryAfter:)``).
+        case throttled(reason: String, retryAfter: Int)
     }
 
     /// Authenticates `credentials` and checks `requiredRoles` (KAAZING `HttpLoginSecurityFilter`'s decision table).
@@ -128,6 +130,8 @@ public final class Realm: Sendable {
             return .challenge(reason: reason)
         case .unavailable(let reason):
             return .unavailable(reason: reason)
+        case .throttled(let reason, let retryAfter):
+            return .throttled(reason: reason, retryAfter: retryAfter)
         case .authenticated(let subject):
             if let expiry = subject.expiresAt, expiry <= Date() { return .challenge(reason: "credentials expired") }
             return subject.satisfies(requiredRoles.isEmpty ? ["*"] : requiredRoles) ? .allow(subject) : .forbidden(subject)

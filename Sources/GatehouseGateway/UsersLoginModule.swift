@@ -29,18 +29,20 @@ public struct GatewayUser: Sendable, Codable, Equatable {
 ///
 /// Passwords go through the same ``PasswordVerifier`` as the server's `UserLogin`: failures counted per user name
 /// (``AccountLockouts``: a locked account answers like a wrong password, even with the right one) and a decoy at the
-/// users' own bcrypt cost for unknown names.
+/// users' own bcrypt cost for unknown names — and throttled by the client's address when given a ``SourceThrottle``
+/// (its wrong passwords, any names, lock the address for a while: `429` with `Retry-After`).
 public struct UsersLoginModule: LoginModule, RememberingLoginModule {
     private let users: [String: GatewayUser]
     private let verified: VerifiedPasswordCache?
     private let passwords: PasswordVerifier
 
     public init(users: [GatewayUser], verifiedLifetime: Duration = .seconds(60),
-                lockouts: any AccountLockouts = InMemoryAccountLockouts(policy: AccountLockoutPolicy())) {
+                lockouts: any AccountLockouts = InMemoryAccountLockouts(policy: AccountLockoutPolicy()), sources: SourceThrottle? = nil) {
         self.users = Dictionary(users.map { ($0.username, $0) }, uniquingKeysWith: { first, _ in first })
         verified = verifiedLifetime > .zero ? VerifiedPasswordCache(lifetime: verifiedLifetime) : nil
         // No users: nothing to tell apart, the cheapest decoy.
-        passwords = PasswordVerifier(lockouts: lockouts, decoyCost: PasswordVerifier.decoyCost(for: users.map(\.passwordHash), fallback: 4))
+        passwords = PasswordVerifier(lockouts: lockouts, decoyCost: PasswordVerifier.decoyCost(for: users.map(\.passwordHash), fallback: 4),
+                                     sources: sources)
     }
 
     /// The decoy checked for unknown user names.
@@ -52,6 +54,12 @@ public struct UsersLoginModule: LoginModule, RememberingLoginModule {
         }
         let account = "user:\(username)"
         let now = EpochTime.nowMillis()
+        do {
+            // A locked address is refused even a password remembered as right (it would tell a guesser it was).
+            try await passwords.refuseIfSourceLocked(now: now)
+        } catch let refused as SourceThrottle.Throttled {
+            return .throttled("too many failed passwords from this address", retryAfter: refused.retryAfter)
+        } catch {}
         if let subject = verified?.subject(username: username, password: password) {
             if (try? await passwords.lockouts.isLocked(account, now: now)) != true { return .success(subject) }
             return .failure("wrong user name or password")
@@ -63,10 +71,14 @@ public struct UsersLoginModule: LoginModule, RememberingLoginModule {
         } catch is BcryptFlights.Busy {
             // A flood of password checks: refused at once, to be tried again shortly (never a wrong password).
             return .unavailable("too many password checks are waiting")
+        } catch let refused as SourceThrottle.Throttled {
+            return .throttled("too many failed passwords (or password checks at once) from this address", retryAfter: refused.retryAfter)
         } catch {
             valid = false
         }
         guard valid, let user else {
+            // Counted against the client's address too, whatever the name (the server counts a round's wrong answers).
+            try? await passwords.recordSourceFailure(now: now)
             // Only a user that exists can be locked: made-up names leave no trace here either (they grew this
             // memory without bound, 8 KB a name).
             if user != nil { UnsettledAccounts.shared.failed(account, in: passwords.lockouts) }

@@ -15,10 +15,8 @@ public struct SecurityPolicy: Sendable {
     /// Password checks per source address (``SourceThrottle``); threshold 0: not throttled by source.
     public var sourceThrottle = SecurityPolicy.defaultSourceThrottle
 
-    /// A source's failures lock it when 100 come within 5 minutes: for a minute, then twice as long each time, up to
-    /// an hour. Generous for an office behind one NAT address (a hundred mistyped passwords in five minutes), a
-    /// wall for a guesser: about 1,200 guesses a day from one address instead of hundreds a second.
-    public static let defaultSourceThrottle = AccountLockoutPolicy(threshold: 100, window: 300_000, duration: 60_000, growth: 2, maxDuration: 3_600_000)
+    /// ``SourceThrottle/defaultPolicy``.
+    public static let defaultSourceThrottle = SourceThrottle.defaultPolicy
     /// Registrations per source address and window; `nil` when not throttled.
     public var registrationThrottle: (count: Int, window: Int64)? = (300, 60_000)
 

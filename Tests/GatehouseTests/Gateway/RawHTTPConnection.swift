@@ -137,8 +137,9 @@ final class RawHTTPConnection: @unchecked Sendable {
         return response
     }
 
-    static func exchange(port: Int, target: String, method: String = "GET", headers: [String] = []) async throws -> RawHTTPResponse {
-        try await exchange(port: port, target: Array(target.utf8), method: method, headers: headers)
+    static func exchange(port: Int, target: String, method: String = "GET", headers: [String] = [], from source: String? = nil) async throws
+        -> RawHTTPResponse {
+        try await exchange(port: port, target: Array(target.utf8), method: method, headers: headers, from: source)
     }
 
     private static func onThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {

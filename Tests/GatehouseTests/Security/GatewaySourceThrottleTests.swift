@@ -1,0 +1,44 @@
+import Foundation
+import GatehouseChecks
+import GatehouseGateway
+import Testing
+
+/// The gateway's `users` modules throttled by the client's address, as the server's password checks are: wrong
+/// passwords from one address, whatever the names, lock the address for a while — `429` with `Retry-After`, even for
+/// a right password — and nobody else. Before, one address could try names and passwords unbounded, held back only
+/// by each account's lockout (made-up names have none) and the process-wide bound on waiting bcrypt runs.
+@Suite(.timeLimit(.minutes(2))) struct GatewaySourceThrottleTests {
+    static let stranger = "127.0.0.2"
+
+    static func get(_ fixture: GatewayFixture, from source: String, _ user: String, _ password: String) async throws -> RawHTTPResponse {
+        try await RawHTTPConnection.exchange(port: fixture.gatewayApp.port, target: "/echo/x",
+                                             headers: ["Authorization: " + basicAuthorization(user, password)], from: source)
+    }
+
+    @Test func anAddressesWrongPasswordsLockItAndNoOtherAddress() async throws {
+        let joe = GatewayUser.hashing(username: "joe", password: "welcome", roles: ["AUTHORIZED"], cost: 4)
+        let realm = RealmConfiguration(name: "demo", description: "Demo Realm", scheme: .basic,
+                                       loginModules: [LoginModuleConfiguration(type: "users", flag: .required, users: [joe])])
+        try await GatewayFixture.run({ upstream in
+            var configuration = GatewayConfiguration(realms: [realm], services: [
+                ServiceConfiguration(name: "echo", path: "/echo", upstream: upstream + "/echo", realm: "demo"),
+            ])
+            configuration.sourceThrottle = AccountLockoutSettings(threshold: 3, durationSec: 60)
+            return configuration
+        }) { fixture in
+            // Three wrong passwords, made-up names and joe's, from one address.
+            for (user, password) in [("nobody", "x"), ("joe", "guess"), ("somebody", "y")] {
+                #expect(try await Self.get(fixture, from: Self.stranger, user, password).status == 401)
+            }
+            let refused = try await Self.get(fixture, from: Self.stranger, "joe", "welcome")
+            #expect(refused.status == 429)
+            #expect(refused.header("Retry-After") == "60")
+            #expect(refused.text.contains("too_many_requests"))
+            // joe from another address is let in; the realm counted the refusal as throttled, never as a failure.
+            #expect(try await Self.get(fixture, from: "127.0.0.1", "joe", "welcome").status == 200)
+            let counters = fixture.gateway.statistics.counters(realm: "demo")
+            #expect(counters.throttled == 1)
+            #expect(counters.failures == 3)
+        }
+    }
+}
