@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GatehouseChecks
+import GatehouseProtocol
 import HummingbirdBcrypt
 
 /// `gatehouse hash-password`: prints the bcrypt hash for a policy's `users[].passwordHash`.
@@ -26,8 +27,7 @@ struct HashPasswordCommand: ParsableCommand {
         if newClientSecret {
             var generator = SystemRandomNumberGenerator()
             let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            let secret = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let secret = Base64URL.encode(bytes)
             print(secret)
             print(Bcrypt.hash(secret, cost: cost))
             return

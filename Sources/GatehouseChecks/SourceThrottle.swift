@@ -68,10 +68,13 @@ public struct SourceThrottle: Sendable {
     /// What a locked source is told to wait, seconds: the first lock's length.
     public let lockedRetryAfter: Int
 
-    public init(lanes: SourceLanes, failures: any AccountLockouts, lockedRetryAfter: Int) {
+    /// A throttle counting failures by `policy` in what `counting` makes of it (the store's ``AccountLockouts`` on a
+    /// server, memory on the gateway); `nil` when the policy turns it off (`threshold: 0`).
+    public init?(policy: AccountLockoutPolicy, lanes: SourceLanes, counting: (AccountLockoutPolicy) -> any AccountLockouts) {
+        guard policy.threshold > 0 else { return nil }
         self.lanes = lanes
-        self.failures = failures
-        self.lockedRetryAfter = max(lockedRetryAfter, 1)
+        failures = counting(policy)
+        lockedRetryAfter = Int(max(policy.duration / 1000, 1))
     }
 
     /// The account a source's failures are counted under.
@@ -174,6 +177,4 @@ public final class SourceLanes: Sendable {
         next?.resume(returning: true)
     }
 
-    /// Sources with checks running or waiting (for tests and metrics).
-    public var activeSources: Int { lanes.withLock { $0.count } }
 }

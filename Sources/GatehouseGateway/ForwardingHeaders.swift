@@ -56,11 +56,7 @@ struct ForwardingHeaders: Sendable, Equatable {
         return element + ";proto=\(proto)"
     }
 
-    /// `host[:port]` made of the characters a host name, an IPv4 or a bracketed IPv6 address may hold.
-    static func isValidHost(_ host: String) -> Bool {
-        guard !host.isEmpty, host.utf8.count <= 255 else { return false }
-        return host.utf8.allSatisfy { byte in
-            URIBytes.isUnreserved(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")
-        }
-    }
+    /// `host[:port]` made of the characters a host name, an IPv4 or a bracketed IPv6 address may hold
+    /// (``TrustedProxies/validHost(_:)``).
+    static func isValidHost(_ host: String) -> Bool { TrustedProxies.validHost(host) != nil }
 }

@@ -31,8 +31,7 @@ extension Gateway {
             throw GatewayConfigurationError("sourceThrottle.\(error.key) \(error.problem)")
         }
         // One throttle for every `users` module: an address's failures count whichever realm they were tried on.
-        let sources = sourcePolicy.threshold == 0 ? nil : SourceThrottle(
-            lanes: SourceLanes(), failures: InMemoryAccountLockouts(policy: sourcePolicy), lockedRetryAfter: Int(sourcePolicy.duration / 1000))
+        let sources = SourceThrottle(policy: sourcePolicy, lanes: SourceLanes()) { InMemoryAccountLockouts(policy: $0) }
         var realms: [String: Realm] = [:]
         for realm in configuration.realms {
             var entries: [LoginChain.Entry] = []

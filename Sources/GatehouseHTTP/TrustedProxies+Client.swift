@@ -43,7 +43,7 @@ extension TrustedProxies {
 
     /// Every value of the comma-separated list fields named `name`, trimmed, in order.
     static func listValues(_ fields: HTTPFields, _ name: HTTPField.Name) -> [String] {
-        fields[values: name].flatMap { $0.split(separator: ",") }.map { trimmed($0) }.filter { !$0.isEmpty }
+        fields[values: name].flatMap { $0.split(separator: ",") }.map { String(HeaderText.trimmed($0)) }.filter { !$0.isEmpty }
     }
 
     /// `Forwarded` (RFC 7239 §4) as its elements, each a dictionary of lower-cased parameter names to unquoted
@@ -54,8 +54,8 @@ extension TrustedProxies {
             var element: [String: String] = [:], pair = "", quoted = false, escaped = false
             func endPair() {
                 if let equals = pair.firstIndex(of: "=") {
-                    let name = trimmed(pair[..<equals]).lowercased()
-                    let raw = trimmed(pair[pair.index(after: equals)...])
+                    let name = HeaderText.trimmed(pair[..<equals]).lowercased()
+                    let raw = String(HeaderText.trimmed(pair[pair.index(after: equals)...]))
                     element[name] = raw.hasPrefix("\"") && raw.hasSuffix("\"") && raw.count >= 2 ? String(raw.dropFirst().dropLast()) : raw
                 }
                 pair = ""
@@ -82,7 +82,7 @@ extension TrustedProxies {
     /// The address of a chain's node (`192.0.2.1`, `192.0.2.1:4711`, `[2001:db8::1]:4711`, `2001:db8::1`), as text;
     /// `nil` for anything that is no IP address.
     static func nodeAddress(_ node: String) -> String? {
-        var text = Substring(trimmed(Substring(node)))
+        var text = HeaderText.trimmed(node)
         if text.hasPrefix("\""), text.hasSuffix("\""), text.count >= 2 { text = text.dropFirst().dropLast() }
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]") else { return nil }
@@ -94,16 +94,9 @@ extension TrustedProxies {
         return IPAddress(address) == nil ? nil : address
     }
 
-    /// `text` without leading and trailing spaces and tabs.
-    static func trimmed(_ text: Substring) -> String {
-        var text = text
-        while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
-        while let last = text.last, last == " " || last == "\t" { text = text.dropLast() }
-        return String(text)
-    }
-
-    /// `host[:port]` when made of the characters a host name, an IPv4 or a bracketed IPv6 address may hold, lower-cased.
-    static func validHost(_ host: String) -> String? {
+    /// `host[:port]` when made of the characters a host name, an IPv4 or a bracketed IPv6 address may hold, lower-cased;
+    /// `nil` for anything else (what a `Host` or a forwarded host may be, here and in the gateway's forwarding).
+    package static func validHost(_ host: String) -> String? {
         guard !host.isEmpty, host.utf8.count <= 255,
               host.utf8.allSatisfy({ byte in
                   (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)

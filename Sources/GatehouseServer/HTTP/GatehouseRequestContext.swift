@@ -14,6 +14,8 @@ public struct GatehouseRequestContext: ClientRequestContext, RemoteAddressReques
     public var coreContext: CoreRequestContextStorage
     /// The connection's peer (the client, or the reverse proxy in front of Gatehouse).
     public let remoteAddress: SocketAddress?
+    /// ``remoteAddress``'s IP address as text (formatted once).
+    public let peerAddress: String?
     /// The client's address: the peer's, or the one a trusted proxy names (``RequestSourceMiddleware``). What the
     /// throttles count, and the audit log records.
     public var clientAddress: String?
@@ -23,6 +25,7 @@ public struct GatehouseRequestContext: ClientRequestContext, RemoteAddressReques
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
-        clientAddress = remoteAddress?.ipAddress
+        peerAddress = remoteAddress?.ipAddress
+        clientAddress = peerAddress
     }
 }

@@ -104,6 +104,8 @@ final class LoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let answers: LoopAnswers
     private var state = State.passing
+    /// The connection's peer as text, formatted once for the connection (not per request).
+    private var peer: String??
     /// Requests handed to the router and not answered yet.
     private var waiting = 0
 
@@ -133,7 +135,8 @@ final class LoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             state = .passing
             // The client as ``RequestSourceMiddleware`` names it for the router: a remembered secret is not accepted
             // from a locked source.
-            let client = answers.trustedProxies.client(peer: context.channel.remoteAddress?.ipAddress, fields: request.headerFields).address
+            if peer == nil { peer = .some(context.channel.remoteAddress?.ipAddress) }
+            let client = answers.trustedProxies.client(peer: peer ?? nil, fields: request.headerFields).address
             let answered = RequestSource.$address.withValue(client) {
                 route.respond(LoopAnswers.Request(head: request, body: body, clientAddress: client))
             }

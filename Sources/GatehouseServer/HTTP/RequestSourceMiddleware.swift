@@ -12,7 +12,7 @@ struct RequestSourceMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        let client = trustedProxies.client(peer: context.remoteAddress?.ipAddress, fields: request.headers)
+        let client = trustedProxies.client(peer: context.peerAddress, fields: request.headers)
         context.clientAddress = client.address
         context.forwardedHost = client.host
         return try await RequestSource.$address.withValue(client.address) {

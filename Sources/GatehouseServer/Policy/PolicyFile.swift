@@ -90,7 +90,7 @@ public struct PolicyFile: Codable, Sendable {
 
     public var accountLockout: AccountLockout?
     /// Password checks per source address: their failures lock the source (``SourceThrottle``), the same keys as
-    /// ``accountLockout`` with other defaults (``SecurityPolicy/defaultSourceThrottle``); `threshold: 0` turns it off.
+    /// ``accountLockout`` with other defaults (``SourceThrottle/defaultPolicy``); `threshold: 0` turns it off.
     public var sourceThrottle: AccountLockout?
     public var registrationThrottle: RegistrationThrottle?
     public var securityChecks: [String: CheckDefinition]?

@@ -81,9 +81,9 @@ struct PolicyCompiler: Sendable {
         let lockouts = StoreAccountLockouts(
             store: store, policy: try SecurityPolicy.accountLockout(of: decoded, file: file), node: node, known: knownLockouts)
         let sourcePolicy = try SecurityPolicy.sourceThrottle(of: decoded, file: file)
-        let sources = sourcePolicy.threshold == 0 ? nil : SourceThrottle(
-            lanes: sourceLanes, failures: StoreAccountLockouts(store: store, policy: sourcePolicy, node: node, known: knownLockouts),
-            lockedRetryAfter: Int(sourcePolicy.duration / 1000))
+        let sources = SourceThrottle(policy: sourcePolicy, lanes: sourceLanes) { [store, node, knownLockouts] counting in
+            StoreAccountLockouts(store: store, policy: counting, node: node, known: knownLockouts)
+        }
         let passwords = PasswordVerifier(lockouts: lockouts, decoyCost: SecurityPolicy.decoyCost(of: decoded), sources: sources)
         let policy = try SecurityPolicy.build(decoded, file: file, registry: registry,
                                               services: SecurityCheckServices(users: store, passwords: passwords), warnings: warnings)

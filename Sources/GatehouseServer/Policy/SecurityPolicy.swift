@@ -13,10 +13,7 @@ public struct SecurityPolicy: Sendable {
     /// Per-account lockout of password logins.
     public var accountLockout = AccountLockoutPolicy()
     /// Password checks per source address (``SourceThrottle``); threshold 0: not throttled by source.
-    public var sourceThrottle = SecurityPolicy.defaultSourceThrottle
-
-    /// ``SourceThrottle/defaultPolicy``.
-    public static let defaultSourceThrottle = SourceThrottle.defaultPolicy
+    public var sourceThrottle = SourceThrottle.defaultPolicy
     /// Registrations per source address and window; `nil` when not throttled.
     public var registrationThrottle: (count: Int, window: Int64)? = (300, 60_000)
 
@@ -101,7 +98,7 @@ public struct SecurityPolicy: Sendable {
     /// The source throttle a policy file asks for, checked.
     public static func sourceThrottle(of policy: PolicyFile, file: String) throws -> AccountLockoutPolicy {
         do {
-            return try (policy.sourceThrottle ?? AccountLockoutSettings()).policy(defaults: defaultSourceThrottle)
+            return try (policy.sourceThrottle ?? AccountLockoutSettings()).policy(defaults: SourceThrottle.defaultPolicy)
         } catch {
             throw PolicyError(file: file, key: "sourceThrottle.\(error.key)", problem: error.problem)
         }
