@@ -15,7 +15,7 @@ import Testing
                                              headers: ["Authorization: " + basicAuthorization(user, password)], from: source)
     }
 
-    @Test func anAddressesWrongPasswordsLockItAndNoOtherAddress() async throws {
+    static func run(threshold: Int, _ body: (GatewayFixture) async throws -> Void) async throws {
         let joe = GatewayUser.hashing(username: "joe", password: "welcome", roles: ["AUTHORIZED"], cost: 4)
         let realm = RealmConfiguration(name: "demo", description: "Demo Realm", scheme: .basic,
                                        loginModules: [LoginModuleConfiguration(type: "users", flag: .required, users: [joe])])
@@ -23,9 +23,33 @@ import Testing
             var configuration = GatewayConfiguration(realms: [realm], services: [
                 ServiceConfiguration(name: "echo", path: "/echo", upstream: upstream + "/echo", realm: "demo"),
             ])
-            configuration.sourceThrottle = AccountLockoutSettings(threshold: 3, durationSec: 60)
+            configuration.sourceThrottle = AccountLockoutSettings(threshold: threshold, durationSec: 60)
             return configuration
-        }) { fixture in
+        }, body)
+    }
+
+    /// A client we did not write: ApacheBench's `-A` flood of a made-up user, 8 at a time. ab completes, every answer
+    /// a refusal; then this machine's address is locked — joe's right password is `429` from it — and not another.
+    @Test func apacheBenchsBasicFloodLocksItsAddressOnly() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ab") else {
+            Issue.record("ab is not installed (apt-get install apache2-utils; scripts/test installs it)")
+            return
+        }
+        try await Self.run(threshold: 50) { fixture in
+            // ab runs off the Swift concurrency pool: waiting for it there would stall the servers this process runs.
+            let (status, text) = try await runOffThePool("/usr/bin/timeout", ["60", "/usr/bin/ab", "-q", "-s", "10", "-n", "300", "-c", "8", "-A", "intruder:wrong",
+                                 fixture.base + "/echo/x"])
+            #expect(status == 0, "\(text)")
+            #expect(text.contains("Complete requests:      300"), "\(text)")
+            #expect(text.contains("Non-2xx responses:      300"), "\(text)")
+            #expect(try await Self.get(fixture, from: "127.0.0.1", "joe", "welcome").status == 429)
+            #expect(try await Self.get(fixture, from: Self.stranger, "joe", "welcome").status == 200)
+            #expect(fixture.gateway.statistics.counters(realm: "demo").throttled > 0)
+        }
+    }
+
+    @Test func anAddressesWrongPasswordsLockItAndNoOtherAddress() async throws {
+        try await Self.run(threshold: 3) { fixture in
             // Three wrong passwords, made-up names and joe's, from one address.
             for (user, password) in [("nobody", "x"), ("joe", "guess"), ("somebody", "y")] {
                 #expect(try await Self.get(fixture, from: Self.stranger, user, password).status == 401)

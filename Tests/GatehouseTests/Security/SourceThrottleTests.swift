@@ -103,6 +103,29 @@ import Testing
         }
     }
 
+    /// A client we did not write: ApacheBench floods the token endpoint with a wrong `Basic` secret (HTTP/1.0, 8 at a
+    /// time). Every answer is a refusal, ab completes, and afterwards this machine's address is locked — even the right
+    /// secret is `429` from it — while another address gets its token.
+    @Test func apacheBenchsFloodLocksItsAddressOnly() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ab") else {
+            Issue.record("ab is not installed (apt-get install apache2-utils; scripts/test installs it)")
+            return
+        }
+        try await TestServer.run(policy: Self.policy(sourceThrottle: "{ threshold: 50, durationSec: 60 }")) { server in
+            let body = TestServer.temporaryDirectory() + ".form"
+            try "grant_type=client_credentials&scope=reports".write(toFile: body, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: body) }
+            // ab runs off the Swift concurrency pool: waiting for it there would stall the servers this process runs.
+            let (status, text) = try await runOffThePool("/usr/bin/timeout", ["60", "/usr/bin/ab", "-q", "-s", "10", "-n", "400", "-c", "8", "-A", "intruder:wrong-secret",
+                                 "-p", body, "-T", "application/x-www-form-urlencoded", server.baseURL + "/mfp/api/az/v1/token"])
+            #expect(status == 0, "\(text)")
+            #expect(text.contains("Complete requests:      400"), "\(text)")
+            #expect(text.contains("Non-2xx responses:      400"), "\(text)")
+            #expect(try await Self.token(server, from: "127.0.0.1", secret: "demo").status == 429)
+            #expect(try await Self.token(server, from: Self.stranger, secret: "demo").status == 200)
+        }
+    }
+
     /// Counted in the store: a source locked by failures seen on one node is refused on the other within the view's
     /// refresh (2 s), even its remembered right secret.
     @Test func aSourceLockedOnOneNodeIsRefusedOnTheOther() async throws {

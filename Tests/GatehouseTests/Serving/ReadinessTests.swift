@@ -54,4 +54,15 @@ import Testing
             await store.shutdown()
         }
     }
+
+    /// (Here, in the serial pass: the store probe has 4 s, which a full parallel pass on two cores once outlasted.)
+    @Test func readinessNamesItsChecks() async throws {
+        try await TestServer.run { server in
+            let ready = try await HTTP.send(.GET, server.baseURL + "/ready")
+            #expect(ready.status == 200)
+            #expect(ready.json?["status"] == "ready")
+            #expect(ready.json?["checks"]?["store"] == "ok")
+            #expect(ready.json?["checks"]?["signingKeys"] == "ok")
+        }
+    }
 }

@@ -55,16 +55,6 @@ import Testing
         #expect(still.output == "200")
     }
 
-    @Test func readinessNamesItsChecks() async throws {
-        try await TestServer.run { server in
-            let ready = try await HTTP.send(.GET, server.baseURL + "/ready")
-            #expect(ready.status == 200)
-            #expect(ready.json?["status"] == "ready")
-            #expect(ready.json?["checks"]?["store"] == "ok")
-            #expect(ready.json?["checks"]?["signingKeys"] == "ok")
-        }
-    }
-
     @Test func onlyLoopbackCountsAsPrivate() {
         #expect(ServingWarnings.isLoopback("127.0.0.1"))
         #expect(ServingWarnings.isLoopback("localhost"))
