@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GatehouseGateway
 import GatehouseHTTP
+import GatehouseServer
 import Hummingbird
 import Logging
 import NIOCore
@@ -30,6 +31,8 @@ struct GatewayCommand: AsyncParsableCommand {
     var port: Int?
 
     @OptionGroup var tls: TLSOptions
+
+    @OptionGroup var tracing: TracingOptions
 
     @Option(help: ArgumentHelp("CA certificates (PEM) to verify https/wss upstreams with, instead of the system's.", valueName: "file"))
     var upstreamCAFile: String?
@@ -84,7 +87,9 @@ struct GatewayCommand: AsyncParsableCommand {
         let gateway: Gateway
         let application: any ApplicationProtocol
         do {
-            (gateway, application) = try Gateway.makeApplication(configuration, logger: logger) { port in
+            (gateway, application) = try Gateway.makeApplication(
+                configuration, tracer: try tracing.tracer(serviceName: "gatehouse-gateway", version: Gatehouse.version, logger: logger), logger: logger
+            ) { port in
                 Self.printBanner(host: host, port: port, services: services, demo: demo, tls: secure)
             }
         } catch let error as GatewayConfigurationError {

@@ -56,6 +56,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var tls: TLSOptions
 
+    @OptionGroup var tracing: TracingOptions
+
     @Option(help: "Seconds a keep-alive connection may sit idle before it is closed.")
     var idleTimeout: Int = 60
 
@@ -154,6 +156,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.auditLines = auditLogLines ? Logger(label: "gatehouse.audit") : nil
         configuration.policyPollInterval = .seconds(policyPollInterval)
         configuration.storeDeadline = .milliseconds(Int(storeTimeout * 1000))
+        configuration.tracer = try tracing.tracer(serviceName: "gatehouse", version: Gatehouse.version, logger: logger)
         var reloading: Task<Void, Never>?
         defer { reloading?.cancel() }
         do {

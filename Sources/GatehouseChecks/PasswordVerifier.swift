@@ -44,6 +44,11 @@ public struct PasswordVerifier: Sendable {
     /// `true` when the account exists (`hash` given), the password matches and the account is not locked.
     /// Failures of existing accounts are counted; unknown accounts leave no trace (nothing to enumerate, nothing
     /// stored for made-up names).
+    /// One bcrypt verification (shared with identical ones in flight), a span of its own in a traced request.
+    private static func bcrypt(_ password: String, hash: String, account: String) async throws -> Bool {
+        try await TracedWork.run("bcrypt verify") { try await flights.verify(password, hash: hash, account: account) }
+    }
+
     /// Throws ``SourceThrottle/Throttled`` when the request's source is refused (locked, or too many of its checks
     /// waiting).
     ///
@@ -52,7 +57,7 @@ public struct PasswordVerifier: Sendable {
     public func verify(_ password: String, hash: String?, account: String, now: Int64) async throws -> Bool {
         try await throttled(now: now, countsFailure: false) {
             let locked = hash == nil ? false : try await lockouts.isLocked(account, now: now)
-            let matches = try await Self.flights.verify(password, hash: hash ?? decoyHash, account: account)
+            let matches = try await Self.bcrypt(password, hash: hash ?? decoyHash, account: account)
             guard hash != nil else { return false }
             if matches, !locked {
                 try await lockouts.recordSuccess(account)
@@ -68,7 +73,7 @@ public struct PasswordVerifier: Sendable {
     /// (machine secrets are long and random: guessing them is pointless, shutting their owner out is not).
     public func verifyMachineSecret(_ secret: String, hash: String?, account: String, now: Int64) async throws -> Bool {
         try await throttled(now: now) {
-            let matches = try await Self.flights.verify(secret, hash: hash ?? decoyHash, account: account)
+            let matches = try await Self.bcrypt(secret, hash: hash ?? decoyHash, account: account)
             return hash != nil && matches
         }
     }

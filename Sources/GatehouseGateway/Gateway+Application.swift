@@ -52,6 +52,7 @@ extension Gateway {
             responder: GatewayResponder(gateway: self),
             server: server,
             configuration: .init(address: .hostname(host, port: port), serverName: "Gatehouse-Gateway"),
+            services: tracer.map { [$0.exporter] } ?? [],
             onServerRunning: { [statistics, logger] channel in
                 await AcceptPressureHandler.install(on: channel, logger: logger) { statistics.acceptRefused() }
                 await onServerRunning(channel.localAddress?.port ?? 0)
@@ -61,10 +62,10 @@ extension Gateway {
 
     /// A gateway from `configuration` and its application.
     public static func makeApplication(
-        _ configuration: GatewayConfiguration, customModules: [String: any LoginModule] = [:], logger: Logger = Logger(label: "gatehouse-gateway"),
-        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        _ configuration: GatewayConfiguration, customModules: [String: any LoginModule] = [:], tracer: OTLPTracer? = nil,
+        logger: Logger = Logger(label: "gatehouse-gateway"), onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> (gateway: Gateway, application: some ApplicationProtocol) {
-        let gateway = try Gateway(configuration: configuration, customModules: customModules, logger: logger)
+        let gateway = try Gateway(configuration: configuration, customModules: customModules, tracer: tracer, logger: logger)
         return (gateway, try gateway.makeApplication(onServerRunning: onServerRunning))
     }
 }

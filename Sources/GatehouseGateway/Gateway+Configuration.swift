@@ -14,9 +14,9 @@ import Synchronization
 /// Building a gateway from its YAML configuration: realms, login modules, services, TLS.
 extension Gateway {
     /// A gateway from a configuration; `customModules` are the login modules that `type:` names besides
-    /// `users` and `gatehouse-token`.
+    /// `users` and `gatehouse-token`; `tracer`, where its traces go (``Gateway/tracer``).
     public convenience init(configuration: GatewayConfiguration, customModules: [String: any LoginModule] = [:],
-                            logger: Logger = Logger(label: "gatehouse-gateway")) throws {
+                            tracer: OTLPTracer? = nil, logger: Logger = Logger(label: "gatehouse-gateway")) throws {
         let lockoutPolicy: AccountLockoutPolicy
         do {
             lockoutPolicy = try (configuration.accountLockout ?? AccountLockoutSettings()).policy()
@@ -83,6 +83,7 @@ extension Gateway {
                                                    "upstreamReadTimeout"),
                   tls: try configuration.tls.map { try ReloadableTLS(certificatePath: $0.certificate, keyPath: $0.key) },
                   upstreamTLS: try configuration.upstreamCAFile.map { (try Self.upstreamTLS(caFile: $0), $0) },
+                  tracer: tracer,
                   logger: logger)
     }
 

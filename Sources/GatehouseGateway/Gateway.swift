@@ -52,6 +52,8 @@ public final class Gateway: Sendable {
     let emulatedWebSockets = EmulatedWebSockets()
     /// KAAZING's bridge page (`/?.kr=xs`), for the origins the WebSocket services allow.
     let kaazingBridgePage: GatewayAnswer
+    /// Traces of relayed HTTP exchanges (a server span, its admission and its upstream exchange); `nil`: none.
+    public let tracer: OTLPTracer?
 
     /// A gateway of `services`, built in Swift.
     ///
@@ -66,7 +68,7 @@ public final class Gateway: Sendable {
                 idleTimeout: Duration = .seconds(GatewayConfiguration.defaultIdleTimeout),
                 upstreamReadTimeout: Duration = .seconds(GatewayConfiguration.defaultUpstreamReadTimeout),
                 tls: ReloadableTLS? = nil, upstreamTLS: (configuration: TLSConfiguration, name: String)? = nil,
-                logger: Logger = Logger(label: "gatehouse-gateway")) {
+                tracer: OTLPTracer? = nil, logger: Logger = Logger(label: "gatehouse-gateway")) {
         // The longest prefix first: the most specific service (and realm) wins.
         self.services = services.sorted { $0.segments.count > $1.segments.count }
         let webSocketServices = services.filter(\.webSocket)
@@ -83,6 +85,7 @@ public final class Gateway: Sendable {
         self.upstreamTLS = upstreamTLS?.configuration
         proxy = HTTPProxy(timeout: TimeAmount(upstreamReadTimeout), upstreamTLS: upstreamTLS)
         upstreamPools = UpstreamPools(tls: upstreamTLS?.configuration, readTimeout: TimeAmount(upstreamReadTimeout))
+        self.tracer = tracer
         self.logger = logger
     }
 

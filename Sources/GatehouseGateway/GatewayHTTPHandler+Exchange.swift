@@ -1,3 +1,4 @@
+import GatehouseHTTP
 import HTTPTypes
 import NIOCore
 
@@ -53,6 +54,9 @@ extension GatewayHTTPHandler {
         var counted = true
         /// KAAZING's emulated transport: answers go in KAAZING's HTTP envelope (``EmulationRequest/wantsEnvelope(_:)``).
         var enveloped = false
+        /// Its server span and its upstream exchange's, when the gateway traces (GatewayHTTPHandler+Tracing.swift).
+        var span: OTLPSpan?
+        var upstreamSpan: OTLPSpan?
         /// KAAZING's emulated transport: called once the request's body is read whole (kept in ``waiting``).
         var bodyRead: ((GatewayHTTPHandler, Exchange) -> Void)?
 

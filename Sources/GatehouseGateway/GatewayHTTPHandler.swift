@@ -61,7 +61,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         case done
     }
 
-    private let gateway: Gateway
+    let gateway: Gateway
     private let progress: FirstRequestProgress
     private let idleTimeout: TimeAmount
     /// How long a later request's head may take from its first byte (the first request's is `RequestHeadTimeoutHandler`'s).
@@ -98,8 +98,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// The last read from the client, or the end of the last answer.
     private var lastRead = NIODeadline.now()
     /// The client's address, and whether it is a trusted proxy (``TrustedProxies``).
-    private lazy var peer = context?.channel.remoteAddress?.ipAddress
-    private lazy var peerIsTrusted = gateway.trustedProxies.contains(peer)
+    lazy var peer = context?.channel.remoteAddress?.ipAddress
+    lazy var peerIsTrusted = gateway.trustedProxies.contains(peer)
     /// The forwarding fields of the last request from a peer that is not a trusted proxy, and its `Host`.
     private var lastForwarding: (host: String?, fields: ForwardingHeaders)?
     /// The last admission by remembered credentials (`Basic`, a token) on this connection, to admit the next request
@@ -483,6 +483,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             return
         }
         exchange.route = route
+        if let tracer = gateway.tracer { startSpan(exchange, route: route, tracer: tracer) }
         if let remembered, head.isAdmitted(by: remembered, to: service) {
             exchange.fieldsPending = true
             admitted(exchange, gateway.readmit(remembered))
@@ -511,8 +512,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         let gateway = self.gateway
         let fields = exchange.fields
         let peer = self.peer
+        let span = exchange.span
         Task {
-            let admission = await gateway.admit(headers: fields, query: target.query, to: service, peer: peer)
+            let admission = await gateway.admit(headers: fields, query: target.query, to: service, peer: peer, span: span)
             eventLoop.execute {
                 let (handler, exchange) = bound.value
                 then(handler, exchange, admission)
@@ -890,7 +892,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             exchange.upstreamHead = UpstreamRequestHead.make(
                 from: exchange.head, target: route.upstreamTarget,
                 authority: base.authority, realm: route.service.realm, forwarding: forwarding, user: subject?.name,
-                allocator: allocator)
+                traceParent: startUpstreamSpan(exchange, route: route), allocator: allocator)
             connect(exchange, fresh: false)
         }
     }
@@ -1147,6 +1149,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// Counts the exchange and gives its upstream connection back (or closes it).
     private func finish(_ exchange: Exchange) {
         if exchange.counted { count(exchange) }
+        endSpans(exchange)
         if let upstream = exchange.upstream {
             exchange.upstream = nil
             if exchange.upstreamReusable, exchange.requestEnded, exchange.responseEnded {
@@ -1192,6 +1195,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// Drops an exchange whose client went away.
     private func abandon(_ exchange: Exchange) {
         self.exchange = nil
+        endSpans(exchange)
         if let upstream = exchange.upstream {
             exchange.upstream = nil
             upstream.close()

@@ -69,7 +69,7 @@ enum UpstreamRequestHead {
     /// else `Content-Length: 0` for a method other than `GET` and `HEAD` (some servers wait for a body, or refuse a
     /// request without a length).
     static func make(from client: ClientRequestHead, target: String, authority: String, realm: Realm?, forwarding: ForwardingHeaders,
-                     user: String?, allocator: ByteBufferAllocator) -> ByteBuffer {
+                     user: String?, traceParent: String? = nil, allocator: ByteBufferAllocator) -> ByteBuffer {
         let head = client.head
         let credentialHeaders = realm?.headers ?? []
         // An OPTIONS goes one hop further with one less to go (RFC 9110 §7.6.2).
@@ -93,6 +93,8 @@ enum UpstreamRequestHead {
                 }
                 if !tokens.isEmpty, tokens.contains(HeaderText.lowercased(String(decoding: raw[field.name], as: UTF8.self))) { return false }
                 if maxForwards != nil, HTTPMessageHead.name(raw, field.name, is: "max-forwards") { return false }
+                // A traced exchange sends its own span as the upstream's parent, in place of the client's.
+                if traceParent != nil, HTTPMessageHead.name(raw, field.name, is: "traceparent") { return false }
                 return credentialHeaders.isEmpty || !credentialHeaders.contains(where: { ClientRequestHead.name(raw, field.name, equals: $0) })
             }
             let cookie = cookies.isEmpty ? nil : CredentialCarriers.cookieField(cookies, removing: Set(realm?.cookies ?? []))
@@ -101,6 +103,7 @@ enum UpstreamRequestHead {
             capacity += forwarding.fields.reduce(0) { $0 + HeadBytesWriter.fieldLength($1.name, $1.value) }
             capacity += user.map { HeadBytesWriter.fieldLength(HTTPProxy.userHeader, $0) } ?? 0
             capacity += maxForwards == nil ? 0 : 32
+            capacity += traceParent.map { HeadBytesWriter.fieldLength("traceparent", $0) } ?? 0
             return HeadBytesWriter.buffer(capacity: capacity, allocator: allocator) { out in
                 out.write(raw[method])
                 out.write(" ")
@@ -113,6 +116,7 @@ enum UpstreamRequestHead {
                 for (name, value) in forwarding.fields { out.writeField(name, value) }
                 if let user { out.writeField(HTTPProxy.userHeader, user) }
                 if let maxForwards { out.writeField("Max-Forwards", String(maxForwards)) }
+                if let traceParent { out.writeField("traceparent", traceParent) }
                 if head.framing == .chunked {
                     out.write("Transfer-Encoding: chunked\r\n")
                 } else if let length = head.contentLength {

@@ -51,6 +51,10 @@ public struct ServerConfiguration: Sendable {
     /// from them. Every other peer's are ignored. None by default.
     public var trustedProxies: TrustedProxies = .none
 
+    /// Traces of requests, exported to an OpenTelemetry collector (``OTLPTracer``); `nil` (the default): none. With
+    /// a tracer, every request is answered on a task (none from memory on the event loop), so that it has its span.
+    public var tracer: OTLPTracer?
+
     /// This node's name in the audit log (`nil`: the host name).
     public var nodeName: String?
     /// How long audit events are kept, days.
@@ -102,6 +106,9 @@ public enum Gatehouse {
         router.add(middleware: CORSMiddleware(policies: service.policies))
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: RequestSourceMiddleware(trustedProxies: configuration.trustedProxies))
+        if let tracer = configuration.tracer {
+            router.add(middleware: RequestTracingMiddleware(tracer: tracer, trustedProxies: configuration.trustedProxies))
+        }
         router.get("health") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
         router.get("ready") { _, _ in await Readiness.check(service) }
         let openAPI = JSONBody.buffer(try OpenAPIDocument.load())
@@ -137,7 +144,7 @@ public enum Gatehouse {
                         inner: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idle)),
                         headerReadTimeout: .nanoseconds(configuration.headerReadTimeout.wholeNanoseconds),
                         answerBody: #"{"errorCode":"REQUEST_TIMEOUT","errorMsg":"The request head did not arrive in time."}"#)),
-                    answers: LoopAnswers(routes: runtime.loopRoutes, serverName: Self.serverName, metrics: service.metrics,
+                    answers: LoopAnswers(routes: configuration.tracer == nil ? runtime.loopRoutes : [], serverName: Self.serverName, metrics: service.metrics,
                                          trustedProxies: configuration.trustedProxies))
             }
         }
@@ -145,7 +152,7 @@ public enum Gatehouse {
             router: router,
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: Self.serverName),
-            services: [service.policyWatcher, service.audit],
+            services: [service.policyWatcher, service.audit] + (configuration.tracer.map { [$0.exporter] } ?? []),
             onServerRunning: { channel in
                 let refused = service.metrics.counter("gatehouse_accept_refused_total")
                 await AcceptPressureHandler.install(on: channel, logger: logger) { refused.increment() }

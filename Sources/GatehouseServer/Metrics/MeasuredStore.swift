@@ -30,7 +30,7 @@ final class MeasuredStore: GatehouseStore {
             timer(operation).record(ContinuousClock.now - start)
         }
         do {
-            return try await body()
+            return try await TracedWork.run("store \(operation)", attributes: ["db.operation.name": .string(operation)], body)
         } catch StoreError.duplicate {
             metrics.counter("gatehouse_store_conflicts_total", [("operation", operation)]).increment()
             throw StoreError.duplicate

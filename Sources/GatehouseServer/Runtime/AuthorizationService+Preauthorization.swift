@@ -38,7 +38,9 @@ extension AuthorizationService {
             for (check, elements) in checks {
                 var own = AuthorizationResponse()
                 let credentials = answers[check.name] ?? nil
-                try await snapshot.authorize(check, scope: elements, credentials: credentials, request: checkRequest, response: &own)
+                try await TracedWork.run("check \(check.name)", attributes: ["gatehouse.security_check": .string(check.name)]) {
+                    try await snapshot.authorize(check, scope: elements, credentials: credentials, request: checkRequest, response: &own)
+                }
                 response.merge(own)
                 counted.append((check.name, own.type, credentials != nil))
                 // An answer was judged: a success, a wrong answer (challenged again) or a block (refused).

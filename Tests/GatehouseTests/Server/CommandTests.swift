@@ -47,6 +47,28 @@ import Testing
         #expect(message.contains("--trusted-proxy: not-an-address is not an IP address or CIDR block"), "\(message)")
     }
 
+    /// `serve --otlp-endpoint` sends its traces there, under `service.name` gatehouse; a sample ratio beyond 0…1 stops
+    /// the start naming the option.
+    @Test func serveSendsItsTracesToTheCollectorItIsGiven() async throws {
+        let collector = try await TraceCollector.start()
+        let refused = try GatehouseProcess.start(["serve", "--port", "0", "--data", TestServer.temporaryDirectory(),
+                                                  "--otlp-endpoint", collector.endpoint, "--trace-sample-ratio", "2"])
+        #expect(try await refused.waitForExit() != 0)
+        let message = String(decoding: refused.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(message.contains("--trace-sample-ratio must be between 0 and 1"), "\(message)")
+        let gatehouse = try GatehouseProcess.start(["serve", "--port", "0", "--data", TestServer.temporaryDirectory(),
+                                                    "--otlp-endpoint", collector.endpoint])
+        let banner = try await gatehouse.waitForLine(containing: "Gatehouse listens on")
+        let port = try #require(banner.split(separator: ":").dropFirst(2).first.flatMap { Int($0.prefix { $0.isNumber }) })
+        #expect(try await HTTP.send(.GET, "http://127.0.0.1:\(port)/health").status == 200)
+        let spans = try await collector.spans { $0.contains { $0.name == "GET /health" } }
+        #expect(spans.contains { $0.name == "GET /health" })
+        #expect(collector.resources.first?.attributes.contains(.init("service.name", .string("gatehouse"))) == true)
+        kill(gatehouse.process.processIdentifier, SIGTERM)
+        #expect(try await gatehouse.waitForExit(seconds: 20) == 0)
+        await collector.stop()
+    }
+
     /// A confidential client's secret made by the command: 256 random bits (43 base64url characters), then its hash.
     @Test func hashPasswordMakesANewClientSecretAndItsHash() async throws {
         let gatehouse = try GatehouseProcess.start(["hash-password", "--new-client-secret", "--cost", "4"])

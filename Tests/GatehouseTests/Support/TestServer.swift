@@ -17,7 +17,7 @@ struct TestServer: Sendable {
         policy: String = TestPolicies.standard, dataDirectory: String? = nil,
         registry: SecurityCheckRegistry = .builtIn, issuer: String? = nil, headerReadTimeout: Duration? = nil,
         auditLines: Logger? = nil, introspectedClientLifetime: Duration? = nil, trustedProxies: [String] = [],
-        metricsAccess: ServerConfiguration.MetricsAccess? = nil,
+        metricsAccess: ServerConfiguration.MetricsAccess? = nil, tracer: OTLPTracer? = nil,
         _ body: (TestServer) async throws -> T
     ) async throws -> T {
         let directory = dataDirectory ?? Self.temporaryDirectory()
@@ -34,6 +34,7 @@ struct TestServer: Sendable {
         if let headerReadTimeout { configuration.headerReadTimeout = headerReadTimeout }
         configuration.trustedProxies = try TrustedProxies(trustedProxies)
         configuration.metricsAccess = metricsAccess
+        configuration.tracer = tracer
         if let introspectedClientLifetime { configuration.introspectedClientLifetime = introspectedClientLifetime }
         var logger = Logger(label: "gatehouse-test")
         logger.logLevel = .warning
