@@ -1,4 +1,5 @@
 import Foundation
+import HummingbirdHTTP2
 import NIOCore
 import NIOSSL
 import Logging
@@ -56,6 +57,18 @@ public final class ReloadableTLS: Sendable {
             promise.succeed(override)
         }
         return configuration
+    }
+
+    /// ``serverConfiguration(http2:)`` for Hummingbird's HTTP/2 channel, asking clients for a certificate when
+    /// `clientCertificates` (optional: a client without one connects as before). Every certificate presented is
+    /// accepted here, a self-signed one too: the TLS handshake proves its holder has its key, and the server decides per
+    /// request what it proves (RFC 8705: a confidential client's identity, the holder of a certificate-bound token).
+    public func channelConfiguration(clientCertificates: Bool) -> HummingbirdHTTP2.TLSChannelConfiguration {
+        var configuration = serverConfiguration()
+        guard clientCertificates else { return .init(tlsConfiguration: configuration) }
+        configuration.certificateVerification = .optionalVerification
+        configuration.trustRoots = .certificates([])
+        return .init(tlsConfiguration: configuration, customVerificationCallback: { _, verdict in verdict.succeed(.certificateVerified) })
     }
 
     /// Forward-secret AEAD suites for TLS 1.2 (TLS 1.3's own suites are always on).

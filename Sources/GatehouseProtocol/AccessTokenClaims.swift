@@ -27,9 +27,19 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
     public var checks: [String]
     /// The active user's id, if a check authenticated one.
     public var user: String?
+    /// What the token is bound to (RFC 8705 §3): the client's TLS certificate, whose holder alone may use it.
+    public var cnf: Confirmation?
+
+    /// A token's confirmation claim (RFC 7800): here only RFC 8705's certificate thumbprint.
+    public struct Confirmation: Codable, Sendable, Equatable {
+        /// The base64url SHA-256 of the client certificate's DER (``CertificateThumbprint``).
+        public var x5tS256: String?
+        public init(x5tS256: String?) { self.x5tS256 = x5tS256 }
+        enum CodingKeys: String, CodingKey { case x5tS256 = "x5t#S256" }
+    }
 
     public init(iss: String, sub: String, exp: Int64, iat: Int64, iat_ms: Int64, jti: String, scope: String, client_id: String,
-                app: ApplicationData?, checks: [String], user: String?) {
+                app: ApplicationData?, checks: [String], user: String?, cnf: Confirmation? = nil) {
         self.iss = iss
         self.sub = sub
         self.exp = exp
@@ -41,6 +51,7 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
         self.app = app
         self.checks = checks
         self.user = user
+        self.cnf = cnf
     }
 
     /// When the token expires.

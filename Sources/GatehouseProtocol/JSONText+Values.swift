@@ -22,6 +22,9 @@ extension AccessTokenClaims: JSONTextEncodable {
             }
             claims.member("checks", checks)
             claims.member("user", user)
+            if let thumbprint = cnf?.x5tS256 {
+                claims.member("cnf") { object in object.member("x5t#S256", thumbprint) }
+            }
         }
     }
 }
@@ -54,6 +57,7 @@ extension TokenIntrospection: JSONTextEncodable {
             answer.member("active", active)
             guard active else { return }
             answer.member("client_id", clientID)
+            if let cnf { answer.member("cnf", json: cnf) }
             answer.member("exp", exp)
             answer.member("iat", iat)
             answer.member("iss", iss)

@@ -25,9 +25,15 @@ public struct TokenIntrospection: Codable, Sendable, Equatable {
     public var user: JSON?
     /// The checks that granted the token, by name.
     public var checks: [String: JSON]?
+    /// The token's confirmation (RFC 8705 §3.2): `{"x5t#S256": …}` when it is bound to a TLS client certificate, which
+    /// the resource server must then see presented.
+    public var cnf: JSON?
 
     /// The answer for anything that is not a valid token now.
     public static let inactive = TokenIntrospection(active: false)
+
+    /// The bound certificate's thumbprint, when ``cnf`` names one.
+    public var certificateThumbprint: String? { cnf?["x5t#S256"]?.stringValue }
 
     public init(active: Bool, scope: String? = nil, clientID: String? = nil, exp: Int64? = nil, iat: Int64? = nil, sub: String? = nil,
                 iss: String? = nil, jti: String? = nil, tokenType: String? = nil, username: String? = nil, application: JSON? = nil,
@@ -49,7 +55,7 @@ public struct TokenIntrospection: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case active, scope, exp, iat, sub, iss, jti, username
+        case active, scope, exp, iat, sub, iss, jti, username, cnf
         case clientID = "client_id", tokenType = "token_type"
         case application = "mfp-application", device = "mfp-device", user = "mfp-user", checks = "mfp-checks"
     }
@@ -60,6 +66,7 @@ public struct TokenIntrospection: Codable, Sendable, Equatable {
         guard active else { return }
         try container.encodeIfPresent(scope, forKey: .scope)
         try container.encodeIfPresent(clientID, forKey: .clientID)
+        try container.encodeIfPresent(cnf, forKey: .cnf)
         try container.encodeIfPresent(exp, forKey: .exp)
         try container.encodeIfPresent(iat, forKey: .iat)
         try container.encodeIfPresent(sub, forKey: .sub)

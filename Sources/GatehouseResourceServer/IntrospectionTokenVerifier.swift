@@ -54,7 +54,7 @@ public final class IntrospectionTokenVerifier: TokenVerifier {
             let verified = VerifiedToken(
                 scope: Scope(scope), clientID: client, userID: answer.user?["id"]?.stringValue,
                 checks: answer.checks.map { Array($0.keys).sorted() } ?? [],
-                expiresAt: Date(timeIntervalSince1970: Double(exp) / 1000))
+                expiresAt: Date(timeIntervalSince1970: Double(exp) / 1000), certificateThumbprint: answer.certificateThumbprint)
             if cacheDuration > 0 {
                 state.withLock { $0.answers[token] = (verified, now.addingTimeInterval(cacheDuration)) }
             }

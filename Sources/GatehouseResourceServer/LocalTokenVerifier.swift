@@ -45,7 +45,8 @@ public final class LocalTokenVerifier: TokenVerifier {
             throw .invalidToken
         }
         let verified = VerifiedToken(
-            scope: Scope(claims.scope), clientID: claims.client_id, userID: claims.user, checks: claims.checks, expiresAt: claims.expiresAt)
+            scope: Scope(claims.scope), clientID: claims.client_id, userID: claims.user, checks: claims.checks, expiresAt: claims.expiresAt,
+            certificateThumbprint: claims.cnf?.x5tS256)
         _ = state.withLock { $0.verified.insert(verified, for: token, expires: verified.expiresAt, now: now) }
         guard verified.expiresAt > now else { throw .invalidToken }
         return verified

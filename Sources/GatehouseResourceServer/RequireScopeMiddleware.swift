@@ -8,14 +8,18 @@ public protocol GatehouseRequestContext: RequestContext {
     var token: VerifiedToken? { get set }
 }
 
-/// The plain request context with a token slot.
-public struct TokenRequestContext: GatehouseRequestContext {
+/// The plain request context with a token slot, which can tell the TLS client certificate of its connection.
+public struct TokenRequestContext: GatehouseRequestContext, ClientCertificateRequestContext {
     public var coreContext: CoreRequestContextStorage
     public var token: VerifiedToken?
+    private let channel: any Channel
 
-    public init(source: Source) {
+    public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        channel = source.channel
     }
+
+    public func presentedCertificate() async -> PresentedCertificate? { await PresentedCertificate.of(channel) }
 }
 
 /// Protects the routes after it with a scope, answering exactly as MobileFirst resources do:
@@ -40,7 +44,9 @@ public struct RequireScope<Context: GatehouseRequestContext>: RouterMiddleware {
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         do throws(TokenRejection) {
-            context.token = try await verifier.authorize(authorization: request.headers[.authorization], scope: scope)
+            let token = try await verifier.authorize(authorization: request.headers[.authorization], scope: scope)
+            try await PresentedCertificate.check(binding: token.certificateThumbprint, of: context)
+            context.token = token
         } catch {
             return Self.response(for: error)
         }

@@ -13,12 +13,16 @@ public struct VerifiedToken: Sendable, Equatable {
     public var checks: [String]
     /// When the token expires.
     public var expiresAt: Date
+    /// The thumbprint (`x5t#S256`) of the TLS client certificate the token is bound to (RFC 8705): only a request on
+    /// a connection that presented that certificate may use it (``RequireScope`` refuses it otherwise).
+    public var certificateThumbprint: String?
 
-    public init(scope: Scope, clientID: String, userID: String?, checks: [String], expiresAt: Date) {
+    public init(scope: Scope, clientID: String, userID: String?, checks: [String], expiresAt: Date, certificateThumbprint: String? = nil) {
         self.scope = scope
         self.clientID = clientID
         self.userID = userID
         self.checks = checks
         self.expiresAt = expiresAt
+        self.certificateThumbprint = certificateThumbprint
     }
 }

@@ -29,6 +29,13 @@ public struct ServerConfiguration: Sendable {
     public var signingKeyMaxAge: Duration?
     /// TLS (with HTTP/2 by ALPN); `nil` serves plain HTTP/1.1, for loopback or behind a terminating proxy.
     public var tls: ReloadableTLS?
+    /// Whether TLS handshakes ask for a client certificate (optional: clients without one connect as before): for
+    /// confidential clients that authenticate by certificate and their certificate-bound tokens (RFC 8705). Any
+    /// certificate is accepted at the TLS layer; what it proves is decided per request.
+    public var requestClientCertificates = false
+    /// The authorities of `tls_client_auth` clients' certificates (implies ``requestClientCertificates``).
+    public var clientCertificateAuthorities: ClientCertificateAuthorities?
+
     /// How long a keep-alive connection may sit idle (or stall) before it is closed.
     public var idleTimeout: Duration = .seconds(60)
     /// How long a new connection has to send its first complete request head (slowloris), plain HTTP; `408` after.
@@ -135,7 +142,8 @@ public enum Gatehouse {
         }
         let idle = TimeAmount.seconds(Int64(configuration.idleTimeout.components.seconds))
         let server: HTTPServerBuilder = if let tls = configuration.tls {
-            try .http2Upgrade(tlsConfiguration: tls.serverConfiguration(),
+            try .http2Upgrade(tlsChannelConfiguration: tls.channelConfiguration(
+                                  clientCertificates: configuration.requestClientCertificates || configuration.clientCertificateAuthorities != nil),
                               configuration: .init(idleTimeout: configuration.idleTimeout, streamConfiguration: .init(idleTimeout: idle)))
         } else {
             HTTPServerBuilder { responder in
@@ -183,7 +191,7 @@ public enum Gatehouse {
         let revocations = RevocationList(store: store)
         let longestToken = policy.applications.map(\.maxTokenExpiration).max() ?? 3600
         try await revocations.load(since: EpochTime.nowMillis() - Int64(max(longestToken, 3600)) * 1000)
-        return AuthorizationService(
+        var service = AuthorizationService(
             policyWatcher: PolicyWatcher(policies: policies, compiler: compiler, interval: configuration.policyPollInterval, logger: logger),
             signer: signer, revocations: revocations,
             issuer: IssuerName(configured: configuration.issuer, host: configuration.host, port: configuration.port),
@@ -192,6 +200,8 @@ public enum Gatehouse {
             metrics: metrics,
             introspectedClients: IntrospectedClients(lifetime: configuration.introspectedClientLifetime.wholeMilliseconds),
             logger: logger)
+        service.clientCertificateAuthorities = configuration.clientCertificateAuthorities
+        return service
     }
 
     /// The policy a node starts with: the newest one operators applied through the admin API, if the store holds

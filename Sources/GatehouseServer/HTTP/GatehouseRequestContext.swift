@@ -1,8 +1,10 @@
+import GatehouseResourceServer
 import Hummingbird
 import NIOCore
 
-/// A request context that knows who the request comes from (the routes' requirement).
-public protocol ClientRequestContext: RequestContext {
+/// A request context that knows who the request comes from (the routes' requirement), and the TLS client certificate
+/// of its connection.
+public protocol ClientRequestContext: ClientCertificateRequestContext {
     /// The client's address: the peer's, or the one a trusted proxy names.
     var clientAddress: String? { get }
     /// The host the client asked for, when a trusted proxy says it; `nil`: the request's own authority.
@@ -21,11 +23,16 @@ public struct GatehouseRequestContext: ClientRequestContext, RemoteAddressReques
     public var clientAddress: String?
     /// The host the client asked for, when a trusted proxy says it (`X-Forwarded-Host`); `nil`: the request's own.
     public var forwardedHost: String?
+    private let channel: any Channel
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        channel = source.channel
         remoteAddress = source.channel.remoteAddress
         peerAddress = remoteAddress?.ipAddress
         clientAddress = peerAddress
     }
+
+    /// The certificate the client presented on this request's TLS connection (RFC 8705), if any.
+    public func presentedCertificate() async -> PresentedCertificate? { await PresentedCertificate.of(channel) }
 }

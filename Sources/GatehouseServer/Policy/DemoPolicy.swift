@@ -58,7 +58,7 @@ public enum DemoPolicy {
     /// The accounts of `policy` whose secret is one of the demo's published ones (`confidential client demo-admin`,
     /// `user john`): a policy started from `gatehouse demo-policy` that kept them.
     static func publishedCredentials(in policy: SecurityPolicy) -> [String] {
-        policy.confidentialClients.filter { publishedHashes[$0.secretHash] != nil }.map { "confidential client \($0.id)" }
+        policy.confidentialClients.filter { $0.secretHash.map { publishedHashes[$0] != nil } ?? false }.map { "confidential client \($0.id)" }
             + policy.users.filter { publishedHashes[$0.passwordHash] != nil }.map { "user \($0.username)" }
     }
 }

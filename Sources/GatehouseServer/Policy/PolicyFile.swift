@@ -69,11 +69,22 @@ public struct PolicyFile: Codable, Sendable {
     public struct ConfidentialClientEntry: Codable, Sendable {
         public var id: String
         public var displayName: String?
-        /// A bcrypt hash of the secret.
-        public var secretHash: String
+        /// How it authenticates at the token endpoint (RFC 8705 §2's names): `client_secret_basic` (the default: HTTP
+        /// Basic with a secret), `tls_client_auth` (a certificate of a `--tls-client-ca` authority with
+        /// ``tlsClientAuthSubjectDN``) or `self_signed_tls_client_auth` (the certificate whose ``certificateSHA256``
+        /// is given). Tokens of a client authenticated by certificate are bound to it.
+        public var tokenEndpointAuthMethod: String?
+        /// A bcrypt hash of the secret (`client_secret_basic`).
+        public var secretHash: String?
+        /// `tls_client_auth`: the certificate's subject, as RFC 4514 writes it (`CN=balance-service,O=Example Bank`).
+        public var tlsClientAuthSubjectDN: String?
+        /// `self_signed_tls_client_auth`: the certificate's `x5t#S256` (base64url SHA-256 of its DER).
+        public var certificateSHA256: String?
         /// Space-separated allowed scope elements, `*` wildcards allowed.
         public var allowedScope: String
-        enum CodingKeys: String, CodingKey, CaseIterable { case id, displayName, secretHash, allowedScope }
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case id, displayName, tokenEndpointAuthMethod, secretHash, tlsClientAuthSubjectDN, certificateSHA256, allowedScope
+        }
     }
 
     /// Per-account lockout of password logins (users, confidential clients); see ``AccountLockoutPolicy``.

@@ -106,7 +106,7 @@ public struct SecurityPolicy: Sendable {
 
     /// The bcrypt cost of the policy's own hashes, for decoys.
     public static func decoyCost(of policy: PolicyFile) -> UInt8 {
-        PasswordVerifier.decoyCost(for: (policy.users ?? []).map(\.passwordHash) + (policy.confidentialClients ?? []).map(\.secretHash))
+        PasswordVerifier.decoyCost(for: (policy.users ?? []).map(\.passwordHash) + (policy.confidentialClients ?? []).compactMap(\.secretHash))
     }
 
     static func build(_ policy: PolicyFile, file: String, registry: SecurityCheckRegistry, services: SecurityCheckServices,
@@ -217,18 +217,12 @@ public struct SecurityPolicy: Sendable {
         for (index, entry) in (policy.confidentialClients ?? []).enumerated() {
             let key = "confidentialClients[\(index)]"
             guard !entry.id.isEmpty, !entry.id.contains(":") else { throw PolicyError(file: file, key: "\(key).id", problem: "must be non-empty and without ':'") }
-            guard let secretHash = PasswordVerifier.usableBcryptHash(entry.secretHash) else {
-                throw PolicyError(file: file, key: "\(key).secretHash",
-                                  problem: "must be a whole bcrypt hash ($2b$12$ and 53 more characters: `gatehouse hash-password`), never a secret")
-            }
-            if let problem = PasswordVerifier.costProblem(of: secretHash) {
-                throw PolicyError(file: file, key: "\(key).secretHash", problem: problem)
-            }
+            let (secretHash, certificate) = try Self.authentication(of: entry, key: key, file: file)
             guard !confidentialClients.contains(where: { $0.id == entry.id }) else {
                 throw PolicyError(file: file, key: "\(key).id", problem: "'\(entry.id)' is listed twice")
             }
             confidentialClients.append(ConfidentialClient(
-                id: entry.id, displayName: entry.displayName ?? entry.id, secretHash: secretHash,
+                id: entry.id, displayName: entry.displayName ?? entry.id, secretHash: secretHash, certificate: certificate,
                 allowedScope: entry.allowedScope.split(separator: " ").map(String.init)))
         }
         var result = SecurityPolicy(applications: applications, users: users, confidentialClients: confidentialClients, warnings: warnings)
@@ -246,6 +240,43 @@ public struct SecurityPolicy: Sendable {
             result.registrationThrottle = count == 0 ? nil : (count, Int64(window) * 1000)
         }
         return result
+    }
+
+    /// How a confidential client authenticates: its secret's hash, or its certificate (RFC 8705), each only with its
+    /// method and every key of the method required.
+    static func authentication(of entry: PolicyFile.ConfidentialClientEntry, key: String, file: String) throws
+        -> (secretHash: String?, certificate: CertificateAuthentication?)
+    {
+        func refuse(_ name: String, _ problem: String) -> PolicyError { PolicyError(file: file, key: "\(key).\(name)", problem: problem) }
+        let method = entry.tokenEndpointAuthMethod ?? "client_secret_basic"
+        let certificateKeys = [("tlsClientAuthSubjectDN", entry.tlsClientAuthSubjectDN), ("certificateSHA256", entry.certificateSHA256)]
+        switch method {
+        case "client_secret_basic":
+            if let (name, _) = certificateKeys.first(where: { $0.1 != nil }) {
+                throw refuse(name, "goes with tokenEndpointAuthMethod tls_client_auth or self_signed_tls_client_auth")
+            }
+            guard let secretHash = entry.secretHash.flatMap(PasswordVerifier.usableBcryptHash) else {
+                throw refuse("secretHash", "must be a whole bcrypt hash ($2b$12$ and 53 more characters: `gatehouse hash-password`), never a secret")
+            }
+            if let problem = PasswordVerifier.costProblem(of: secretHash) { throw refuse("secretHash", problem) }
+            return (secretHash, nil)
+        case "tls_client_auth", "self_signed_tls_client_auth":
+            if entry.secretHash != nil { throw refuse("secretHash", "has no use with tokenEndpointAuthMethod \(method): the certificate authenticates the client") }
+            if method == "tls_client_auth" {
+                if entry.certificateSHA256 != nil { throw refuse("certificateSHA256", "goes with self_signed_tls_client_auth") }
+                guard let subject = entry.tlsClientAuthSubjectDN, subject.contains("=") else {
+                    throw refuse("tlsClientAuthSubjectDN", "is required: the certificate's subject as RFC 4514 writes it, e.g. CN=balance-service,O=Example Bank")
+                }
+                return (nil, .subject(subject))
+            }
+            if entry.tlsClientAuthSubjectDN != nil { throw refuse("tlsClientAuthSubjectDN", "goes with tls_client_auth") }
+            guard let thumbprint = entry.certificateSHA256, CertificateThumbprint.isWellFormed(thumbprint) else {
+                throw refuse("certificateSHA256", "is required: the certificate's base64url SHA-256 (43 characters; README, \"Clients with certificates\")")
+            }
+            return (nil, .thumbprint(thumbprint))
+        default:
+            throw refuse("tokenEndpointAuthMethod", "must be client_secret_basic, tls_client_auth or self_signed_tls_client_auth")
+        }
     }
 
     private static func policyError(file: String, _ error: DecodingError) -> PolicyError {

@@ -22,6 +22,8 @@ struct AdapterRoutes<Context: RequestContext> {
                     let claims: AccessTokenClaims
                     do throws(TokenRejection) {
                         claims = try await validator.validate(authorization: request.headers.value(of: .authorization), scope: required)
+                        // A token bound to a TLS client certificate (RFC 8705 §3) only on a connection that presents it.
+                        try await PresentedCertificate.check(binding: claims.cnf?.x5tS256, of: context)
                     } catch {
                         return Self.refusal(error)
                     }

@@ -106,7 +106,8 @@ struct RuntimeRoutes<Context: ClientRequestContext> {
     @Sendable func token(_ request: Request, context: Context) async throws -> Response {
         var request = request
         let form = try await oauthForm(&request)
-        let token = try await service.token(form: form, authorization: request.headers.value(of: .authorization), address: context.clientAddress)
+        let token = try await service.token(form: form, authorization: request.headers.value(of: .authorization), address: context.clientAddress,
+                                            certificate: { await context.presentedCertificate() })
         return JSONBody.response(.ok, token, headers: Self.tokenFields)
     }
 

@@ -91,6 +91,7 @@ extension AuthorizationService {
             active: true, scope: claims.scope, clientID: claims.client_id, exp: claims.exp * 1000, iat: claims.iat_ms, sub: claims.sub,
             iss: claims.iss, jti: claims.jti, tokenType: "Bearer", username: claims.user ?? "anonymous",
             checks: Dictionary(uniqueKeysWithValues: claims.checks.map { ($0, JSON.object([:])) }))
+        if let thumbprint = claims.cnf?.x5tS256 { answer.cnf = ["x5t#S256": .string(thumbprint)] }
         if let app = claims.app {
             answer.application = ["id": .string(app.id), "clientPlatform": .string(app.clientPlatform), "version": JSON(app.version)]
         }

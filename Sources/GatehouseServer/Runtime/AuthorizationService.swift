@@ -37,6 +37,8 @@ public struct AuthorizationService: Sendable {
     let confidentialTokenLifetime = 3600
     /// How long an authorization code can be exchanged, ms.
     let codeLifetime: Int64 = 120_000
+    /// The authorities of `tls_client_auth` clients' certificates (``ServerConfiguration/clientCertificateAuthorities``).
+    var clientCertificateAuthorities: ClientCertificateAuthorities?
 
     init(policyWatcher: PolicyWatcher, signer: TokenSigner, revocations: RevocationList, issuer: IssuerName,
          audit: AuditLog, metrics: GatehouseMetrics = GatehouseMetrics(),

@@ -2,22 +2,28 @@ import Crypto
 import Foundation
 import GatehouseChecks
 import GatehouseProtocol
+import GatehouseResourceServer
 import HummingbirdBcrypt
 import Synchronization
 
-/// A confidential client (MobileFirst Developer Center, “Confidential clients”): a back-end with an id and a secret, allowed some scopes.
+/// A confidential client (MobileFirst Developer Center, “Confidential clients”): a back-end with an id and a secret
+/// (HTTP Basic, `client_secret_basic`) or a TLS client certificate (RFC 8705: `tls_client_auth`,
+/// `self_signed_tls_client_auth`), allowed some scopes.
 public struct ConfidentialClient: Sendable {
     public let id: String
     public let displayName: String
-    /// A bcrypt hash of the secret.
-    let secretHash: String
+    /// A bcrypt hash of the secret; `nil` for a client that authenticates by certificate only.
+    let secretHash: String?
+    /// The certificate that authenticates the client, if it authenticates by one; its tokens are bound to it.
+    public let certificate: CertificateAuthentication?
     /// Allowed scope elements; `*` matches any run of characters (`*` alone allows every scope).
     public let allowedScope: [String]
 
-    public init(id: String, displayName: String, secretHash: String, allowedScope: [String]) {
+    public init(id: String, displayName: String, secretHash: String?, certificate: CertificateAuthentication? = nil, allowedScope: [String]) {
         self.id = id
         self.displayName = displayName
         self.secretHash = secretHash
+        self.certificate = certificate
         self.allowedScope = allowedScope
     }
 
@@ -92,12 +98,27 @@ final class ConfidentialClients: Sendable {
         }
         // A wrong secret of a known client costs the bcrypt run an unknown client's does (refused from memory, it
         // answered in 4 ms against 97: a timing that told which client ids exist), and counts against its source.
-        guard try await passwords.verifyMachineSecret(secret, hash: client.secretHash, account: account, now: now) else { return nil }
+        // A client without a secret is refused as a wrong secret is: after the same bcrypt run, counted.
+        guard try await passwords.verifyMachineSecret(secret, hash: client.secretHash, account: account, now: now), client.secretHash != nil
+        else { return nil }
         if let minimumSecretLength, secret.count < minimumSecretLength {
             if warned.withLock({ $0.insert(id).inserted }) { onWeakSecret(id, secret.count) }
             return nil
         }
         verified.withLock { $0[id] = digest }
+        return client
+    }
+
+    /// The client `id` when it authenticates by certificate and `presented` is its certificate (RFC 8705 §2); `nil`
+    /// otherwise (an unknown id, a secret client, another certificate), counted against the request's source.
+    func authenticate(clientID id: String, certificate presented: PresentedCertificate,
+                      authorities: ClientCertificateAuthorities?) async throws -> ConfidentialClient? {
+        let now = EpochTime.nowMillis()
+        try await passwords.refuseIfSourceLocked(now: now)
+        guard let client = clients[id], let certificate = client.certificate, await certificate.matches(presented, authorities: authorities) else {
+            try await passwords.recordSourceFailure(now: now)
+            return nil
+        }
         return client
     }
 

@@ -195,7 +195,7 @@ import Testing
         let claims = AccessTokenClaims(
             iss: "https://auth.example/\(text)", sub: text, exp: 1_795_581_718, iat: -1, iat_ms: Int64.max, jti: text, scope: "a \(text)",
             client_id: text, app: ApplicationData(id: text, clientPlatform: "ios", version: text.isEmpty ? nil : text),
-            checks: [text, "PinCodeAttempts"], user: text.isEmpty ? nil : text)
+            checks: [text, "PinCodeAttempts"], user: text.isEmpty ? nil : text, cnf: text.isEmpty ? nil : .init(x5tS256: text))
         let written = claims.jsonText
         #expect(try JSONDecoder().decode(AccessTokenClaims.self, from: Data(written)) == claims)
         #expect(try JSONSerialization.jsonObject(with: Data(written)) is [String: Any], "strict JSON")

@@ -27,6 +27,37 @@ struct TestCertificates {
                       "-CAcreateserial", "-days", "2", "-extfile", directory + "/san.ext", "-out", certificatePath])
     }
 
+    /// A client certificate and key (`name`.pem, `name`-key.pem) with `subject` (openssl's `/O=…/CN=…`) issued by the
+    /// CA, for TLS client authentication.
+    func issueClient(_ name: String, subject: String) async throws -> (certificate: String, key: String) {
+        let certificate = directory + "/\(name).pem", key = directory + "/\(name)-key.pem"
+        try await Self.run(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", subject,
+                            "-keyout", key, "-out", directory + "/\(name).csr"])
+        try "extendedKeyUsage=clientAuth\n".write(toFile: directory + "/client.ext", atomically: true, encoding: .utf8)
+        try await Self.run(["x509", "-req", "-in", directory + "/\(name).csr", "-CA", caPath, "-CAkey", directory + "/ca-key.pem",
+                            "-CAcreateserial", "-days", "2", "-extfile", directory + "/client.ext", "-out", certificate])
+        return (certificate, key)
+    }
+
+    /// A self-signed client certificate and key with `subject`.
+    func selfSignedClient(_ name: String, subject: String) async throws -> (certificate: String, key: String) {
+        let certificate = directory + "/\(name).pem", key = directory + "/\(name)-key.pem"
+        try await Self.run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+                            "-subj", subject, "-keyout", key, "-out", certificate])
+        return (certificate, key)
+    }
+
+    /// The `x5t#S256` of the first certificate in a PEM file, computed by `openssl` (DER, SHA-256) and base64url here.
+    static func thumbprint(of path: String) async throws -> String {
+        let der = path + ".der"
+        try await run(["x509", "-in", path, "-outform", "DER", "-out", der])
+        let digest = try await runOffThePool("/usr/bin/openssl", ["dgst", "-sha256", "-binary", "-out", der + ".sha256", der])
+        guard digest.status == 0 else { throw TestFailure("openssl dgst failed") }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: der + ".sha256"))
+        return bytes.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
     static func run(_ arguments: [String]) async throws {
         let status = try await runOffThePool("/usr/bin/openssl", arguments).status
         guard status == 0 else { throw TestFailure("openssl \(arguments.joined(separator: " ")) failed") }
