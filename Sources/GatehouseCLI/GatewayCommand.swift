@@ -79,7 +79,7 @@ struct GatewayCommand: AsyncParsableCommand {
 
     private func serve(_ configuration: GatewayConfiguration, demo: Bool, logger: Logger) async throws {
         var configuration = configuration
-        if let files = tls.files { configuration.tls = .init(certificate: files.certificate, key: files.key) }
+        if let files = tls.files { configuration.tls = .init(certificate: files.certificate, key: files.key, clientCertificates: tls.tlsClientCertificates) }
         if let upstreamCAFile { configuration.upstreamCAFile = upstreamCAFile }
         let host = configuration.host
         let services = configuration.services

@@ -56,9 +56,6 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var tls: TLSOptions
 
-    @Flag(help: "Ask TLS clients for a certificate (optional): for confidential clients that authenticate by certificate, self-signed ones (RFC 8705). Needs --tls-certificate.")
-    var tlsClientCertificates = false
-
     @Option(help: ArgumentHelp("The certificate authorities (PEM: roots and intermediates) of tls_client_auth clients' certificates; implies --tls-client-certificates.",
                                valueName: "file"))
     var tlsClientCa: String?
@@ -114,8 +111,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...3600).contains(headerReadTimeout) else { throw ValidationError("--header-read-timeout must be between 1 and 3600 seconds") }
         guard (0...86_400).contains(databaseWait) else { throw ValidationError("--database-wait must be between 0 and 86400 seconds") }
         guard (0.05...600).contains(storeTimeout) else { throw ValidationError("--store-timeout must be between 0.05 and 600 seconds") }
-        if tlsClientCertificates || tlsClientCa != nil, tls.files == nil {
-            throw ValidationError("--tls-client-certificates and --tls-client-ca need --tls-certificate and --tls-key: client certificates come with TLS")
+        if tlsClientCa != nil, tls.files == nil {
+            throw ValidationError("--tls-client-ca needs --tls-certificate and --tls-key: client certificates come with TLS")
         }
         if let database {
             do {
@@ -175,7 +172,7 @@ struct ServeCommand: AsyncParsableCommand {
                     let tls = try ReloadableTLS(certificatePath: files.certificate, keyPath: files.key)
                     configuration.tls = tls
                     reloading = tls.reloadOnHangup(logger: logger)
-                    configuration.requestClientCertificates = tlsClientCertificates
+                    configuration.requestClientCertificates = self.tls.tlsClientCertificates
                     configuration.clientCertificateAuthorities = try tlsClientCa.map { try ClientCertificateAuthorities(pemFile: $0) }
                 } catch {
                     throw CommandFailure("TLS", error)

@@ -11,11 +11,15 @@ public struct Credentials: Sendable, Equatable {
     public var value: String?
     /// Values of the realm's declared headers, query parameters and cookies, by their name.
     public var named: [String: String]
+    /// The `x5t#S256` of the TLS client certificate of the request's connection, if it presented one (a gateway asking
+    /// for them: `tls.clientCertificates`): what a certificate-bound token must name (RFC 8705).
+    public var certificateThumbprint: String?
 
-    public init(scheme: String? = nil, value: String? = nil, named: [String: String] = [:]) {
+    public init(scheme: String? = nil, value: String? = nil, named: [String: String] = [:], certificateThumbprint: String? = nil) {
         self.scheme = scheme
         self.value = value
         self.named = named
+        self.certificateThumbprint = certificateThumbprint
     }
 
     /// Nothing at all.

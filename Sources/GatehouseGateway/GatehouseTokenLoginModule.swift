@@ -20,7 +20,7 @@ public struct GatehouseTokenLoginModule: LoginModule, RememberingLoginModule {
             return result
         case .token(let token):
             do {
-                return result(try await verifier.verify(token))
+                return result(try await verifier.verify(token), credentials)
             } catch {
                 return .failure("invalid or expired token")
             }
@@ -44,8 +44,8 @@ public struct GatehouseTokenLoginModule: LoginModule, RememberingLoginModule {
             return (result, nil)
         case .token(let token):
             guard let (verified, until) = verifier.rememberedVerification(of: token) else { return nil }
-            guard until >= verified.expiresAt else { return (result(verified), nil) }
-            return (result(verified), ContinuousClock.now.advanced(by: .seconds(verified.expiresAt.timeIntervalSinceNow)))
+            guard until >= verified.expiresAt else { return (result(verified, credentials), nil) }
+            return (result(verified, credentials), ContinuousClock.now.advanced(by: .seconds(verified.expiresAt.timeIntervalSinceNow)))
         }
     }
 
@@ -63,8 +63,13 @@ public struct GatehouseTokenLoginModule: LoginModule, RememberingLoginModule {
         return .token(token)
     }
 
-    /// The result for a verified token: its scope's elements as roles, expiring with it.
-    private func result(_ verified: VerifiedToken) -> LoginResult {
+    /// The result for a verified token: its scope's elements as roles, expiring with it. A token bound to a TLS client
+    /// certificate (RFC 8705) fails unless the request's connection presented that certificate.
+    private func result(_ verified: VerifiedToken, _ credentials: Credentials) -> LoginResult {
+        if let bound = verified.certificateThumbprint,
+           !(credentials.certificateThumbprint.map { ConstantTime.equals($0, bound) } ?? false) {
+            return .failure("token bound to a client certificate this connection did not present")
+        }
         if let requiredScope, !verified.scope.contains(requiredScope) { return .failure("insufficient scope") }
         return .success(Subject(name: verified.userID ?? verified.clientID, roles: verified.scope.elements, expiresAt: verified.expiresAt))
     }

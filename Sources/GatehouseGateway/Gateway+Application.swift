@@ -42,11 +42,12 @@ extension Gateway {
         let headTimeout = TimeAmount(headerReadTimeout)
         // The upgrade channel with the gateway's guards for the first request (Hummingbird's idle timeout and its
         // parse-error answer only start once the first head has been handed to it).
-        let sslContext = try tls.map { try NIOSSLContext(configuration: $0.serverConfiguration(http2: false)) }
+        let sslContext = try tls.map { try NIOSSLContext(configuration: $0.serverConfiguration(http2: false, clientCertificates: clientCertificates)) }
         let server = HTTPServerBuilder { responder in
             GatewayChildChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-                headerReadTimeout: headTimeout, sslContext: sslContext, statistics: self.statistics, gateway: self)
+                headerReadTimeout: headTimeout, sslContext: sslContext, clientCertificates: self.clientCertificates, statistics: self.statistics,
+                gateway: self)
         }
         return Application(
             responder: GatewayResponder(gateway: self),

@@ -83,6 +83,7 @@ extension Gateway {
                                                    "upstreamReadTimeout"),
                   tls: try configuration.tls.map { try ReloadableTLS(certificatePath: $0.certificate, keyPath: $0.key) },
                   upstreamTLS: try configuration.upstreamCAFile.map { (try Self.upstreamTLS(caFile: $0), $0) },
+                  clientCertificates: configuration.tls?.clientCertificates ?? false,
                   tracer: tracer,
                   logger: logger)
     }

@@ -37,6 +37,8 @@ public final class Gateway: Sendable {
     /// TLS for clients (`https`, `wss`); `nil` serves plain HTTP. ``ReloadableTLS/reload()`` (SIGHUP) changes
     /// the certificate for new connections.
     public let tls: ReloadableTLS?
+    /// Whether TLS handshakes ask for a client certificate (optional), for certificate-bound tokens (RFC 8705).
+    public let clientCertificates: Bool
     /// Trust for `https`/`wss` upstreams: the system's roots, or a configured CA file's. Never verification off.
     let upstreamTLS: TLSConfiguration?
     let proxy: HTTPProxy
@@ -68,7 +70,7 @@ public final class Gateway: Sendable {
                 idleTimeout: Duration = .seconds(GatewayConfiguration.defaultIdleTimeout),
                 upstreamReadTimeout: Duration = .seconds(GatewayConfiguration.defaultUpstreamReadTimeout),
                 tls: ReloadableTLS? = nil, upstreamTLS: (configuration: TLSConfiguration, name: String)? = nil,
-                tracer: OTLPTracer? = nil, logger: Logger = Logger(label: "gatehouse-gateway")) {
+                clientCertificates: Bool = false, tracer: OTLPTracer? = nil, logger: Logger = Logger(label: "gatehouse-gateway")) {
         // The longest prefix first: the most specific service (and realm) wins.
         self.services = services.sorted { $0.segments.count > $1.segments.count }
         let webSocketServices = services.filter(\.webSocket)
@@ -86,6 +88,7 @@ public final class Gateway: Sendable {
         proxy = HTTPProxy(timeout: TimeAmount(upstreamReadTimeout), upstreamTLS: upstreamTLS)
         upstreamPools = UpstreamPools(tls: upstreamTLS?.configuration, readTimeout: TimeAmount(upstreamReadTimeout))
         self.tracer = tracer
+        self.clientCertificates = clientCertificates && tls != nil
         self.logger = logger
     }
 
@@ -112,9 +115,10 @@ public final class Gateway: Sendable {
     /// Challenges a request with `headers` for `service` from `peer` (the connection's address), running its realm's
     /// login chain with the client's address (the peer's, or a trusted proxy's `X-Forwarded-For`) as the request's
     /// source, by which password checks are throttled (``RequestSource``, ``SourceThrottle``).
-    func admit(headers: HTTPFields, query: String?, to service: ProtectedService, peer: String? = nil) async -> Admission {
+    func admit(headers: HTTPFields, query: String?, to service: ProtectedService, peer: String? = nil, certificate: String? = nil) async -> Admission {
         guard let realm = service.realm else { return .allow(nil) }
-        let credentials = realm.credentials(headers: headers, query: query)
+        var credentials = realm.credentials(headers: headers, query: query)
+        credentials.certificateThumbprint = certificate
         let client = trustedProxies.client(peer: peer, fields: headers).address
         let decision = await RequestSource.$address.withValue(client) {
             await realm.decide(credentials, requiredRoles: service.requiredRoles)
@@ -124,18 +128,19 @@ public final class Gateway: Sendable {
 
     /// ``admit(headers:query:to:)`` when the realm decides without suspending (no realm, no credentials, or
     /// credentials its modules remember: ``Realm/decideNow(_:requiredRoles:)``), else `nil`.
-    func admitNow(headers: HTTPFields, query: String?, to service: ProtectedService) -> Admission? {
-        admitNowRemembering(headers: headers, query: query, to: service)?.admission
+    func admitNow(headers: HTTPFields, query: String?, to service: ProtectedService, certificate: String? = nil) -> Admission? {
+        admitNowRemembering(headers: headers, query: query, to: service, certificate: certificate)?.admission
     }
 
     /// ``admitNow(headers:query:to:)``, and the admission for the connection to remember when it may
     /// (``RememberedAdmission``).
-    func admitNowRemembering(headers: HTTPFields, query: String?, to service: ProtectedService)
+    func admitNowRemembering(headers: HTTPFields, query: String?, to service: ProtectedService, certificate: String? = nil)
         -> (admission: Admission, remembered: RememberedAdmission?)? {
         guard let realm = service.realm else { return (.allow(nil), nil) }
         // Read before the chain looks at the accounts: a password failing after this makes the memory useless.
         let failures = UnsettledAccounts.shared.failures
-        let credentials = realm.credentials(headers: headers, query: query)
+        var credentials = realm.credentials(headers: headers, query: query)
+        credentials.certificateThumbprint = certificate
         guard let (decision, until) = realm.decideRemembering(credentials, requiredRoles: service.requiredRoles) else { return nil }
         var remembered: RememberedAdmission?
         if let until, case .allow(let subject) = decision, realm.readsAuthorizationOnly, let authorization = headers.value(of: .authorization) {

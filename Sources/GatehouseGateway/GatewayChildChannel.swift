@@ -19,6 +19,8 @@ struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let headerReadTimeout: TimeAmount
     /// TLS for the connection (`https`, `wss`), in front of everything else; `nil` for plain HTTP.
     var sslContext: NIOSSLContext? = nil
+    /// Whether the TLS handshake asks for a client certificate (any is accepted: ``ReloadableTLS/acceptAnyClientCertificate``).
+    var clientCertificates = false
     /// Counts connections, open and accepted.
     var statistics: GatewayStatistics? = nil
     /// The gateway whose plain HTTP a ``GatewayHTTPHandler`` serves on the event loop, in front of NIO's HTTP codec;
@@ -33,7 +35,10 @@ struct GatewayChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
         let progress = FirstRequestProgress()
         do {
             if let sslContext {
-                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext), position: .first)
+                let handler = clientCertificates
+                    ? NIOSSLServerHandler(context: sslContext, customVerificationCallback: ReloadableTLS.acceptAnyClientCertificate)
+                    : NIOSSLServerHandler(context: sslContext)
+                try channel.pipeline.syncOperations.addHandler(handler, position: .first)
             }
             // After TLS, so that it reads the request head, not ciphertext.
             try channel.pipeline.syncOperations.addHandler(

@@ -68,10 +68,14 @@ public struct GatewayConfiguration: Sendable, Codable {
     public struct TLSFiles: Sendable, Codable {
         public var certificate: String
         public var key: String
-        enum CodingKeys: String, CodingKey, CaseIterable { case certificate, key }
-        public init(certificate: String, key: String) {
+        /// Ask clients for a certificate (optional): tokens bound to one (RFC 8705) are then accepted by the
+        /// `gatehouse-token` module from the connection that presents it.
+        public var clientCertificates: Bool?
+        enum CodingKeys: String, CodingKey, CaseIterable { case certificate, key, clientCertificates }
+        public init(certificate: String, key: String, clientCertificates: Bool? = nil) {
             self.certificate = certificate
             self.key = key
+            self.clientCertificates = clientCertificates
         }
     }
 

@@ -17,6 +17,7 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import NIOWebSocket
 
 /// The gateway's plain HTTP, on the connection's event loop: each request is read in place from the client's bytes
@@ -99,6 +100,13 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private var lastRead = NIODeadline.now()
     /// The client's address, and whether it is a trusted proxy (``TrustedProxies``).
     lazy var peer = context?.channel.remoteAddress?.ipAddress
+    /// The `x5t#S256` of the client certificate this TLS connection presented, when the gateway asks for them.
+    lazy var certificateThumbprint: String? = {
+        guard gateway.clientCertificates, let context,
+              let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self).peerCertificate,
+              let der = try? certificate.toDERBytes() else { return nil }
+        return CertificateThumbprint.sha256(der: der)
+    }()
     lazy var peerIsTrusted = gateway.trustedProxies.contains(peer)
     /// The forwarding fields of the last request from a peer that is not a trusted proxy, and its `Host`.
     private var lastForwarding: (host: String?, fields: ForwardingHeaders)?
@@ -490,7 +498,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             return
         }
         exchange.fields = head.admissionFields(realm: service.realm)
-        if let (admission, remembering) = gateway.admitNowRemembering(headers: exchange.fields, query: route.target.query, to: service) {
+        if let (admission, remembering) = gateway.admitNowRemembering(headers: exchange.fields, query: route.target.query, to: service,
+                                                                                  certificate: certificateThumbprint) {
             remembered = remembering
             admitted(exchange, admission)
             return
@@ -513,8 +522,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         let fields = exchange.fields
         let peer = self.peer
         let span = exchange.span
+        let certificate = certificateThumbprint
         Task {
-            let admission = await gateway.admit(headers: fields, query: target.query, to: service, peer: peer, span: span)
+            let admission = await gateway.admit(headers: fields, query: target.query, to: service, peer: peer, certificate: certificate, span: span)
             eventLoop.execute {
                 let (handler, exchange) = bound.value
                 then(handler, exchange, admission)
@@ -546,7 +556,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             startKaazingHandshake(exchange, key: key)
             return true
         }
-        if let admission = gateway.admitNow(headers: exchange.fields, query: target.query, to: service) {
+        if let admission = gateway.admitNow(headers: exchange.fields, query: target.query, to: service, certificate: certificateThumbprint) {
             webSocketAdmitted(exchange, admission, key: key)
             return true
         }
@@ -640,7 +650,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 return
             }
             exchange.fields = exchange.head.admissionFields(realm: service.realm)
-            if let admission = gateway.admitNow(headers: exchange.fields, query: route.target.query, to: service) {
+            if let admission = gateway.admitNow(headers: exchange.fields, query: route.target.query, to: service, certificate: certificateThumbprint) {
                 emulationAdmitted(exchange, admission, create)
                 return
             }

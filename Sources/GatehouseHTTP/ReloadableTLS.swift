@@ -64,11 +64,25 @@ public final class ReloadableTLS: Sendable {
     /// accepted here, a self-signed one too: the TLS handshake proves its holder has its key, and the server decides per
     /// request what it proves (RFC 8705: a confidential client's identity, the holder of a certificate-bound token).
     public func channelConfiguration(clientCertificates: Bool) -> HummingbirdHTTP2.TLSChannelConfiguration {
-        var configuration = serverConfiguration()
-        guard clientCertificates else { return .init(tlsConfiguration: configuration) }
-        configuration.certificateVerification = .optionalVerification
-        configuration.trustRoots = .certificates([])
-        return .init(tlsConfiguration: configuration, customVerificationCallback: { _, verdict in verdict.succeed(.certificateVerified) })
+        guard clientCertificates else { return .init(tlsConfiguration: serverConfiguration()) }
+        return .init(tlsConfiguration: serverConfiguration(clientCertificates: true), customVerificationCallback: Self.acceptAnyClientCertificate)
+    }
+
+    /// ``serverConfiguration(http2:)``, asking for an optional client certificate when `clientCertificates`; with
+    /// ``acceptAnyClientCertificate`` as the handshake's verification.
+    public func serverConfiguration(http2: Bool = true, clientCertificates: Bool) -> TLSConfiguration {
+        var configuration = serverConfiguration(http2: http2)
+        if clientCertificates {
+            configuration.certificateVerification = .optionalVerification
+            configuration.trustRoots = .certificates([])
+        }
+        return configuration
+    }
+
+    /// The handshake's verification of a client certificate when one is asked for: any is accepted (the handshake
+    /// itself proves the client holds its key); what it proves is decided per request.
+    public static let acceptAnyClientCertificate: @Sendable ([NIOSSLCertificate], EventLoopPromise<NIOSSLVerificationResult>) -> Void = { _, verdict in
+        verdict.succeed(.certificateVerified)
     }
 
     /// Forward-secret AEAD suites for TLS 1.2 (TLS 1.3's own suites are always on).

@@ -124,8 +124,8 @@ public enum Gatehouse {
         }
         let admin = AdminService(service: service, registry: configuration.registry)
         let metricsAccess = configuration.effectiveMetricsAccess
-        router.get("metrics") { request, _ in
-            if metricsAccess == .token { _ = try await admin.authorizeMetrics(request.headers[.authorization]) }
+        router.get("metrics") { request, context in
+            if metricsAccess == .token { _ = try await admin.authorizeMetrics(request, context) }
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                      body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.exposition())))
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import GatehouseChecks
 import GatehouseProtocol
 import GatehouseResourceServer
@@ -30,20 +31,22 @@ public struct AdminService: Sendable {
 
     /// The confidential client whose bearer token allows the operation (a write needs ``writeScope``, a read either
     /// scope): 401 without a valid token, 403 for a token of a mobile client or without the scope.
-    func authorize(_ authorization: String?, write: Bool) async throws -> String {
-        try await authorize(authorization, anyOf: write ? [Self.writeScope] : [Self.readScope, Self.writeScope])
+    func authorize(_ request: Request, _ context: some ClientCertificateRequestContext, write: Bool) async throws -> String {
+        try await authorize(request.headers[.authorization], anyOf: write ? [Self.writeScope] : [Self.readScope, Self.writeScope], context: context)
     }
 
     /// The confidential client whose bearer token allows reading `/metrics`: ``metricsScope`` or either admin scope.
-    func authorizeMetrics(_ authorization: String?) async throws -> String {
-        try await authorize(authorization, anyOf: [Self.metricsScope, Self.writeScope, Self.readScope])
+    func authorizeMetrics(_ request: Request, _ context: some ClientCertificateRequestContext) async throws -> String {
+        try await authorize(request.headers[.authorization], anyOf: [Self.metricsScope, Self.writeScope, Self.readScope], context: context)
     }
 
-    /// The confidential client whose bearer token holds one of `scopes` (the first is named in a refusal).
-    private func authorize(_ authorization: String?, anyOf scopes: [String]) async throws -> String {
+    /// The confidential client whose bearer token holds one of `scopes` (the first is named in a refusal); a token
+    /// bound to a TLS client certificate only from a connection that presents it (RFC 8705).
+    private func authorize(_ authorization: String?, anyOf scopes: [String], context: some ClientCertificateRequestContext) async throws -> String {
         let claims: AccessTokenClaims
         do {
             claims = try await service.validator.validate(authorization: authorization, scope: Scope(nil))
+            try await PresentedCertificate.check(binding: claims.cnf?.x5tS256, of: context)
         } catch {
             // Said apart: no token at all, or one that no longer works (expired, revoked, its key retired — retiring
             // the key that signed an operator's token signs the operator out).

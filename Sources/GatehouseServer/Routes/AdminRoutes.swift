@@ -10,86 +10,86 @@ struct AdminRoutes<Context: ClientRequestContext> {
 
     func add(to router: Router<Context>) {
         let api = router.group("admin/v1")
-        api.get("registrations") { request, _ in
-            _ = try await admin.authorize(request.headers[.authorization], write: false)
+        api.get("registrations") { request, context in
+            _ = try await admin.authorize(request, context, write: false)
             return Self.answer(try await admin.registrations(query: RequestReading.query(request)))
         }
         api.get("registrations/:clientId") { request, context in
-            _ = try await admin.authorize(request.headers[.authorization], write: false)
+            _ = try await admin.authorize(request, context, write: false)
             return Self.answer(try await admin.client(try context.parameters.require("clientId")))
         }
         api.delete("registrations/:clientId") { request, context in
-            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            let actor = try await admin.authorize(request, context, write: true)
             let clientID = try context.parameters.require("clientId")
             try await admin.deleteRegistration(clientID, actor: actor, address: context.clientAddress)
             return Self.answer(["deleted": .string(clientID)])
         }
         api.post("registrations/:clientId/revoke") { request, context in
-            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            let actor = try await admin.authorize(request, context, write: true)
             let clientID = try context.parameters.require("clientId")
             try await admin.revokeTokens(clientID, actor: actor, address: context.clientAddress)
             return Self.answer(["revoked": .string(clientID)])
         }
         api.post("registrations/:clientId/checks/:check/reset") { request, context in
-            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            let actor = try await admin.authorize(request, context, write: true)
             return Self.answer(try await admin.resetCheck(
                 try context.parameters.require("clientId"), check: try context.parameters.require("check"),
                 actor: actor, address: context.clientAddress))
         }
-        api.get("accounts") { request, _ in
-            _ = try await admin.authorize(request.headers[.authorization], write: false)
+        api.get("accounts") { request, context in
+            _ = try await admin.authorize(request, context, write: false)
             return Self.answer(try await admin.lockedAccounts(query: RequestReading.query(request)))
         }
         api.delete("accounts/:account") { request, context in
-            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            let actor = try await admin.authorize(request, context, write: true)
             // Percent-decoded: a browser sends `user%3Ajohn` (and a user name may hold spaces).
             let raw = try context.parameters.require("account")
             let account = raw.removingPercentEncoding ?? raw
             try await admin.unlock(account, actor: actor, address: context.clientAddress)
             return Self.answer(["unlocked": .string(account)])
         }
-        api.get("keys") { request, _ in
-            _ = try await admin.authorize(request.headers[.authorization], write: false)
+        api.get("keys") { request, context in
+            _ = try await admin.authorize(request, context, write: false)
             return Self.answer(try await admin.keys())
         }
         api.post("keys") { request, context in
-            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            let actor = try await admin.authorize(request, context, write: true)
             let kid = try await admin.rotateKey(actor: actor, address: context.clientAddress)
             return Self.answer(["kid": .string(kid)], status: .created)
         }
         api.post("keys/:kid/retire") { request, context in
-            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            let actor = try await admin.authorize(request, context, write: true)
             let kid = try context.parameters.require("kid")
             let retiredNow = try await admin.retireKey(kid, actor: actor, address: context.clientAddress)
             return Self.answer(["retired": .string(kid), "alreadyRetired": .bool(!retiredNow)])
         }
-        api.get("policy") { request, _ in
-            _ = try await admin.authorize(request.headers[.authorization], write: false)
+        api.get("policy") { request, context in
+            _ = try await admin.authorize(request, context, write: false)
             return Self.answer(admin.policy())
         }
         api.get("policy/source") { request, context in
-            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            let actor = try await admin.authorize(request, context, write: true)
             return Self.answer(await admin.policySource(actor: actor, address: context.clientAddress))
         }
         api.put("policy") { request, context in
-            let actor = try await admin.authorize(request.headers[.authorization], write: true)
+            let actor = try await admin.authorize(request, context, write: true)
             var request = request
             let body = try await RequestReading.body(of: &request, upTo: 1024 * 1024, tooLarge: "A policy is limited to 1 MiB.")
             return Self.answer(try await admin.applyPolicy(
                 yaml: String(decoding: body.readableBytesView, as: UTF8.self), actor: actor, address: context.clientAddress))
         }
-        api.post("policy/validate") { request, _ in
-            _ = try await admin.authorize(request.headers[.authorization], write: false)
+        api.post("policy/validate") { request, context in
+            _ = try await admin.authorize(request, context, write: false)
             var request = request
             let body = try await RequestReading.body(of: &request, upTo: 1024 * 1024, tooLarge: "A policy is limited to 1 MiB.")
             return Self.answer(admin.validatePolicy(yaml: String(decoding: body.readableBytesView, as: UTF8.self)))
         }
-        api.get("audit") { request, _ in
-            _ = try await admin.authorize(request.headers[.authorization], write: false)
+        api.get("audit") { request, context in
+            _ = try await admin.authorize(request, context, write: false)
             return Self.answer(try await admin.audit(query: RequestReading.query(request)))
         }
-        api.get("activity") { request, _ in
-            _ = try await admin.authorize(request.headers[.authorization], write: false)
+        api.get("activity") { request, context in
+            _ = try await admin.authorize(request, context, write: false)
             return Self.answer(try await admin.activity(query: RequestReading.query(request)))
         }
     }

@@ -86,7 +86,7 @@ struct RecordingFixture: Sendable {
 
     /// Starts both; `make` builds the gateway's configuration from the upstream's base URL.
     static func run<T: Sendable>(
-        logger: Logger = GatewayFixture.logger, tracer: OTLPTracer? = nil, _ make: (String) throws -> GatewayConfiguration,
+        logger: Logger = GatewayFixture.logger, customModules: [String: any LoginModule] = [:], tracer: OTLPTracer? = nil, _ make: (String) throws -> GatewayConfiguration,
         _ body: (RecordingFixture) async throws -> T
     ) async throws -> T {
         let upstream = try await RunningApp.start(logger: GatewayFixture.logger) { onRunning in
@@ -97,7 +97,7 @@ struct RecordingFixture: Sendable {
         let gateway: Gateway
         let app: RunningApp
         do {
-            gateway = try Gateway(configuration: configuration, tracer: tracer, logger: logger)
+            gateway = try Gateway(configuration: configuration, customModules: customModules, tracer: tracer, logger: logger)
             app = try await RunningApp.start(logger: logger) { onRunning in try gateway.makeApplication(onServerRunning: onRunning) }
         } catch {
             await upstream.stop()

@@ -1,4 +1,8 @@
+import AsyncHTTPClient
 import Foundation
+import GatehouseGateway
+import GatehouseResourceServer
+import NIOSSL
 import GatehouseChecks
 import GatehouseProtocol
 import GatehouseServer
@@ -14,7 +18,7 @@ import Testing
           - { id: com.sample.pincodeswift, platform: ios, scopeElementMapping: { accessRestricted: PinCodeAttempts } }
         confidentialClients:
           - { id: balance-service, secretHash: "$2b$04$axi4I88RAaRiFuao0JVORezeW1NmWqrlkcjbmbaiCdWPCDsWSH.J2", allowedScope: "authorization.introspect accessRestricted" }
-          - { id: bank-pki, tokenEndpointAuthMethod: tls_client_auth, tlsClientAuthSubjectDN: "CN=bank-pki,O=Example Bank", allowedScope: accessRestricted }
+          - { id: bank-pki, tokenEndpointAuthMethod: tls_client_auth, tlsClientAuthSubjectDN: "CN=bank-pki,O=Example Bank", allowedScope: "accessRestricted gatehouse.admin.read" }
           - { id: bank-self, tokenEndpointAuthMethod: self_signed_tls_client_auth, certificateSHA256: "\(selfSignedThumbprint)", allowedScope: accessRestricted }
         """
     }
@@ -105,6 +109,46 @@ import Testing
         // The metadata says so.
         let metadata = try await Self.exchange(base + "/.well-known/oauth-authorization-server", certificate: nil, ca: pki.caPath)
         #expect(metadata.body.contains("\"tls_client_certificate_bound_access_tokens\":true") && metadata.body.contains("self_signed_tls_client_auth"))
+        // The admin API holds an operator's bound token to its certificate too.
+        let operatorToken = try await Self.exchange(base + "/mfp/api/az/v1/token", certificate: bankPKI, ca: pki.caPath, arguments: [
+            "-d", "grant_type=client_credentials", "-d", "client_id=bank-pki", "-d", "scope=gatehouse.admin.read"])
+        let adminBearer = try ["-H", "Authorization: Bearer " + #require(JSONDecoder().decode(JSON.self, from: Data(operatorToken.body.utf8))["access_token"]?.stringValue)]
+        #expect(try await Self.exchange(base + "/admin/v1/policy", certificate: bankPKI, ca: pki.caPath, arguments: adminBearer).status == 200)
+        #expect(try await Self.exchange(base + "/admin/v1/policy", certificate: nil, ca: pki.caPath, arguments: adminBearer).status == 401)
+
+        // The gateway's gatehouse-token module: the bound token only from a connection that presents its certificate.
+        try await Self.throughTheGateway(token: token, certificate: bankPKI, other: bankSelf, jwks: base + "/.well-known/jwks.json", pki: pki)
+    }
+
+    static func throughTheGateway(token: String, certificate: (certificate: String, key: String), other: (certificate: String, key: String),
+                                  jwks: String, pki: TestCertificates) async throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(pki.caPath)
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+        let module = GatehouseTokenLoginModule(verifier: LocalTokenVerifier(jwksURL: jwks, httpClient: http))
+        do {
+            try await RecordingFixture.run(customModules: ["bound-token": module], { upstream in
+                var configuration = GatewayConfiguration(
+                    realms: [RealmConfiguration(name: "api", scheme: .bearer,
+                                                loginModules: [LoginModuleConfiguration(type: "bound-token", flag: .required)])],
+                    services: [ServiceConfiguration(name: "api", path: "/api", upstream: upstream, realm: "api")])
+                configuration.tls = .init(certificate: pki.certificatePath, key: pki.keyPath, clientCertificates: true)
+                return configuration
+            }) { fixture async throws in
+                let url = "https://127.0.0.1:\(fixture.port)/api/x"
+                let bearer = ["-H", "Authorization: Bearer \(token)"]
+                #expect(try await Self.exchange(url, certificate: certificate, ca: pki.caPath, arguments: bearer).status == 200)
+                #expect(try await Self.exchange(url, certificate: nil, ca: pki.caPath, arguments: bearer).status == 401)
+                #expect(try await Self.exchange(url, certificate: other, ca: pki.caPath, arguments: bearer).status == 401)
+                // Again, the token now remembered by the module's verifier: still bound.
+                #expect(try await Self.exchange(url, certificate: certificate, ca: pki.caPath, arguments: bearer).status == 200)
+                #expect(try await Self.exchange(url, certificate: nil, ca: pki.caPath, arguments: bearer).status == 401)
+            }
+        } catch {
+            try await http.shutdown()
+            throw error
+        }
+        try await http.shutdown()
     }
 
     @Test func aPolicyNamesWhatACertificateClientLacks() throws {
@@ -140,7 +184,7 @@ import Testing
         let refused = try GatehouseProcess.start(["serve", "--port", "0", "--data", TestServer.temporaryDirectory(), "--tls-client-certificates"])
         #expect(try await refused.waitForExit() != 0)
         let message = String(decoding: refused.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(message.contains("need --tls-certificate"), "\(message)")
+        #expect(message.contains("--tls-client-certificates needs --tls-certificate"), "\(message)")
         for ask in [false, true] {
             let server = try GatehouseProcess.start([
                 "serve", "--port", "0", "--data", TestServer.temporaryDirectory(), "--policy", policyPath,
