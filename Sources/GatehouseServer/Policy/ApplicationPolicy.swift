@@ -20,6 +20,8 @@ public struct ApplicationPolicy: Sendable {
     public var requireProofOfPossession = false
     /// Origins whose web pages may call the runtime API for this application (CORS), lowercased.
     public var allowedOrigins: Set<String> = []
+    /// The status of the application's versions (remote disable, administrator messages), if the policy sets any.
+    public var remoteDisable: RemoteDisable?
 
     /// Whether a client registering `application` belongs to this policy.
     public func matches(_ application: ApplicationData) -> Bool {
@@ -30,6 +32,17 @@ public struct ApplicationPolicy: Sendable {
     /// A scope element no check answers for.
     public struct UnknownScopeElement: Error, Sendable {
         public let element: String
+    }
+
+    /// The checks that `scope` and the mandatory scope map to, each with the scope elements that mapped to it; first,
+    /// for a client of a version that is notified or disabled (`version`: the registered one), ``RemoteDisable``,
+    /// whatever the scope.
+    public func checks(for scope: Scope, version: String?, includingMandatory: Bool = true) throws(UnknownScopeElement)
+        -> [(check: any SecurityCheck, scope: Set<String>)]
+    {
+        let mapped = try checks(for: scope, includingMandatory: includingMandatory)
+        guard let remoteDisable, remoteDisable.applies(to: version) else { return mapped }
+        return [(check: remoteDisable as any SecurityCheck, scope: Set<String>())] + mapped
     }
 
     /// The checks that `scope` and the mandatory scope map to, each with the scope elements that mapped to it.

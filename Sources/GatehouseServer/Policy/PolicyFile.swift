@@ -51,10 +51,28 @@ public struct PolicyFile: Codable, Sendable {
         /// (``ProofOfPossession``; the Swift SDK sends it): a stranger who knows a client id cannot answer its
         /// challenges. Off by default: MobileFirst's own SDKs do not send it.
         public var requireProofOfPossession: Bool?
+        /// The status of the application's versions (MobileFirst's remote disable and administrator messages:
+        /// ``RemoteDisable``), first match wins; versions no rule matches are active.
+        public var versions: [VersionStatus]?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case id, platform, version, scopeElementMapping, mandatoryScope, maxTokenExpiration, securityCheckConfigurations,
-                 minimumClientKeyBits, allowedOrigins, requireProofOfPossession
+                 minimumClientKeyBits, allowedOrigins, requireProofOfPossession, versions
         }
+    }
+
+    /// The status of some versions of an application (``RemoteDisable/Rule``).
+    public struct VersionStatus: Codable, Sendable {
+        /// `*` (the default: every version, and web apps, which register none), `2.1`, `< 2.0`, `<= 1.4`, `>= 3`.
+        public var versions: String?
+        /// `active`, `notify` or `disabled`.
+        public var status: String
+        /// The message shown (required with notify and disabled).
+        public var message: String?
+        /// The message by locale (`de: "…"`), chosen by the request's `Accept-Language`.
+        public var messages: [String: String]?
+        /// Where the new version is (disabled: the dialog's upgrade button).
+        public var downloadLink: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case versions, status, message, messages, downloadLink }
     }
 
     public struct User: Codable, Sendable {
@@ -121,7 +139,7 @@ public struct PolicyFile: Codable, Sendable {
         .registrationThrottle: .mapping(RegistrationThrottle.CodingKeys.self),
         .securityChecks: .entries(.mapping(CheckDefinition.CodingKeys.self)),
         .confidentialClients: .list(.mapping(ConfidentialClientEntry.CodingKeys.self)),
-        .applications: .list(.mapping(Application.CodingKeys.self)),
+        .applications: .list(.mapping(Application.CodingKeys.self, [.versions: .list(.mapping(VersionStatus.CodingKeys.self))])),
         .users: .list(.mapping(User.CodingKeys.self)),
     ])
 }

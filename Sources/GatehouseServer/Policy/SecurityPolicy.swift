@@ -188,6 +188,7 @@ public struct SecurityPolicy: Sendable {
                 application.minimumClientKeyBits = bits
             }
             application.requireProofOfPossession = entry.requireProofOfPossession ?? false
+            application.remoteDisable = try Self.remoteDisable(entry.versions, key: "\(key).versions", file: file)
             for (index, origin) in (entry.allowedOrigins ?? []).enumerated() {
                 guard let normalized = CORS.normalizedOrigin(origin) else {
                     throw PolicyError(file: file, key: "\(key).allowedOrigins[\(index)]",
@@ -240,6 +241,30 @@ public struct SecurityPolicy: Sendable {
             result.registrationThrottle = count == 0 ? nil : (count, Int64(window) * 1000)
         }
         return result
+    }
+
+    /// An application's version rules as its ``RemoteDisable`` check; `nil` without rules.
+    static func remoteDisable(_ entries: [PolicyFile.VersionStatus]?, key: String, file: String) throws -> RemoteDisable? {
+        guard let entries, !entries.isEmpty else { return nil }
+        var rules: [RemoteDisable.Rule] = []
+        for (index, entry) in entries.enumerated() {
+            func refuse(_ name: String, _ problem: String) -> PolicyError { PolicyError(file: file, key: "\(key)[\(index)].\(name)", problem: problem) }
+            guard let versions = VersionRange(entry.versions ?? "*") else {
+                throw refuse("versions", "must be *, a version (2.1) or a comparison with dotted numbers (< 2.0, <= 1.4, >= 3, > 1)")
+            }
+            guard let status = RemoteDisable.Status(rawValue: entry.status) else { throw refuse("status", "must be active, notify or disabled") }
+            let message = entry.message ?? ""
+            if status != .active, message.trimmingCharacters(in: .whitespaces).isEmpty {
+                throw refuse("message", "is required with status \(status.rawValue): it is what the user is shown")
+            }
+            if let link = entry.downloadLink {
+                guard let url = URL(string: link), let scheme = url.scheme?.lowercased(), ["https", "http", "itms-apps", "market"].contains(scheme) else {
+                    throw refuse("downloadLink", "must be an https (or itms-apps:, market:) URL")
+                }
+            }
+            rules.append(.init(versions: versions, status: status, message: message, messages: entry.messages ?? [:], downloadLink: entry.downloadLink))
+        }
+        return RemoteDisable(rules: rules)
     }
 
     /// How a confidential client authenticates: its secret's hash, or its certificate (RFC 8705), each only with its

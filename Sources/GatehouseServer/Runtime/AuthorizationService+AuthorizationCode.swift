@@ -22,7 +22,7 @@ extension AuthorizationService {
             else {
                 throw GatehouseError(.badRequest, "INVALID_REDIRECT_URI", "redirect_uri is missing or not allowed for this client.")
             }
-            let checks = try checks(of: application, for: scope)
+            let checks = try checks(of: application, for: scope, version: record.data.application.version)
             var introspection = IntrospectionResponse()
             for (check, elements) in checks {
                 try await snapshot.introspect(check, scope: elements, response: &introspection)

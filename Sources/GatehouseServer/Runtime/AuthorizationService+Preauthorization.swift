@@ -31,7 +31,7 @@ extension AuthorizationService {
                                                  path: "preauth/v1/preauthorize", now: snapshot.context.now)
                 proven = true
             }
-            let checks = try checks(of: application, for: Scope(request.scope))
+            let checks = try checks(of: application, for: Scope(request.scope), version: record.data.application.version)
             var response = AuthorizationResponse()
             var outcomes: [AuditEvent] = []
             var counted: [(check: String, type: AuthorizationResponse.ResponseType?, answered: Bool)] = []
@@ -43,6 +43,9 @@ extension AuthorizationService {
                 }
                 response.merge(own)
                 counted.append((check.name, own.type, credentials != nil))
+                // A notified or disabled app version is told that first, alone: no other check asks anything of it
+                // in this round (MobileFirst's remote disable comes before the app's own challenges).
+                if check is RemoteDisable, own.type != .success { break }
                 // An answer was judged: a success, a wrong answer (challenged again) or a block (refused).
                 if credentials != nil, let type = own.type {
                     let event = switch type {
@@ -74,9 +77,9 @@ extension AuthorizationService {
         return PreauthorizeOutcome(response: response, serverTime: EpochTime.nowMillis())
     }
 
-    func checks(of application: ApplicationPolicy, for scope: Scope) throws -> [(check: any SecurityCheck, scope: Set<String>)] {
+    func checks(of application: ApplicationPolicy, for scope: Scope, version: String?) throws -> [(check: any SecurityCheck, scope: Set<String>)] {
         do {
-            return try application.checks(for: scope)
+            return try application.checks(for: scope, version: version)
         } catch {
             throw GatehouseError(
                 .badRequest, "INVALID_SCOPE",
