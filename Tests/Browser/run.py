@@ -2,9 +2,9 @@
 """Browser test: the official, unmodified IBM MobileFirst 8.0 web SDK in headless Chromium against `gatehouse serve`.
 
     python3 Tests/Browser/run.py [--gatehouse .build/debug/gatehouse] [--sdk ../shared/clients/ibm-mfp-web-sdk]
-                                 [--mode same-origin|cross-origin|nginx|both|all] [--verbose] [--keep]
+                                 [--mode same-origin|cross-origin|nginx|app-management|both|all] [--verbose] [--keep]
 
-Three modes run one after the other (by default all; exit status 0 only if every required step of each passed). Each
+Four modes run one after the other (by default all; exit status 0 only if every required step of each passed). Each
 has its own `gatehouse serve --port 0` (fresh data folder) and its own Chromium profile (fresh --user-data-dir, so no
 client id, key pair or token leaks from one mode into the other). The page runs the steps of Tests/Browser/app/test.js
 and reports each in the DOM; this script prints them as `PASS [mode] step: …`.
@@ -13,6 +13,9 @@ same-origin   The documented set-up of a MobileFirst web app: a proxy serves /ap
               SDK) and forwards everything else verbatim to Gatehouse (demo policy); the SDK's context root is /mfp.
 nginx         The same behind Debian's nginx with the README's snippet (Examples/nginx/mfp-same-origin.conf), which
               rewrites Host as proxy_pass does; Gatehouse runs with --trusted-proxy 127.0.0.1.
+app-management  com.sample.web notified, disabled and enabled again by an operator (admin API) between pages of one
+              profile: the page's own wl_remoteDisableRealm handler sees the NOTIFY challenge once and the disabled
+              failure with its download link (Tests/Browser/app_management.py).
 cross-origin  The page comes from a static server (origin A, no forwarding) and talks to Gatehouse directly: the SDK
               is initialised with the absolute context root http://127.0.0.1:<gatehouse>/mfp, so every call is a
               preflighted CORS request. Gatehouse runs the demo policy with `allowedOrigins: [origin A]` on
@@ -46,6 +49,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
+import app_management
 import fixtures
 import nginx
 
@@ -62,7 +66,7 @@ REQUIRED_STEPS = [
     "pin-blocked-handleFailure",
 ]
 FORBIDDEN_STEP = "foreign-origin-refused"
-MODES = ("same-origin", "cross-origin", "nginx")
+MODES = ("same-origin", "cross-origin", "nginx", "app-management")
 FORBIDDEN_PAGE_TIMEOUT = 30      # the page itself gives up waiting for a token after 8 s
 REGISTERED = re.compile(r"Registered client (\S+)")
 
@@ -833,9 +837,11 @@ def main():
         on_cleanup(lambda: shutil.rmtree(settings.work, ignore_errors=True))
 
     started = time.monotonic()
-    modes = {"same-origin": same_origin_mode, "cross-origin": cross_origin_mode, "nginx": nginx_mode}
+    modes = {"same-origin": same_origin_mode, "cross-origin": cross_origin_mode, "nginx": nginx_mode,
+             "app-management": lambda *arguments: app_management.mode(sys.modules[__name__], *arguments)}
+    required = {"app-management": app_management.STEPS}
     selected = MODES if args.mode == "all" else MODES[:2] if args.mode == "both" else (args.mode,)
-    runs = [run_mode(modes[label], settings, label, REQUIRED_STEPS) for label in selected]
+    runs = [run_mode(modes[label], settings, label, required.get(label, REQUIRED_STEPS)) for label in selected]
 
     elapsed = time.monotonic() - started
     counts = ", ".join(f"{run.summary()} ({run.elapsed:.1f} s)" for run in runs)

@@ -17,6 +17,13 @@
  *                             This SDK build never settles obtainAccessToken when registration fails, so a timeout
  *                             counts as blocked; a token, or any security-check challenge (which needs a
  *                             registered client), is a failure.
+ *   mode=notify|disabled|enabled|builtin
+ *                             Application management (Tests/Browser/app_management.py sets com.sample.web's status
+ *                             through the admin API between the pages): the page's own wl_remoteDisableRealm handler
+ *                             (as MobileFirst's "Customizing Remote Disable" has apps do) sees the NOTIFY challenge
+ *                             once, the disabled failure with its download link, then nothing once enabled again;
+ *                             builtin runs with the SDK's built-in handler only (reported, not required).
+ *   message=…, link=…         The notify or disabled message, and the download link, the page must be shown.
  */
 (function () {
     'use strict';
@@ -359,16 +366,107 @@
         }
     ];
 
+    // ---------------------------------------------------------------- application management
+
+    var REMOTE = 'wl_remoteDisableRealm';
+    var expectedMessage = query.get('message') || '';
+    var expectedLink = query.get('link') || '';
+
+    function tokenOrFailure(scope, ms) {
+        return withTimeout(obtainAccessToken(scope), ms, 'obtainAccessToken(' + scope + ')').then(
+            function (token) { return { ok: true, value: token }; },
+            function (error) { return { ok: false, value: error }; });
+    }
+
+    var remoteSteps = {
+        notify: [
+            {
+                name: 'notify-once-then-token',
+                run: async function () {
+                    var rec = handlers[REMOTE];
+                    rec.answer = function (challenge) { return { messageId: challenge.messageId }; };
+                    handlers.PinCodeAttempts.answer = function () { return { pin: '1234' }; };
+                    var token = await obtainAccessToken('accessRestricted');
+                    var challenges = eventsOf(rec, 'challenge');
+                    expect(challenges.length === 1, 'expected one NOTIFY challenge, saw ' + challenges.length);
+                    var notice = challenges[0].data || {};
+                    expect(notice.messageType === 'NOTIFY' && notice.message === expectedMessage && notice.messageId,
+                        'the challenge should be {message: ' + json(expectedMessage) + ', messageId, messageType: NOTIFY}: ' + json(notice));
+                    expect(eventsOf(handlers.PinCodeAttempts, 'challenge').length === 1, 'the PIN was not asked after the notice');
+                    expect(token && token.value, 'no token: ' + json(token));
+                    window.notifiedToken = token;
+                    return 'handleChallenge ' + json(notice) + ', answered {messageId}; then the PIN; ' + tokenSummary(token);
+                }
+            },
+            {
+                name: 'notify-not-on-next-token',
+                run: async function () {
+                    // Another scope, so that the SDK asks the server again (rather than its cached token).
+                    handlers.SimpleCaptcha.answer = function (challenge) { return { answer: String(parseCaptcha(challenge.captcha)) }; };
+                    var token = await obtainAccessToken('SimpleCaptcha');
+                    var seen = eventsOf(handlers[REMOTE], 'challenge').length;
+                    expect(seen === 0, 'the notice came again (' + seen + ' challenges) for the same message id');
+                    expect(eventsOf(handlers.SimpleCaptcha, 'challenge').length === 1, 'the captcha was not asked');
+                    expect(token && token.value && token.value !== window.notifiedToken.value, 'no new token: ' + json(token));
+                    return 'the captcha, no notice: ' + tokenSummary(token);
+                }
+            }
+        ],
+        disabled: [
+            {
+                name: 'disabled-handleFailure-with-link',
+                run: async function () {
+                    var rec = handlers[REMOTE];
+                    var outcome = await tokenOrFailure('UserLogin', 10000);
+                    var failures = eventsOf(rec, 'failure');
+                    expect(!outcome.ok, 'a disabled application obtained a token: ' + tokenSummary(outcome.value));
+                    expect(failures.length === 1, 'handleFailure should be called once, was ' + failures.length + ' times');
+                    var failure = failures[0].data || {};
+                    expect(failure.message === expectedMessage && failure.downloadLink === expectedLink,
+                        'the failure should be {message: ' + json(expectedMessage) + ', downloadLink: ' + json(expectedLink) + '}: ' + json(failure));
+                    expect(eventsOf(handlers.UserLogin, 'challenge').length === 0, 'UserLogin was asked of a disabled application');
+                    return 'handleFailure ' + json(failure) + '; obtainAccessToken failed: ' + describe(outcome.value);
+                }
+            }
+        ],
+        enabled: [
+            {
+                name: 'enabled-again-token',
+                run: async function () {
+                    // The scope the disabled page was refused: the server is asked again.
+                    handlers.UserLogin.answer = function () { return { username: 'john', password: 'demo' }; };
+                    var token = await obtainAccessToken('UserLogin');
+                    expect(eventsOf(handlers[REMOTE], 'challenge').length + eventsOf(handlers[REMOTE], 'failure').length === 0,
+                        'the application is active again, yet its handler was called');
+                    expect(eventsOf(handlers.UserLogin, 'challenge').length === 1, 'UserLogin was not asked');
+                    expect(token && token.value, 'no token: ' + json(token));
+                    return 'UserLogin asked and answered; ' + tokenSummary(token);
+                }
+            }
+        ],
+        builtin: [
+            {
+                name: 'builtin-handler',
+                required: false,
+                run: async function () {
+                    var outcome = await tokenOrFailure('accessRestricted', 6000);
+                    return 'with the SDK\'s own wl_remoteDisableRealm handler: ' + (outcome.ok ? tokenSummary(outcome.value)
+                        : describe(outcome.value)) + (pageErrors.length ? '; page errors: ' + pageErrors.join(' | ') : '');
+                }
+            }
+        ]
+    };
+
     async function runStep(step) {
         quiesce();
         var detail;
         try {
             detail = await withTimeout(step.run(), STEP_TIMEOUT_MS, step.name);
-            report(step.name, 'pass', detail);
+            report(step.name, step.required === false ? 'info' : 'pass', detail, step.required);
         } catch (error) {
             var text = error instanceof Expectation ? error.message : 'SDK call failed: ' + describe(error);
             text += ' [handlers during the step: ' + (stepTrace.length ? stepTrace.join('; ') : 'none called') + ']';
-            report(step.name, 'fail', text);
+            report(step.name, step.required === false ? 'info' : 'fail', text, step.required);
         }
         quiesce();
     }
@@ -443,6 +541,9 @@
         report('sdk', 'info', 'challenge handlers via WL.Client.' + apiFlavour + '; mfpContextRoot ' + CONTEXT_ROOT +
             (pageMode === 'full' ? '' : '; mode ' + pageMode), false);
         ['SimpleCaptcha', 'PinCodeAttempts', 'UserLogin'].forEach(makeHandler);
+        if (remoteSteps[pageMode] && pageMode !== 'builtin') {
+            makeHandler(REMOTE);       // the app's own, in place of the SDK's built-in one
+        }
         var initPromise = WL.Client.init({ mfpContextRoot: CONTEXT_ROOT, applicationId: 'com.sample.web' });
         if (!initPromise || typeof initPromise.then !== 'function') {
             throw new Error('WL.Client.init returned no promise');
@@ -451,6 +552,13 @@
         if (pageMode === 'forbidden') {
             statusLine.textContent = 'running foreign-origin-refused';
             await forbiddenStep();
+            return;
+        }
+        if (remoteSteps[pageMode]) {
+            for (var r = 0; r < remoteSteps[pageMode].length; r++) {
+                statusLine.textContent = 'running ' + remoteSteps[pageMode][r].name;
+                await runStep(remoteSteps[pageMode][r]);
+            }
             return;
         }
         if (pageMode !== 'full') {
