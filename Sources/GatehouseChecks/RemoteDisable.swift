@@ -18,7 +18,7 @@ import GatehouseProtocol
 /// register their own handler for `wl_remoteDisableRealm` to show them their way).
 public struct RemoteDisable: SecurityCheck {
     /// The check's name, as MobileFirst clients' built-in handler knows it.
-    public static let checkName = "wl_remoteDisableRealm"
+    public static let checkName = RemoteDisableWire.checkName
     public var name: String { Self.checkName }
     /// The rules, first match wins.
     public let rules: [Rule]
@@ -120,16 +120,19 @@ public struct RemoteDisable: SecurityCheck {
         let message = rule.message(acceptLanguage: request.headers["accept-language"])
         switch rule.status {
         case .disabled:
-            var failure: JSONObject = ["message": .string(message)]
-            if let link = rule.downloadLink { failure["downloadLink"] = .string(link) }
+            var failure: JSONObject = [RemoteDisableWire.message: .string(message)]
+            if let link = rule.downloadLink { failure[RemoteDisableWire.downloadLink] = .string(link) }
             response.addFailure(checkName: name, failure: failure)
         case .notify, .active:
             let id = rule.messageID
-            if let answered = credentials?["messageId"]?.stringValue, answered == id { state.acknowledged = id }
+            if let answered = credentials?[RemoteDisableWire.messageID]?.stringValue, answered == id { state.acknowledged = id }
             if state.acknowledged == id {
                 response.addSuccess(scope: scope, expiresAt: client.now + Self.successLifetime, checkName: name)
             } else {
-                response.addChallenge(checkName: name, challenge: ["message": .string(message), "messageId": .string(id), "messageType": "NOTIFY"])
+                response.addChallenge(checkName: name, challenge: [
+                    RemoteDisableWire.message: .string(message), RemoteDisableWire.messageID: .string(id),
+                    RemoteDisableWire.messageType: .string(RemoteDisableWire.notify),
+                ])
             }
         }
     }

@@ -40,3 +40,17 @@ public enum ProtocolNames {
     /// The redirect URI of native clients.
     public static let nativeRedirectHost = "mfpredirecturi"
 }
+
+/// MobileFirst's remote disable and administrator messages on the wire, as the MobileFirst SDKs' built-in handler
+/// reads them (remoteDisableChallengeHandler.js): the check's challenge `{"message","messageId","messageType":"NOTIFY"}`,
+/// answered `{"messageId"}`; its failure `{"message","downloadLink"}` for a disabled application version.
+public enum RemoteDisableWire {
+    /// The check's name.
+    public static let checkName = "wl_remoteDisableRealm"
+    public static let message = "message"
+    public static let messageID = "messageId"
+    public static let messageType = "messageType"
+    /// The `messageType` of a notice (shown once per message id).
+    public static let notify = "NOTIFY"
+    public static let downloadLink = "downloadLink"
+}

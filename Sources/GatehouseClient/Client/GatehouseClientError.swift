@@ -55,7 +55,7 @@ public struct GatehouseClientError: Error, Sendable, Equatable, CustomStringConv
     public var serverErrorCode: String? { details.serverErrorCode }
     /// A message: the server's `errorMsg`, or what the SDK found wrong.
     public var message: String? { details.message }
-    /// The URL of a request that timed out.
+    /// The URL of a request that timed out; for ``Code/applicationDisabled``, where the new version is.
     public var url: String? { details.url }
 
     /// Compares codes and details; ``underlying`` is not compared.
@@ -87,6 +87,11 @@ public struct GatehouseClientError: Error, Sendable, Equatable, CustomStringConv
     /// A security check failed (HTTP 403 from pre-authorization), for instance `{"PinCodeAttempts":{"failure":"Account blocked"}}`.
     public static func securityCheckFailed(failures: JSONObject) -> Self {
         Self(Details(code: .securityCheckFailed, failures: failures))
+    }
+    /// The application's version is disabled by its operator (MobileFirst's remote disable): ``message`` says why,
+    /// ``url`` is where the new version is, when the operator gave it. No token until the app is upgraded.
+    public static func applicationDisabled(message: String, downloadLink: String?) -> Self {
+        Self(Details(code: .applicationDisabled, securityCheck: RemoteDisableWire.checkName, message: message, url: downloadLink))
     }
     /// The authorization sequence could not produce a usable token (no code issued, too many retries, ...).
     public static func authorizationFailed(_ message: String, underlying: (any Error)? = nil) -> Self {
@@ -152,6 +157,8 @@ public struct GatehouseClientError: Error, Sendable, Equatable, CustomStringConv
         case .challengeCancelled: return "The challenge of \(check) was cancelled."
         case .challengeTimedOut: return "The challenge of \(check) was not answered in time."
         case .missingChallengeHandler: return "Missing challenge handler for security check \(check)."
+        case .applicationDisabled:
+            return "Application disabled: \(message ?? "")" + (url.map { " (new version: \($0))" } ?? "")
         case .securityCheckFailed:
             return "Security check failure: " + (failures ?? [:]).map { "\($0.key): \($0.value["failure"]?.stringValue ?? "\($0.value)")" }
                 .sorted().joined(separator: ", ")
@@ -219,4 +226,6 @@ extension ErrorCode where Domain == GatehouseClientError {
     public static var duplicateChallengeHandler: Self { Self(rawValue: "duplicateChallengeHandler") }
     /// An argument is not usable.
     public static var invalidArgument: Self { Self(rawValue: "invalidArgument") }
+    /// ``GatehouseClientError/applicationDisabled(message:downloadLink:)``.
+    public static var applicationDisabled: Self { Self(rawValue: "applicationDisabled") }
 }

@@ -32,6 +32,10 @@ public struct GatehouseEvent: Sendable, CustomStringConvertible {
         public static let securityCheckSucceeded = Kind(rawValue: "securityCheckSucceeded")
         /// A security check failed (``GatehouseEvent/payload`` is its failure data).
         public static let securityCheckFailed = Kind(rawValue: "securityCheckFailed")
+        /// The application's operator has a notice for its users (MobileFirst's administrator message: ``GatehouseEvent/payload``
+        /// is `{"message","messageId"}`). The SDK acknowledges it for the app unless a handler is registered for
+        /// `wl_remoteDisableRealm`; show the message — the server sends each message once per registration.
+        public static let administratorMessage = Kind(rawValue: "administratorMessage")
         /// A token was obtained (``GatehouseEvent/scope``, ``GatehouseEvent/expiresAt``).
         public static let tokenObtained = Kind(rawValue: "tokenObtained")
         /// An authorization flow failed (``GatehouseEvent/scope``, ``GatehouseEvent/error``).

@@ -65,6 +65,10 @@ struct Preauthorizer: Sendable {
                     api.observer.report(GatehouseEvent(.securityCheckFailed, securityCheck: name, payload: data.objectValue ?? [:]))
                     await registry.responder(for: name)?.handleFailure(data.objectValue ?? [:])
                 }
+                if let disabled = failures[RemoteDisableWire.checkName] {
+                    throw .applicationDisabled(message: disabled[RemoteDisableWire.message]?.stringValue ?? "",
+                                               downloadLink: disabled[RemoteDisableWire.downloadLink]?.stringValue)
+                }
                 throw .securityCheckFailed(failures: failures)
             case 409 where response.header(ProtocolNames.conflictHeader) != nil:
                 conflicts += 1
@@ -93,6 +97,15 @@ struct Preauthorizer: Sendable {
 
     /// Asks every challenged check's handler, concurrently; returns the answers once all have answered.
     private func answer(_ challenges: [String: JSON], origin: UInt64) async throws(GatehouseClientError) -> [String: JSON] {
+        var challenges = challenges
+        var acknowledged: [String: JSON] = [:]
+        // An administrator's notice without a handler of the app's: told as an event, acknowledged here.
+        if let notice = challenges[RemoteDisableWire.checkName], registry.responder(for: RemoteDisableWire.checkName) == nil {
+            challenges[RemoteDisableWire.checkName] = nil
+            api.observer.report(GatehouseEvent(.administratorMessage, securityCheck: RemoteDisableWire.checkName, payload: notice.objectValue ?? [:]))
+            acknowledged[RemoteDisableWire.checkName] = [RemoteDisableWire.messageID: notice[RemoteDisableWire.messageID] ?? .null]
+            if challenges.isEmpty { return acknowledged }
+        }
         let names = challenges.keys.sorted()
         var responders: [String: any SecurityCheckChallengeResponder] = [:]
         for name in names {
@@ -129,7 +142,7 @@ struct Preauthorizer: Sendable {
             return (answers, failure)
         }
         if let failure { throw failure }
-        return answers
+        return answers.merging(acknowledged) { answer, _ in answer }
     }
 
     /// Puts one challenge to its responder, bounded by `timeout`; a `login` for the check may answer it instead.
