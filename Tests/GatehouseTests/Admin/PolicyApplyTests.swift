@@ -163,4 +163,53 @@ import Testing
             for node in nodes { #expect(try await Self.remainingAfterOneWrongPIN(node, key: key) == 4) }
         }
     }
+
+    /// Application management on two nodes (issue 38): a version disabled through node A is refused on node B within
+    /// the poll interval, while the load of another version goes on without a failed request.
+    @Test func aVersionDisabledThroughOneNodeIsRefusedOnBothWithoutAFailedRequestUnderLoad() async throws {
+        let base = Self.policy(pinDefaultBlockAttempts: 3)
+        let app = "scopeElementMapping: { accessRestricted: PinCodeAttempts, both: \"SimpleCaptcha PinCodeAttempts\", open: \"\" }"
+        precondition(base.contains(app))
+        let disabling = base.replacingOccurrences(of: app, with: app + """
+
+                versions: [{ versions: "2.0", status: disabled, message: "Version 2.0 is withdrawn.", downloadLink: "https://apps.example.com" }]
+            """)
+        try await NodeCluster.run(policy: base) { cluster in
+            let nodes = cluster.nodes
+            let key = try ClientKeyPair()
+            let writer = try await Admin.writer(nodes[0])
+            var withdrawn = try ProtocolClient(nodes[1], version: "2.0")
+            try await withdrawn.register()
+            #expect(try await withdrawn.preauthorize(scope: "accessRestricted").status == 401, "served before")
+            let tally = Tally()
+            let start = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<4 {
+                    group.addTask {
+                        for round in 0..<400 where !tally.stopped && ContinuousClock.now - start < .seconds(60) {
+                            await Self.flow(nodes[(worker + round) % 2], key: key, tally: tally)
+                        }
+                    }
+                }
+                try await Task.sleep(for: .seconds(1))
+                let applied = try await Self.apply(nodes[0], disabling, token: writer)
+                #expect(applied.status == 200)
+                var refused = false
+                for _ in 0..<100 where !refused {
+                    let answer = try await withdrawn.preauthorize(scope: "accessRestricted")
+                    refused = answer.status == 403 && answer.json?["failures"]?["wl_remoteDisableRealm"]?["message"] == "Version 2.0 is withdrawn."
+                    if !refused { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                #expect(refused, "node B refused the withdrawn version within the poll interval")
+                try await Task.sleep(for: .seconds(1))
+                tally.stop()
+                try await group.waitForAll()
+            }
+            #expect(tally.failures.isEmpty, "failed requests during the switch: \(tally.failures.prefix(5))")
+            #expect(tally.flows >= 8, "the load ran (\(tally.flows) flows)")
+            let view = try await Admin.send(.GET, nodes[1], "/policy", token: writer)
+            let versions = view.json?["applications"]?.arrayValue?.first { $0["id"] == "com.sample.pincodeswift" }?["versions"]?.arrayValue
+            #expect(versions?.first?["status"] == "disabled" && versions?.first?["versions"] == "2.0", "\(String(describing: versions))")
+        }
+    }
 }
