@@ -28,6 +28,23 @@ extension PostgresStore {
         return result
     }
 
+    public func applicationVersions(limit: Int) async throws -> [ApplicationVersionCount] {
+        let sql = """
+            SELECT application_id, (record::jsonb)->'data'->'application'->>'clientPlatform',
+                   (record::jsonb)->'data'->'application'->>'version', COUNT(*)
+            FROM registrations GROUP BY 1, 2, 3
+            ORDER BY application_id COLLATE "C", ((record::jsonb)->'data'->'application'->>'clientPlatform') COLLATE "C",
+                     ((record::jsonb)->'data'->'application'->>'version') COLLATE "C" NULLS FIRST
+            LIMIT \(Int64(max(limit, 0)))
+            """
+        var result: [ApplicationVersionCount] = []
+        let rows = try await client.query(PostgresQuery(stringLiteral: sql), logger: logger)
+        for try await (application, platform, version, count) in rows.decode((String, String?, String?, Int64).self) {
+            result.append(ApplicationVersionCount(application: application, platform: platform ?? "", version: version, registrations: Int(count)))
+        }
+        return result
+    }
+
     public func setActiveUser(clientID: String, userID: String?) async throws {
         try await client.query("UPDATE registrations SET user_id = \(userID) WHERE client_id = \(clientID)", logger: logger).collect()
     }

@@ -22,6 +22,19 @@ extension SQLiteStore {
         return try rows.map { RegistrationListing(registration: try decode(ClientRegistrationRecord.self, $0.0), userID: $0.1) }
     }
 
+    public func applicationVersions(limit: Int) async throws -> [ApplicationVersionCount] {
+        try await reading { db in
+            try Row.fetchAll(db, sql: """
+                SELECT application_id, json_extract(record, '$.data.application.clientPlatform') AS platform,
+                       json_extract(record, '$.data.application.version') AS version, COUNT(*) AS registrations
+                FROM registrations GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 LIMIT ?
+                """, arguments: [max(limit, 0)]).map {
+                ApplicationVersionCount(application: $0["application_id"], platform: $0["platform"] ?? "", version: $0["version"],
+                                        registrations: $0["registrations"])
+            }
+        }
+    }
+
     public func setActiveUser(clientID: String, userID: String?) async throws {
         try await writing { db in
             try db.execute(sql: "UPDATE registrations SET user_id = ? WHERE client_id = ?", arguments: [userID, clientID])

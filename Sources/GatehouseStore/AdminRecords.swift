@@ -32,6 +32,22 @@ public struct RegistrationListing: Sendable, Equatable {
     }
 }
 
+/// How many registrations an application version has: what an operator looks at before notifying or disabling it.
+public struct ApplicationVersionCount: Sendable, Equatable {
+    public var application: String
+    public var platform: String
+    /// `nil` for registrations without a version (web apps).
+    public var version: String?
+    public var registrations: Int
+
+    public init(application: String, platform: String, version: String?, registrations: Int) {
+        self.application = application
+        self.platform = platform
+        self.version = version
+        self.registrations = registrations
+    }
+}
+
 /// One entry of the audit log: what happened, when, to whom and where. Never a secret, a token or a code.
 public struct AuditEvent: Codable, Sendable, Equatable {
     /// Assigned by the store, increasing: the order of the log and the cursor of its pages (0 before stored).

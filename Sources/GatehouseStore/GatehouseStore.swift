@@ -49,6 +49,8 @@ public protocol GatehouseStore: UserDirectory {
     func registration(clientID: String) async throws -> ClientRegistrationRecord?
     /// Registrations matching `query`, ordered by client id, with their active user.
     func registrations(_ query: RegistrationQuery) async throws -> [RegistrationListing]
+    /// The registrations by application, platform and version (at most `limit` versions, ordered by those), counted.
+    func applicationVersions(limit: Int) async throws -> [ApplicationVersionCount]
     /// Records the client's active user (`nil`: none), by which ``registrations(_:)`` finds it.
     func setActiveUser(clientID: String, userID: String?) async throws
     /// Deletes the registration of `clientID` and all its state; `false` if there was none.

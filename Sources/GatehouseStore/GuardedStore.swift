@@ -30,6 +30,7 @@ public final class GuardedStore: GatehouseStore {
     public func updateRegistration(_ registration: ClientRegistrationRecord) async throws { try await guarded("updateRegistration") { [base] in try await base.updateRegistration(registration) } }
     public func registration(clientID: String) async throws -> ClientRegistrationRecord? { try await guarded("registration") { [base] in try await base.registration(clientID: clientID) } }
     public func registrations(_ query: RegistrationQuery) async throws -> [RegistrationListing] { try await guarded("registrations") { [base] in try await base.registrations(query) } }
+    public func applicationVersions(limit: Int) async throws -> [ApplicationVersionCount] { try await guarded("applicationVersions") { [base] in try await base.applicationVersions(limit: limit) } }
     public func setActiveUser(clientID: String, userID: String?) async throws { try await guarded("setActiveUser") { [base] in try await base.setActiveUser(clientID: clientID, userID: userID) } }
     public func deleteRegistration(clientID: String) async throws -> Bool { try await guarded("deleteRegistration") { [base] in try await base.deleteRegistration(clientID: clientID) } }
     public func clientState(clientID: String) async throws -> [String: VersionedState] { try await guarded("clientState") { [base] in try await base.clientState(clientID: clientID) } }

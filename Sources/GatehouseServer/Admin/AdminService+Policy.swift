@@ -23,16 +23,7 @@ extension AdminService {
                         }
                         return .object(entry)
                     }),
-                    "versions": .array((app.remoteDisable?.rules ?? []).map { rule in
-                        var entry: JSONObject = ["versions": .string(rule.versions.description), "status": .string(rule.status.rawValue)]
-                        if rule.status != .active {
-                            entry["message"] = .string(rule.message)
-                            entry["messageId"] = .string(rule.messageID)
-                        }
-                        if !rule.messages.isEmpty { entry["messages"] = .object(rule.messages.mapValues { .string($0) }) }
-                        if let link = rule.downloadLink { entry["downloadLink"] = .string(link) }
-                        return .object(entry)
-                    }),
+                    "versions": Self.versionRules(of: app),
                 ]
             }),
             "confidentialClients": .array(policy.confidentialClients.map {

@@ -51,6 +51,7 @@ final class MeasuredStore: GatehouseStore {
     func updateRegistration(_ r: ClientRegistrationRecord) async throws { try await measure("updateRegistration") { try await base.updateRegistration(r) } }
     func registration(clientID: String) async throws -> ClientRegistrationRecord? { try await measure("registration") { try await base.registration(clientID: clientID) } }
     func registrations(_ query: RegistrationQuery) async throws -> [RegistrationListing] { try await measure("registrations") { try await base.registrations(query) } }
+    func applicationVersions(limit: Int) async throws -> [ApplicationVersionCount] { try await measure("applicationVersions") { try await base.applicationVersions(limit: limit) } }
     func setActiveUser(clientID: String, userID: String?) async throws { try await measure("setActiveUser") { try await base.setActiveUser(clientID: clientID, userID: userID) } }
     func deleteRegistration(clientID: String) async throws -> Bool { try await measure("deleteRegistration") { try await base.deleteRegistration(clientID: clientID) } }
     func clientState(clientID: String) async throws -> [String: VersionedState] { try await measure("clientState") { try await base.clientState(clientID: clientID) } }

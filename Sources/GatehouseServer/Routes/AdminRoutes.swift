@@ -63,6 +63,21 @@ struct AdminRoutes<Context: ClientRequestContext> {
             let retiredNow = try await admin.retireKey(kid, actor: actor, address: context.clientAddress)
             return Self.answer(["retired": .string(kid), "alreadyRetired": .bool(!retiredNow)])
         }
+        api.get("applications") { request, context in
+            _ = try await admin.authorize(request, context, write: false)
+            return Self.answer(try await admin.applications())
+        }
+        api.put("applications/:application/:platform/versions") { request, context in
+            let actor = try await admin.authorize(request, context, write: true)
+            var request = request
+            let body = try await RequestReading.body(of: &request, upTo: 64 * 1024, tooLarge: "Version rules are limited to 64 KiB.")
+            guard let rules = try? JSONDecoder().decode(JSON.self, from: Data(body.readableBytesView)) else {
+                throw GatehouseError.invalidRequest("The body must be JSON: {\"versions\": [...]}.")
+            }
+            return Self.answer(try await admin.setVersions(
+                application: try context.parameters.require("application"), platform: try context.parameters.require("platform"),
+                body: rules, actor: actor, address: context.clientAddress))
+        }
         api.get("policy") { request, context in
             _ = try await admin.authorize(request, context, write: false)
             return Self.answer(admin.policy())

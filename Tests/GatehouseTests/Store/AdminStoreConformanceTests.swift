@@ -53,6 +53,29 @@ import Testing
         }
     }
 
+    /// The versions an operator sees before notifying or disabling one: registrations counted by application,
+    /// platform and version (none for web apps), ordered, bounded.
+    @Test(.timeLimit(.minutes(2)), arguments: StoreKind.allCases)
+    func registrationsAreCountedByApplicationVersion(kind: StoreKind) async throws {
+        try await TestStores.with(kind) { store in
+            let versions: [(String, String, String?)] = [("com.b", "ios", "2.0"), ("com.b", "ios", "1.10"), ("com.b", "ios", "2.0"),
+                                                          ("com.a", "web", nil), ("com.b", "android", "2.0"), ("com.a", "web", nil)]
+            for (index, (app, platform, version)) in versions.enumerated() {
+                var record = Self.registration("v\(index)", app: app, device: "d\(index)")
+                record.data.application = ApplicationData(id: app, clientPlatform: platform, version: version)
+                try await store.createRegistration(record)
+            }
+            let counted = try await store.applicationVersions(limit: 100)
+            #expect(counted == [
+                .init(application: "com.a", platform: "web", version: nil, registrations: 2),
+                .init(application: "com.b", platform: "android", version: "2.0", registrations: 1),
+                .init(application: "com.b", platform: "ios", version: "1.10", registrations: 1),
+                .init(application: "com.b", platform: "ios", version: "2.0", registrations: 2),
+            ], "\(counted)")
+            #expect(try await store.applicationVersions(limit: 2).count == 2)
+        }
+    }
+
     @Test(.timeLimit(.minutes(2)), arguments: StoreKind.allCases)
     func deletingARegistrationDeletesItsState(kind: StoreKind) async throws {
         try await TestStores.with(kind) { store in
