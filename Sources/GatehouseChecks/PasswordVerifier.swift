@@ -92,6 +92,14 @@ public struct PasswordVerifier: Sendable {
         return sources.isKnownUnlocked(source, now: now)
     }
 
+    /// ``isSourceKnownUnlocked(now:)`` for `source`, where no task names it (an event loop): `false` without one
+    /// when sources are throttled (the caller then takes the path that names it).
+    public func isSourceKnownUnlocked(_ source: String?, now: Int64) -> Bool {
+        guard let sources else { return true }
+        guard let source else { return false }
+        return sources.isKnownUnlocked(source, now: now)
+    }
+
     /// Counts a failure against the request's source (a wrong password where no round counts it: the gateway's
     /// login modules).
     public func recordSourceFailure(now: Int64) async throws {

@@ -128,19 +128,20 @@ public final class Gateway: Sendable {
 
     /// ``admit(headers:query:to:)`` when the realm decides without suspending (no realm, no credentials, or
     /// credentials its modules remember: ``Realm/decideNow(_:requiredRoles:)``), else `nil`.
-    func admitNow(headers: HTTPFields, query: String?, to service: ProtectedService, certificate: String? = nil) -> Admission? {
-        admitNowRemembering(headers: headers, query: query, to: service, certificate: certificate)?.admission
+    func admitNow(headers: HTTPFields, query: String?, to service: ProtectedService, peer: String? = nil, certificate: String? = nil) -> Admission? {
+        admitNowRemembering(headers: headers, query: query, to: service, peer: peer, certificate: certificate)?.admission
     }
 
     /// ``admitNow(headers:query:to:)``, and the admission for the connection to remember when it may
     /// (``RememberedAdmission``).
-    func admitNowRemembering(headers: HTTPFields, query: String?, to service: ProtectedService, certificate: String? = nil)
+    func admitNowRemembering(headers: HTTPFields, query: String?, to service: ProtectedService, peer: String? = nil, certificate: String? = nil)
         -> (admission: Admission, remembered: RememberedAdmission?)? {
         guard let realm = service.realm else { return (.allow(nil), nil) }
         // Read before the chain looks at the accounts: a password failing after this makes the memory useless.
         let failures = UnsettledAccounts.shared.failures
         var credentials = realm.credentials(headers: headers, query: query)
         credentials.certificateThumbprint = certificate
+        if let peer { credentials.clientAddress = trustedProxies.client(peer: peer, fields: headers).address }
         guard let (decision, until) = realm.decideRemembering(credentials, requiredRoles: service.requiredRoles) else { return nil }
         var remembered: RememberedAdmission?
         if let until, case .allow(let subject) = decision, realm.readsAuthorizationOnly, let authorization = headers.value(of: .authorization) {

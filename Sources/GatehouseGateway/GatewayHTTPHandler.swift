@@ -499,7 +499,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         }
         exchange.fields = head.admissionFields(realm: service.realm)
         if let (admission, remembering) = gateway.admitNowRemembering(headers: exchange.fields, query: route.target.query, to: service,
-                                                                                  certificate: certificateThumbprint) {
+                                                                                  peer: peer, certificate: certificateThumbprint) {
             remembered = remembering
             admitted(exchange, admission)
             return
@@ -556,7 +556,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             startKaazingHandshake(exchange, key: key)
             return true
         }
-        if let admission = gateway.admitNow(headers: exchange.fields, query: target.query, to: service, certificate: certificateThumbprint) {
+        if let admission = gateway.admitNow(headers: exchange.fields, query: target.query, to: service, peer: peer, certificate: certificateThumbprint) {
             webSocketAdmitted(exchange, admission, key: key)
             return true
         }
@@ -650,7 +650,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 return
             }
             exchange.fields = exchange.head.admissionFields(realm: service.realm)
-            if let admission = gateway.admitNow(headers: exchange.fields, query: route.target.query, to: service, certificate: certificateThumbprint) {
+            if let admission = gateway.admitNow(headers: exchange.fields, query: route.target.query, to: service, peer: peer, certificate: certificateThumbprint) {
                 emulationAdmitted(exchange, admission, create)
                 return
             }

@@ -107,6 +107,8 @@ public struct UsersLoginModule: LoginModule, RememberingLoginModule {
         }
         guard let verified, passwords.lockouts is InMemoryAccountLockouts,
               !UnsettledAccounts.shared.isUnsettled("user:\(username)", in: passwords.lockouts),
+              // A locked address is refused even a remembered pair: its task answers 429.
+              passwords.isSourceKnownUnlocked(credentials.clientAddress, now: EpochTime.nowMillis()),
               let (subject, expires) = verified.entry(username: username, password: password)
         else { return nil }
         return (.success(subject), expires)

@@ -46,7 +46,7 @@ import Testing
     static func remembered(_ gateway: Gateway, _ service: ProtectedService) async -> RememberedAdmission? {
         for _ in 0..<20 {
             guard case .allow = await gateway.admit(headers: joe, query: nil, to: service),
-                  let made = gateway.admitNowRemembering(headers: joe, query: nil, to: service)?.remembered else { return nil }
+                  let made = gateway.admitNowRemembering(headers: joe, query: nil, to: service, peer: "127.0.0.1")?.remembered else { return nil }
             if made.admits(joe, to: service) { return made }
         }
         return nil
@@ -162,7 +162,7 @@ import Testing
         #expect(!memory.admits(Self.joe, to: api))
         // Once the lifetime is over, the chain does not answer from memory either: bcrypt again, on a task.
         try await Task.sleep(for: .milliseconds(450))
-        #expect(gateway.admitNowRemembering(headers: Self.joe, query: nil, to: api) == nil)
+        #expect(gateway.admitNowRemembering(headers: Self.joe, query: nil, to: api, peer: "127.0.0.1") == nil)
     }
 
     /// A module that answers from memory without being a `users` module: how long its answer holds is unknown.
@@ -185,7 +185,7 @@ import Testing
         for configuration in carriers {
             let (gateway, api, _) = try Self.gateway(configuration)
             guard case .allow = await gateway.admit(headers: Self.joe, query: nil, to: api) else { Issue.record("joe was not admitted"); continue }
-            let now = try #require(gateway.admitNowRemembering(headers: Self.joe, query: nil, to: api))
+            let now = try #require(gateway.admitNowRemembering(headers: Self.joe, query: nil, to: api, peer: "127.0.0.1"))
             guard case .allow = now.admission else { Issue.record("joe was not admitted from memory"); continue }
             #expect(now.remembered == nil)
         }
@@ -199,7 +199,7 @@ import Testing
                     LoginModuleConfiguration(type: "granting", flag: flags.1),
                 ]), modules: ["granting": RoleGranting()])
             guard case .allow = await gateway.admit(headers: Self.joe, query: nil, to: api) else { Issue.record("joe was not admitted"); continue }
-            let now = try #require(gateway.admitNowRemembering(headers: Self.joe, query: nil, to: api))
+            let now = try #require(gateway.admitNowRemembering(headers: Self.joe, query: nil, to: api, peer: "127.0.0.1"))
             guard case .allow(let subject) = now.admission else { Issue.record("joe was not admitted from memory"); continue }
             #expect(subject?.roles == ["AUTHORIZED", "EXTRA"])
             #expect(now.remembered == nil)
@@ -218,6 +218,6 @@ import Testing
         let (plain, plainAPI, _) = try Self.gateway(Self.configuration("http://127.0.0.1:9", modules: [LoginModuleConfiguration(type: "plain")]),
                                                     modules: ["plain": unremembering])
         guard case .allow = await plain.admit(headers: Self.joe, query: nil, to: plainAPI) else { Issue.record("joe was not admitted"); return }
-        #expect(plain.admitNowRemembering(headers: Self.joe, query: nil, to: plainAPI) == nil)
+        #expect(plain.admitNowRemembering(headers: Self.joe, query: nil, to: plainAPI, peer: "127.0.0.1") == nil)
     }
 }

@@ -65,4 +65,20 @@ import Testing
             #expect(counters.failures == 3)
         }
     }
+
+    /// A right password the gateway remembers (verified in the last minute, answered on the event loop) is refused
+    /// from a locked address too: a guesser who hits it must not learn it is right. (Before, the remembered pair
+    /// answered 200 from the locked address.)
+    @Test func aRememberedPasswordIsRefusedFromALockedAddress() async throws {
+        try await Self.run(threshold: 3) { fixture async throws in
+            #expect(try await Self.get(fixture, from: Self.stranger, "joe", "welcome").status == 200)
+            #expect(try await Self.get(fixture, from: Self.stranger, "joe", "welcome").status == 200, "remembered")
+            // Wrong passwords of other names only: joe's account stays settled, its pair remembered.
+            for user in ["nobody", "somebody", "someone"] {
+                #expect(try await Self.get(fixture, from: Self.stranger, user, "guess").status == 401)
+            }
+            #expect(try await Self.get(fixture, from: Self.stranger, "joe", "welcome").status == 429)
+            #expect(try await Self.get(fixture, from: "127.0.0.1", "joe", "welcome").status == 200, "another address")
+        }
+    }
 }
