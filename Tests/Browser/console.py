@@ -53,7 +53,7 @@ HTTP_TIMEOUT = 15
 WAIT = 15
 PHONE = (390, 844)
 DESKTOP = (1280, 900)
-STEPS = ["sign-in", "unblock", "unlock", "policy-invalid", "policy-applied", "revoke-delete", "navigation", "read-only"]
+STEPS = ["sign-in", "unblock", "unlock", "policy-invalid", "policy-applied", "revoke-delete", "applications", "navigation", "read-only"]
 
 log = harness.log
 
@@ -524,6 +524,34 @@ def run_steps(settings, results, folder):
         assert gone.status in (400, 404) and "INVALID_CLIENT_ID" in gone.body, f"the deleted client got {gone}"
         return "the token answered 401 after Revoke; Delete asked again, then the client's next round got INVALID_CLIENT_ID"
 
+    def applications():
+        section = '[data-application="com.sample.pincodeswift/ios"]'
+        ui.go("#/applications", section + " table")
+        ui.wait(lambda: "1.0" in ui.text(section + " table") and "active" in ui.text(section + " table"),
+                "version 1.0 listed active")
+        driver.execute_script("arguments[0].value = '< 2.0'", ui.find(section + ' input[id$="-versions"]'))
+        from selenium.webdriver.support.ui import Select
+        Select(ui.find(section + ' select[id$="-status"]')).select_by_value("disabled")
+        ui.find(section + ' input[id$="-message"]').send_keys("This version is retired.")
+        ui.find(section + ' input[id$="-link"]').send_keys("https://apps.example.com/pincode")
+        ui.click(section + ' button[id$="-add"]')
+        ui.wait(lambda: "disabled" in ui.text(section) and "Version rules" in ui.text(section) and ui.visible("#notice"),
+                "the rule listed and version 1.0 shown disabled")
+        ui.shoot("applications")
+        old = RuntimeClient(base, "console-old-version").register()
+        refused = old.preauthorize("accessRestricted")
+        failure = ((refused.json() or {}).get("failures") or {}).get("wl_remoteDisableRealm") or {}
+        assert refused.status == 403 and failure.get("downloadLink") == "https://apps.example.com/pincode", \
+            f"a 1.0 client after the rule: {refused}"
+        remove = section + ' button[data-remove-rule]'
+        ui.click(remove)
+        ui.wait(lambda: "Press again" in ui.text(remove), "the remove button asking again")
+        ui.click(remove)
+        ui.wait(lambda: "every version is active" in ui.text(section), "no rule left")
+        again = old.preauthorize("accessRestricted")
+        assert again.status == 401, f"the 1.0 client after the rule was removed: {again}"
+        return "version 1.0 listed; the rule < 2.0 disabled added from the page (a 1.0 client then refused with the link), then removed (served again)"
+
     def read_only():
         ui.wait(lambda: ui.visible("#signin-form"), "the sign-in form")
         ui.find("#signin-id").send_keys(ADMIN_ID)
@@ -545,7 +573,8 @@ def run_steps(settings, results, folder):
 
     for name, function in (("sign-in", sign_in), ("unblock", unblock), ("unlock", unlock),
                            ("policy-invalid", policy_invalid), ("policy-applied", policy_applied),
-                           ("revoke-delete", revoke_delete), ("navigation", navigation), ("read-only", read_only)):
+                           ("revoke-delete", revoke_delete), ("applications", applications), ("navigation", navigation),
+                           ("read-only", read_only)):
         if name != "sign-in" and results.get("sign-in", ("fail",))[0] != "pass":
             results[name] = ("fail", "not run: the sign-in failed")
             continue
