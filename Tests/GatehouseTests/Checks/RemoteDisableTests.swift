@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseChecks
 import GatehouseProtocol
+import GatehouseServer
 import Testing
 
 /// Application management (issue 38): an application version's status — active, notify, disabled — as MobileFirst
@@ -102,22 +103,29 @@ import Testing
         }
     }
 
-    @Test func aPolicyNamesAWrongVersionRule() async throws {
-        for (rule, problem) in [
-            ("{ versions: \"< two\", status: disabled, message: m }", "versions: must be"),
-            ("{ status: paused, message: m }", "status: must be active, notify or disabled"),
-            ("{ status: notify }", "message: is required with status notify"),
-            ("{ status: disabled, message: m, downloadLink: \"javascript:alert(1)\" }", "downloadLink: must be an https"),
-            ("{ status: disabled, message: m, mesage: typo }", "mesage"),
+    @Test func aPolicyNamesAWrongVersionRule() throws {
+        for (rule, key, problem) in [
+            ("{ versions: \"< two\", status: disabled, message: m }", "versions", "must be"),
+            ("{ status: paused, message: m }", "status", "must be active, notify or disabled"),
+            ("{ status: notify }", "message", "is required with status notify"),
+            ("{ status: disabled, message: m, downloadLink: \"javascript:alert(1)\" }", "downloadLink", "must be an https"),
         ] {
             let policy = "securityChecks: { Pin: { class: PinCodeAttempts } }\napplications:\n  - { id: a, platform: ios, versions: [\(rule)] }\n"
-            let directory = TestServer.temporaryDirectory()
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try policy.write(toFile: directory + "/policy.yaml", atomically: true, encoding: .utf8)
-            let gatehouse = try GatehouseProcess.start(["serve", "--port", "0", "--data", directory, "--policy", directory + "/policy.yaml"])
-            #expect(try await gatehouse.waitForExit() != 0)
-            let message = String(decoding: gatehouse.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(message.contains("applications[0].versions[0]") && message.contains(problem), "\(message)")
+            do {
+                _ = try SecurityPolicy.parse(yaml: policy, file: "policy.yaml", registry: .builtIn,
+                                             services: SecurityCheckServices(users: PolicyTests.NoUsers()))
+                Issue.record("accepted: \(rule)")
+            } catch let error as PolicyError {
+                #expect(error.key == "applications[0].versions[0].\(key)" && error.problem.contains(problem), "\(error)")
+            }
+        }
+        // A misspelt key is refused, named by its place.
+        do {
+            _ = try SecurityPolicy.parse(yaml: "securityChecks: { Pin: { class: PinCodeAttempts } }\napplications:\n  - { id: a, platform: ios, versions: [{ status: notify, mesage: m }] }\n",
+                                         file: "policy.yaml", registry: .builtIn, services: SecurityCheckServices(users: PolicyTests.NoUsers()))
+            Issue.record("a misspelt key was accepted")
+        } catch let error as PolicyError {
+            #expect("\(error)".contains("applications[0].versions[0].mesage"), "\(error)")
         }
     }
 }

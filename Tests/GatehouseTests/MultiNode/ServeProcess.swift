@@ -3,11 +3,11 @@ import Foundation
 /// The real `gatehouse serve` binary as a child process, its output in files (so that it never blocks on a full
 /// pipe), for tests that kill it.
 final class ServeProcess: @unchecked Sendable {
-    let process: Process
+    let process: SpawnedProcess
     let outputPath: String
     let server: TestServer
 
-    private init(process: Process, outputPath: String, server: TestServer) {
+    private init(process: SpawnedProcess, outputPath: String, server: TestServer) {
         self.process = process
         self.outputPath = outputPath
         self.server = server
@@ -21,13 +21,9 @@ final class ServeProcess: @unchecked Sendable {
         let outputPath = (logDirectory as NSString).appendingPathComponent("serve-\(UUID().uuidString).log")
         FileManager.default.createFile(atPath: outputPath, contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["serve", "--port", "0", "--log-level", "warning"] + arguments
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        _ = fcntl(output.fileDescriptor, F_SETFD, FD_CLOEXEC)
+        let process = try SpawnedProcess(executable.path, ["serve", "--port", "0", "--log-level", "warning"] + arguments,
+                                         output: output.fileDescriptor, errors: output.fileDescriptor)
         try? output.close()
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {

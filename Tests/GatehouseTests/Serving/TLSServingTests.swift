@@ -69,21 +69,13 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct EnvironmentOptionTests {
     @Test func serveTakesItsOptionsFromTheEnvironment() async throws {
         let data = TestServer.temporaryDirectory()
-        let process = Process()
-        process.executableURL = GatehouseProcess.executable
-        process.arguments = ["--log-level", "warning"]   // no subcommand: serve
         var environment = ProcessInfo.processInfo.environment
         environment["GATEHOUSE_PORT"] = "0"
         environment["GATEHOUSE_DATA"] = data
         environment["GATEHOUSE_ISSUER"] = "https://auth.example.test"
         environment["GATEHOUSE_LOG_LEVEL"] = "debug"   // the command line's warning wins
         environment["GATEHOUSE_TRUSTED_PROXY"] = "10.0.0.0/8, fd00::/8"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let server = GatehouseProcess(process: process, output: output, errors: Pipe())
+        let server = try GatehouseProcess.start(["--log-level", "warning"], environment: environment)   // no subcommand: serve
         defer { server.stop() }
         let banner = try await server.waitForLine(containing: "listens on http://")
         let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))

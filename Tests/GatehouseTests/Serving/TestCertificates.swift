@@ -70,26 +70,53 @@ func curl(_ arguments: [String], seconds: Int = 20) async throws -> (status: Int
 }
 
 /// Runs a program to its end on a thread of its own: waiting for a child process on the Swift concurrency pool
-/// (two threads on two cores) would stall every server the test process runs.
+/// (two threads on two cores) would stall every server the test process runs. Spawned with `posix_spawn`, not
+/// Foundation's `Process`: on Linux its `run()` crashes now and then (a 256-byte over-read of `/proc/self/fd`
+/// entries, swift-corelibs-foundation PR #5472, not in Swift 6.3.1) — this suite spawns curl and openssl by the
+/// hundred while many sockets are open, and crashed on it.
 func runOffThePool(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
     try await withCheckedThrowingContinuation { continuation in
         Thread {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            process.standardInput = FileHandle.nullDevice
-            do {
-                try process.run()
-            } catch {
-                continuation.resume(throwing: error)
-                return
-            }
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+            continuation.resume(with: Result { try spawnAndWait(executable, arguments) })
         }.start()
     }
+}
+
+/// Runs `executable` with `arguments`, standard input from /dev/null, standard output and error into one pipe;
+/// returns its exit status (128 + the signal's number when a signal ended it) and what it wrote.
+func spawnAndWait(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    var ends: [Int32] = [0, 0]
+    guard pipe(&ends) == 0 else { throw TestFailure("pipe: errno \(errno)") }
+    // Not inherited by other children spawned meanwhile (the child gets the write end as 1 and 2 by dup2).
+    for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+    posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
+    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+    close(ends[1])
+    guard spawned == 0 else {
+        close(ends[0])
+        throw TestFailure("posix_spawn \(executable): error \(spawned)")
+    }
+    var output: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(ends[0], $0.baseAddress, $0.count) }
+        if count > 0 {
+            output += buffer[0..<count]
+        } else if count == 0 || errno != EINTR {
+            break
+        }
+    }
+    close(ends[0])
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+    let signal = status & 0x7f
+    return (signal == 0 ? (status >> 8) & 0xff : 128 + signal, String(decoding: output, as: UTF8.self))
 }

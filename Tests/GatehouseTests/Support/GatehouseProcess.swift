@@ -1,4 +1,65 @@
 import Foundation
+import Synchronization
+
+/// A child process spawned with `posix_spawn` (Foundation's `Process.run()` crashes now and then on Linux:
+/// ``spawnAndWait(_:_:)`` says why), with the members of `Process` the tests use.
+final class SpawnedProcess: Sendable {
+    let processIdentifier: Int32
+    let arguments: [String]
+    private let exit = Mutex<Int32?>(nil)
+
+    /// Spawns `executable` with standard input from /dev/null and standard output and error into `output` and
+    /// `errors` (their ends are not inherited by other children).
+    convenience init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, output: Pipe, errors: Pipe) throws {
+        for end in [output.fileHandleForReading, output.fileHandleForWriting, errors.fileHandleForReading, errors.fileHandleForWriting] {
+            _ = fcntl(end.fileDescriptor, F_SETFD, FD_CLOEXEC)
+        }
+        defer {
+            try? output.fileHandleForWriting.close()
+            try? errors.fileHandleForWriting.close()
+        }
+        try self.init(executable, arguments, environment: environment,
+                      output: output.fileHandleForWriting.fileDescriptor, errors: errors.fileHandleForWriting.fileDescriptor)
+    }
+
+    /// Spawns `executable` with standard input from /dev/null, standard output and error to the descriptors given.
+    init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, output: Int32, errors: Int32) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, output, 1)
+        posix_spawn_file_actions_adddup2(&actions, errors, 2)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup($0.key + "=" + $0.value) } + [nil] }
+        defer { for pointer in envp ?? [] { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = envp.map { posix_spawn(&pid, executable, &actions, nil, argv, $0) } ?? posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw TestFailure("posix_spawn \(executable): error \(spawned)") }
+        processIdentifier = pid
+        self.arguments = arguments
+    }
+
+    /// Reaps the child if it has ended (without waiting).
+    private func reap() -> Int32? {
+        exit.withLock { exit in
+            if exit == nil {
+                var status: Int32 = 0
+                if waitpid(processIdentifier, &status, WNOHANG) == processIdentifier {
+                    let signal = status & 0x7f
+                    exit = signal == 0 ? (status >> 8) & 0xff : 128 + signal
+                }
+            }
+            return exit
+        }
+    }
+
+    var isRunning: Bool { reap() == nil }
+    /// The exit status (128 + the signal's number when a signal ended it); -1 while it runs.
+    var terminationStatus: Int32 { reap() ?? -1 }
+    func terminate() { kill(processIdentifier, SIGTERM) }
+}
 
 /// The built `gatehouse` executable, run as a child process for tests of the command itself.
 struct GatehouseProcess {
@@ -7,21 +68,15 @@ struct GatehouseProcess {
             .deletingLastPathComponent().appendingPathComponent(".build/debug/gatehouse")
     }
 
-    let process: Process
+    let process: SpawnedProcess
     let output: Pipe
     let errors: Pipe
 
-    /// Starts `gatehouse` with `arguments`.
-    static func start(_ arguments: [String]) throws -> GatehouseProcess {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+    /// Starts `gatehouse` with `arguments` (and `environment` in place of this process's).
+    static func start(_ arguments: [String], environment: [String: String]? = nil) throws -> GatehouseProcess {
         let output = Pipe()
         let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let process = try SpawnedProcess(executable.path, arguments, environment: environment, output: output, errors: errors)
         return GatehouseProcess(process: process, output: output, errors: errors)
     }
 
@@ -52,13 +107,14 @@ struct GatehouseProcess {
     func stop(within seconds: Double = 10) {
         guard process.isRunning else { return }
         let pid = process.processIdentifier
-        let command = (process.arguments ?? []).prefix(8).joined(separator: " ")
+        let command = process.arguments.prefix(8).joined(separator: " ")
         process.terminate()
+        let process = self.process
         Thread {
             let deadline = Date().addingTimeInterval(seconds)
-            // Foundation reaps the child once it exits; until then (or a zombie) kill(pid, 0) answers 0.
-            while kill(pid, 0) == 0, Date() < deadline { usleep(50_000) }
-            guard kill(pid, 0) == 0 else { return }
+            // `isRunning` reaps the child once it has exited.
+            while process.isRunning, Date() < deadline { usleep(50_000) }
+            guard process.isRunning else { return }
             FileHandle.standardError.write(Data("gatehouse \(command) (pid \(pid)) did not exit within \(seconds) s of SIGTERM: killed\n".utf8))
             kill(pid, SIGKILL)
         }.start()
