@@ -69,6 +69,18 @@ import Testing
         await collector.stop()
     }
 
+    /// The suite's children (curl, openssl, ab, gatehouse) inherit no descriptor of the test process but their
+    /// standard ones: one holding a dup of another test's socket or pipe kept it open and hung that test.
+    @Test func spawnedChildrenInheritOnlyTheirStandardDescriptors() async throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { for end in ends { close(end) } }
+        let listed = try await runOffThePool("/bin/ls", ["/proc/self/fd"])
+        let descriptors = listed.output.split(separator: "\n").compactMap { Int($0) }
+        // ls's own directory stream is the one more.
+        #expect(descriptors.allSatisfy { $0 <= 3 } && descriptors.count <= 4, "\(descriptors); the test's pipe is \(ends)")
+    }
+
     /// A confidential client's secret made by the command: 256 random bits (43 base64url characters), then its hash.
     @Test func hashPasswordMakesANewClientSecretAndItsHash() async throws {
         let gatehouse = try GatehouseProcess.start(["hash-password", "--new-client-secret", "--cost", "4"])

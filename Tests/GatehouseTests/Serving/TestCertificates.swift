@@ -95,6 +95,9 @@ func spawnAndWait(_ executable: String, _ arguments: [String]) throws -> (status
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
     posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
+    // Nothing else of this process's: a child holding a dup of another test's socket or pipe would keep it open
+    // (Foundation's Process closed them too, which is the scan that crashed).
+    closeInheritedDescriptors(&actions)
     let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }
     var pid: pid_t = 0

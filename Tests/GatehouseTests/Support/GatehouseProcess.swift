@@ -30,6 +30,9 @@ final class SpawnedProcess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, output, 1)
         posix_spawn_file_actions_adddup2(&actions, errors, 2)
+        // Nothing else of this process's: a child holding a dup of another test's socket or pipe would keep it open
+        // (Foundation's Process closed them too, which is the scan that crashed).
+        closeInheritedDescriptors(&actions)
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup($0.key + "=" + $0.value) } + [nil] }
@@ -59,6 +62,17 @@ final class SpawnedProcess: Sendable {
     /// The exit status (128 + the signal's number when a signal ended it); -1 while it runs.
     var terminationStatus: Int32 { reap() ?? -1 }
     func terminate() { kill(processIdentifier, SIGTERM) }
+}
+
+/// Adds to `actions` the closing of every descriptor from 3 up in the child: glibc's
+/// `posix_spawn_file_actions_addclosefrom_np` (2.34+), looked up at run time — Swift's Glibc module does not import
+/// it (it is a GNU extension).
+func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+    typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+        preconditionFailure("glibc 2.34 or later is needed (posix_spawn_file_actions_addclosefrom_np)")
+    }
+    _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
 }
 
 /// The built `gatehouse` executable, run as a child process for tests of the command itself.
