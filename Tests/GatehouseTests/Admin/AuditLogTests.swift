@@ -86,7 +86,7 @@ import Testing
 }
 
 /// How the audit log stores its events: in groups, by a writer of its own, never holding up a request.
-@Suite(.timeLimit(.minutes(1))) struct AuditLogWriterTests {
+@Suite(.timeLimit(.minutes(3))) struct AuditLogWriterTests {
     /// An SQLite store whose operations are counted.
     static func measuredStore() throws -> (MeasuredStore, GatehouseMetrics, String) {
         let directory = TestServer.temporaryDirectory()

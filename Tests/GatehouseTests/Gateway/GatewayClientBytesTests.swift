@@ -9,7 +9,7 @@ import Testing
 /// byte, a graceful shutdown with requests in flight, a WebSocket's first frames sent right behind its upgrade
 /// request, and generated request streams (the
 /// parser's differential tests' generator) relayed to a real upstream as the parser reads them.
-@Suite(.timeLimit(.minutes(1))) struct GatewayClientBytesTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayClientBytesTests {
     @Test func emptyLinesBeforeARequestLineAreIgnoredAndHeadsMayArriveByteByByte() async throws {
         try await RecordingFixture.run({ GatewayRelayTests.configuration($0) }) { fixture async throws in
             let connection = try RawHTTPConnection(port: fixture.port)

@@ -4,7 +4,7 @@ import Testing
 
 /// The gateway's YAML: a key it does not know is refused with its place, never ignored — a service whose `realm:`
 /// is misspelt would otherwise be served open, one whose `requireRoles:` is misspelt to any user.
-@Suite(.timeLimit(.minutes(1))) struct GatewayConfigurationTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayConfigurationTests {
     static let hash = "$2b$04$" + String(repeating: "a", count: 53)
 
     static func yaml(service: String, module: String = "{ type: users, flag: required, users: [{ username: joe, passwordHash: \"\(hash)\", roles: [A] }] }") -> String {

@@ -5,7 +5,7 @@ import Testing
 
 /// The gateway's `users` login module locks an account after repeated wrong passwords (as the server's
 /// `UserLogin` does): the right password is refused while locked, other users are unaffected.
-@Suite(.timeLimit(.minutes(1))) struct GatewayLockoutTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayLockoutTests {
     @Test func wrongPasswordsLockTheAccountNotTheOthers() async throws {
         try await GatewayFixture.run({ upstream in
             var configuration = GatewayConfiguration(

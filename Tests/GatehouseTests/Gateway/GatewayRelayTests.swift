@@ -6,7 +6,7 @@ import Testing
 /// The event-loop relay (`GatewayHTTPHandler`, `WebSocketBridge`): pipelined requests answered in order on one
 /// connection, bodies streamed both ways (lengths and chunks), a client's malformed body answered `400`, requests
 /// admitted on the loop and on a task alike, and a WebSocket's handshake answered as RFC 6455 says.
-@Suite(.timeLimit(.minutes(1))) struct GatewayRelayTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayRelayTests {
     static func configuration(_ upstream: String) -> GatewayConfiguration {
         GatewayConfiguration(
             realms: [GatewayFixture.usersRealm("strict", scheme: .basic)],

@@ -4,7 +4,7 @@ import NIOWebSocket
 import Testing
 
 /// KAAZING's extended handshake: the message format and the gateway's state machine alone, with no socket.
-@Suite(.timeLimit(.minutes(1))) struct KaazingHandshakeStateMachineTests {
+@Suite(.timeLimit(.minutes(3))) struct KaazingHandshakeStateMachineTests {
     /// What KAAZING's JavaScript client 4.0 sends first (`should.negotiate.extensions.in.wrapped.request.rpt`).
     static let javaScriptRequest = Array("GET /echo HTTP/1.1\r\nWebSocket-Protocol: \r\nSec-WebSocket-Protocol: \r\nSec-WebSocket-Extensions: x-kaazing-idle-timeout,x-kaazing-ping-pong\r\n\r\n".utf8)
 

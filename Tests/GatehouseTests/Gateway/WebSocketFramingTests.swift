@@ -11,7 +11,7 @@ import Testing
 /// length form, and messages on either side of the inline-payload limit cross the gateway whole both ways. The client
 /// side's frames are read by `WebSocketFrameReader`, which reads what NIO's decoder reads, however the bytes are cut,
 /// and refuses what it refuses.
-@Suite(.timeLimit(.minutes(1))) struct WebSocketFramingTests {
+@Suite(.timeLimit(.minutes(3))) struct WebSocketFramingTests {
     /// What NIO's encoder writes for `frame`.
     static func encodedByNIO(_ frame: WebSocketFrame) throws -> [UInt8] {
         let channel = EmbeddedChannel(handler: WebSocketFrameEncoder())

@@ -3,7 +3,7 @@ import Testing
 
 /// The one eviction rule of the in-memory caches: expired entries go first; then a full cache forgets all or
 /// refuses, as it was made to.
-@Suite(.timeLimit(.minutes(1))) struct ExpiringEntriesTests {
+@Suite(.timeLimit(.minutes(3))) struct ExpiringEntriesTests {
     typealias Entries = ExpiringEntries<String, Int, Int>
 
     @Test func anEntryLivesUntilItsExpiry() {

@@ -42,7 +42,7 @@ final class TypedAnswerHandler: SecurityCheckChallengeHandler, @unchecked Sendab
 
 /// The SDK as UI code uses it: abandoned challenges, late answers, typed answers, main-actor hooks, the observable
 /// model, the event stream and the token refresh margin.
-@Suite(.timeLimit(.minutes(1))) struct SDKAppHandlerTests {
+@Suite(.timeLimit(.minutes(3))) struct SDKAppHandlerTests {
     @Test func aTimedOutChallengeIsReportedAndALateAnswerIsNotLost() async throws {
         try await TestServer.run { server in
             let client = SDK.client(server, challengeTimeout: .milliseconds(500))

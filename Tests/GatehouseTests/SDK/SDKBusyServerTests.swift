@@ -5,7 +5,7 @@ import Testing
 
 /// The SDK asks the runtime API again after a `503` (the server's bound on waiting password checks, a store
 /// outage), after its `Retry-After`, a few times: the flow completes against the real server once it answers.
-@Suite(.timeLimit(.minutes(1))) struct SDKBusyServerTests {
+@Suite(.timeLimit(.minutes(3))) struct SDKBusyServerTests {
     @Test func a503IsAskedAgainAfterItsRetryAfter() async throws {
         try await TestServer.run { server in
             let refusals = Mutex(2)

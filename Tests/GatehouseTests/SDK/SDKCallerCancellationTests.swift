@@ -57,7 +57,7 @@ final class AnswerLaterHandler: SecurityCheckChallengeHandler, @unchecked Sendab
 
 /// A caller's cancelled task is passed on at every stage of the flow: the caller leaves at once with `cancelled`,
 /// and the shared work (registration, challenge, token request) is cancelled when its last waiter leaves.
-@Suite(.timeLimit(.minutes(1))) struct SDKCallerCancellationTests {
+@Suite(.timeLimit(.minutes(3))) struct SDKCallerCancellationTests {
     /// Starts `count` callers of `body`, waits for `ready`, cancels them one by one; returns their errors and how
     /// long each took to leave after its cancel.
     static func cancelCallers(

@@ -3,7 +3,7 @@ import GatehouseClient
 import Testing
 
 /// The SDK's public errors: stable codes, details, causes kept, matching without exhaustive switches.
-@Suite(.timeLimit(.minutes(1))) struct SDKErrorTests {
+@Suite(.timeLimit(.minutes(3))) struct SDKErrorTests {
     @Test func errorsMatchByCodeAndKeepTheirCause() {
         let cause = URLError(.notConnectedToInternet)
         let error = GatehouseClientError.transport("GET http://x: offline", underlying: cause)

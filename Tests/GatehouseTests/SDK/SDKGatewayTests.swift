@@ -40,7 +40,7 @@ final class IgnoredLoginPage: GatewayChallengeHandler, @unchecked Sendable {
 
 /// Gateway challenges on resource requests, against a scripted transport (no gateway in front of the test
 /// server).
-@Suite(.timeLimit(.minutes(1))) struct SDKGatewayTests {
+@Suite(.timeLimit(.minutes(3))) struct SDKGatewayTests {
     static func gatewayTransport(_ loggedIn: Calls<String>) -> RecordingTransport {
         RecordingTransport(intercept: { request in
             if request.url.path == "/gateway/login" {

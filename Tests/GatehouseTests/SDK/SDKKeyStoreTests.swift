@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Where the registration is kept: owner-only files, the platform's default store.
-@Suite(.timeLimit(.minutes(1))) struct SDKKeyStoreTests {
+@Suite(.timeLimit(.minutes(3))) struct SDKKeyStoreTests {
     static func permissions(_ path: String) throws -> Int {
         try #require((FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue)
     }

@@ -29,7 +29,7 @@ final class LoginFromHandler: SecurityCheckChallengeHandler, @unchecked Sendable
 }
 
 /// `login`, `logout` and `obtainAccessToken` called concurrently are served in turn.
-@Suite(.timeLimit(.minutes(1))) struct SDKLoginTests {
+@Suite(.timeLimit(.minutes(3))) struct SDKLoginTests {
     @Test func concurrentLoginsAndObtainsAreSerialisedNotRefused() async throws {
         try await TestServer.run { server in
             let client = SDK.client(server)

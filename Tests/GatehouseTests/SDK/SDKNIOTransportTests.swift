@@ -4,7 +4,7 @@ import GatehouseClientNIO
 import Testing
 
 /// The SDK's SwiftNIO transport passes cancellation on like `URLSessionTransport`.
-@Suite(.timeLimit(.minutes(1))) struct SDKNIOTransportTests {
+@Suite(.timeLimit(.minutes(3))) struct SDKNIOTransportTests {
     @Test func aCancelledRequestEndsAtOnceAsCancelled() async throws {
         let (error, took) = try await SDK.cancelledSilentRequest(through: AsyncHTTPClientTransport())
         #expect(error?.code == .cancelled)

@@ -4,7 +4,7 @@ import GatehouseProtocol
 import Testing
 
 /// Registration on first use, the key store, re-registration, `INVALID_CLIENT_ID` and clock synchronisation.
-@Suite(.timeLimit(.minutes(1))) struct SDKRegistrationTests {
+@Suite(.timeLimit(.minutes(3))) struct SDKRegistrationTests {
     @Test func registersOnFirstUseAndKeepsTheRegistrationInTheKeyStore() async throws {
         try await TestServer.run { server in
             let directory = URL(fileURLWithPath: TestServer.temporaryDirectory())

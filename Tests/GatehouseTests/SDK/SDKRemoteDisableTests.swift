@@ -6,7 +6,7 @@ import Testing
 /// The Swift SDK and application management (issue 38): an administrator's notice is an event the app shows (the
 /// SDK acknowledges it, and the flow goes on), a disabled version a typed error with the message and the download link;
 /// an app's own `wl_remoteDisableRealm` handler takes the notice instead.
-@Suite(.timeLimit(.minutes(1))) struct SDKRemoteDisableTests {
+@Suite(.timeLimit(.minutes(3))) struct SDKRemoteDisableTests {
     @Test func aNoticeIsAnEventAndTheFlowGoesOn() async throws {
         try await TestServer.run(policy: RemoteDisableTests.policy) { server in
             let client = SDK.client(server, version: "2.1")

@@ -5,7 +5,7 @@ import Testing
 
 /// `ResourceRequest` against the server's ResourceAdapter: invariants 3, 8 and 11 of reference §4.6, and the
 /// retry rules of §4.4.
-@Suite(.timeLimit(.minutes(1))) struct SDKResourceTests {
+@Suite(.timeLimit(.minutes(3))) struct SDKResourceTests {
     /// Reference §3.8 end to end: unknown scope, RegisteredClient, insufficient_scope, one challenge, balance.
     @Test func aGETWithABodyIsRefusedBeforeAnyChallenge() async throws {
         try await TestServer.run { server in

@@ -4,7 +4,7 @@ import GatehouseProtocol
 import Testing
 
 /// Tokens, challenges and login against the real server: invariants 1, 2, 5, 6, 7, 9 and 10 of reference §4.6.
-@Suite(.timeLimit(.minutes(1))) struct SDKTokenTests {
+@Suite(.timeLimit(.minutes(3))) struct SDKTokenTests {
     /// Invariant 1: the second `obtainAccessToken` is served from the cache: no HTTP, no challenge.
     @Test func aSecondObtainIsServedFromTheCache() async throws {
         try await TestServer.run { server in

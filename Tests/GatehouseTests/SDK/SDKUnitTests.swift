@@ -4,7 +4,7 @@ import GatehouseProtocol
 import Testing
 
 /// The SDK's pieces that need no server.
-@Suite(.timeLimit(.minutes(1))) struct SDKUnitTests {
+@Suite(.timeLimit(.minutes(3))) struct SDKUnitTests {
     @Test func bearerChallengesAreParsed() {
         let insufficient = BearerChallenge(#"Bearer error="insufficient_scope", scope="RegisteredClient accessRestricted""#)
         #expect(insufficient == BearerChallenge(#"Bearer error="insufficient_scope", scope="RegisteredClient accessRestricted""#))

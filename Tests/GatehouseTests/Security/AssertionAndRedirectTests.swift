@@ -5,7 +5,7 @@ import Testing
 
 /// Trust at the runtime endpoints: client assertions bound to their endpoint and used once, `redirect_uri`
 /// required at the token endpoint, data files the owner's only.
-@Suite(.timeLimit(.minutes(1))) struct AssertionAndRedirectTests {
+@Suite(.timeLimit(.minutes(3))) struct AssertionAndRedirectTests {
     static func form(_ assertion: String, _ extra: [(String, String)] = []) -> [(String, String)] {
         [("client_assertion_type", ClientAssertionClaims.assertionType), ("client_assertion", assertion)] + extra
     }

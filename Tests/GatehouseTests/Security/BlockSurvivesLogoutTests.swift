@@ -5,7 +5,7 @@ import Testing
 /// Hostile input round 2, finding 1: a client's own request never moves a block or an attempt count back. Three
 /// wrong PINs, then `POST preauth/v1/logout` for the check with the client's own assertion, reset the check to three
 /// fresh attempts: a 4-digit PIN fell in under a minute.
-@Suite(.timeLimit(.minutes(1))) struct BlockSurvivesLogoutTests {
+@Suite(.timeLimit(.minutes(3))) struct BlockSurvivesLogoutTests {
     /// The standard policy with PinCodeAttempts blocked for 10 minutes (2 s there: a loaded machine outlived it).
     static let policy: String = {
         let standard = TestPolicies.standard

@@ -5,7 +5,7 @@ import Testing
 /// Hostile input round 2, finding 9: a second request head on a kept gateway connection could be dribbled far past
 /// `--header-read-timeout` (each byte reset the idle timer). A later request's head now has the header-read timeout
 /// from its first byte, as the first request's has.
-@Suite(.timeLimit(.minutes(1))) struct DribbledHeadTests {
+@Suite(.timeLimit(.minutes(3))) struct DribbledHeadTests {
     @Test func aDribbledSecondHeadIsAnswered408WithinTheHeaderTimeout() async throws {
         try await RecordingFixture.run({ upstream in
             GatewayConfiguration(services: [ServiceConfiguration(name: "open", path: "/", upstream: upstream)], headerReadTimeout: 1, idleTimeout: 30)

@@ -5,7 +5,7 @@ import Testing
 /// Hostile input round 2, finding 9: a first gateway request asking for another protocol than WebSocket (`h2c`) was
 /// closed without an answer. The gateway does not switch to it and answers the request as it is (RFC 9110 §7.8);
 /// `Upgrade` and what `Connection` names never reach the upstream. Shown with raw bytes and with curl's `--http2`.
-@Suite(.timeLimit(.minutes(1))) struct NonWebSocketUpgradeTests {
+@Suite(.timeLimit(.minutes(3))) struct NonWebSocketUpgradeTests {
     @Test func anH2CUpgradeIsAnsweredAsAPlainRequest() async throws {
         try await RecordingFixture.run({ upstream in
             GatewayConfiguration(services: [ServiceConfiguration(name: "open", path: "/", upstream: upstream)])

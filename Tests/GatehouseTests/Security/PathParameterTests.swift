@@ -5,7 +5,7 @@ import Testing
 /// Hostile input round 2, finding 5: `;` path parameters dodged a stricter gateway service. An open service at `/`
 /// and a realm on `/admin`: `/admin;jsessionid=1/secret` was relayed without a challenge, and servlet containers
 /// drop the parameter and serve `/admin/secret`.
-@Suite(.timeLimit(.minutes(1))) struct PathParameterTests {
+@Suite(.timeLimit(.minutes(3))) struct PathParameterTests {
     @Test func aPathParameterDoesNotDodgeAStricterService() async throws {
         try await RecordingFixture.run({ upstream in
             GatewayConfiguration(

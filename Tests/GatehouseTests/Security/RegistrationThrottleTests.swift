@@ -6,7 +6,7 @@ import Testing
 
 /// Self-registration is throttled per source address (a registration flood would otherwise reset MobileFirst's
 /// per-registration counters at will, or fill the store).
-@Suite(.timeLimit(.minutes(1))) struct RegistrationThrottleTests {
+@Suite(.timeLimit(.minutes(3))) struct RegistrationThrottleTests {
     @Test func theAddressOverItsAllowanceGets429UntilTheWindowEnds() async throws {
         let policy = TestPolicies.standard.replacingOccurrences(
             of: "registrationThrottle: { perAddress: 0 }", with: "registrationThrottle: { perAddress: 3, windowSec: 120 }")

@@ -8,7 +8,7 @@ import Testing
 /// Hostile input round 2, finding 4 (the rest): a confidential client is never locked by its id, so its secret must
 /// be too long to guess. A bcrypt hash in a policy cannot tell its secret's length when the policy is loaded; a node
 /// serving beyond loopback refuses a short secret at its first use instead — like a wrong one, said once in the log.
-@Suite(.timeLimit(.minutes(1))) struct WeakClientSecretTests {
+@Suite(.timeLimit(.minutes(3))) struct WeakClientSecretTests {
     static func basic(_ id: String, _ secret: String) -> String { "Basic " + Data("\(id):\(secret)".utf8).base64EncodedString() }
 
     @Test func aShortSecretIsRefusedBeyondLoopbackEvenWhenRight() async throws {

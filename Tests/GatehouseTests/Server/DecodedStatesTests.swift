@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// States decoded once per distinct stored bytes: what a request sees is what decoding those bytes gives.
-@Suite(.timeLimit(.minutes(1))) struct DecodedStatesTests {
+@Suite(.timeLimit(.minutes(3))) struct DecodedStatesTests {
     struct Attempts: Codable, Sendable, Equatable { var used: Int }
     struct Other: Codable, Sendable, Equatable { var used: Int; var extra: String? }
 

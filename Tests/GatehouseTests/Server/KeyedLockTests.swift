@@ -10,7 +10,7 @@ private final class Shared<Value: Sendable>: Sendable {
 }
 
 /// The per-client lock of rounds: one holder per key, waiters in arrival order, different keys in parallel.
-@Suite(.timeLimit(.minutes(1))) struct KeyedLockTests {
+@Suite(.timeLimit(.minutes(3))) struct KeyedLockTests {
     @Test func oneHolderPerKeyAndEveryWaiterServed() async throws {
         let lock = KeyedLock()
         let inside = Shared<[String: Int]>([:])

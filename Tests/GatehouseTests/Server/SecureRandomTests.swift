@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The random bytes of codes and token ids: the lengths asked for, never repeated, across the pool's refills.
-@Suite(.timeLimit(.minutes(1))) struct SecureRandomTests {
+@Suite(.timeLimit(.minutes(3))) struct SecureRandomTests {
     @Test func bytesAreFreshAcrossRefills() {
         var seen = Set<[UInt8]>()
         var ones = 0

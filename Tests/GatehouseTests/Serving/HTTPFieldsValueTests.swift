@@ -3,7 +3,7 @@ import HTTPTypes
 import Testing
 
 /// `HTTPFields.value(of:)` reads what `HTTPFields`' own subscript reads, field for field.
-@Suite(.timeLimit(.minutes(1))) struct HTTPFieldsValueTests {
+@Suite(.timeLimit(.minutes(3))) struct HTTPFieldsValueTests {
     @Test func valuesReadAsTheSubscriptReadsThem() throws {
         let cases: [[(String, String)]] = [
             [],

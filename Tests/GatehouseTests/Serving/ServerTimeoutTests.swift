@@ -3,7 +3,7 @@ import Testing
 
 /// `gatehouse serve` against slowloris: a new connection that does not send its first request head in time,
 /// even one byte now and then, gets `408` and is closed.
-@Suite(.timeLimit(.minutes(1))) struct ServerTimeoutTests {
+@Suite(.timeLimit(.minutes(3))) struct ServerTimeoutTests {
     @Test func aStalledOrDribbledHeadIsCutOff() async throws {
         try await TestServer.run(headerReadTimeout: .milliseconds(1500)) { server in
             // Half a request line, then nothing.

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 /// `gatehouse serve`'s log lines are swift-log's `StreamLogHandler` lines, with the metadata formatted at write time.
-@Suite(.timeLimit(.minutes(1))) struct StandardErrorLogHandlerTests {
+@Suite(.timeLimit(.minutes(3))) struct StandardErrorLogHandlerTests {
     /// What a `StreamLogHandler` writes.
     final class Lines: TextOutputStream, Sendable {
         private let lines = Mutex<[String]>([])

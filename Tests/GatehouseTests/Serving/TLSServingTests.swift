@@ -66,7 +66,7 @@ import Testing
 }
 
 /// Every option of `serve` from the environment, the command line winning (12-factor).
-@Suite(.timeLimit(.minutes(1))) struct EnvironmentOptionTests {
+@Suite(.timeLimit(.minutes(3))) struct EnvironmentOptionTests {
     @Test func serveTakesItsOptionsFromTheEnvironment() async throws {
         let data = TestServer.temporaryDirectory()
         var environment = ProcessInfo.processInfo.environment
