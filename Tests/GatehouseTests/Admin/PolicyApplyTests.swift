@@ -123,6 +123,33 @@ import Testing
         }
     }
 
+    /// Flows by four clients at a time over both nodes (bounded: 400 flows or 60 s each) while `change` runs, from a
+    /// second after the load starts to a second before it stops: the flows counted and the requests that failed.
+    static func underLoad(_ nodes: [TestServer], key: ClientKeyPair, _ change: () async throws -> Void) async throws -> Tally {
+        let tally = Tally()
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    for round in 0..<400 where !tally.stopped && ContinuousClock.now - start < .seconds(60) {
+                        await Self.flow(nodes[(worker + round) % 2], key: key, tally: tally)
+                    }
+                }
+            }
+            try await Task.sleep(for: .seconds(1))
+            do {
+                try await change()
+            } catch {
+                tally.stop()
+                throw error
+            }
+            try await Task.sleep(for: .seconds(1))
+            tally.stop()
+            try await group.waitForAll()
+        }
+        return tally
+    }
+
     @Test func aPolicyAppliedOnOneNodeChangesMaxAttemptsOnBothWithoutAFailedRequestUnderLoad() async throws {
         try await NodeCluster.run(policy: Self.policy(pinDefaultBlockAttempts: 3)) { cluster in
             let nodes = cluster.nodes
@@ -131,18 +158,7 @@ import Testing
             let reader = try await Admin.reader(nodes[1])
             #expect(try await Self.maxAttempts(nodes[1], token: reader) == 3)
 
-            let tally = Tally()
-            let start = ContinuousClock.now
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                // Four clients at a time, over both nodes, until told to stop (bounded: 400 flows or 60 s each).
-                for worker in 0..<4 {
-                    group.addTask {
-                        for round in 0..<400 where !tally.stopped && ContinuousClock.now - start < .seconds(60) {
-                            await Self.flow(nodes[(worker + round) % 2], key: key, tally: tally)
-                        }
-                    }
-                }
-                try await Task.sleep(for: .seconds(1))
+            let tally = try await Self.underLoad(nodes, key: key) {
                 let applied = try await Self.apply(nodes[0], Self.policy(pinDefaultBlockAttempts: 5), token: writer)
                 #expect(applied.status == 200 && applied.json?["version"] == 1)
                 #expect(try await Self.maxAttempts(nodes[0], token: reader) == 5, "in force at once on the node that took it")
@@ -153,9 +169,6 @@ import Testing
                     if !followed { try await Task.sleep(for: .milliseconds(100)) }
                 }
                 #expect(followed, "the second node took the policy")
-                try await Task.sleep(for: .seconds(1))
-                tally.stop()
-                try await group.waitForAll()
             }
             #expect(tally.failures.isEmpty, "failed requests during the switch: \(tally.failures.prefix(5))")
             #expect(tally.flows >= 8, "the load ran (\(tally.flows) flows)")
@@ -181,17 +194,7 @@ import Testing
             var withdrawn = try ProtocolClient(nodes[1], version: "2.0")
             try await withdrawn.register()
             #expect(try await withdrawn.preauthorize(scope: "accessRestricted").status == 401, "served before")
-            let tally = Tally()
-            let start = ContinuousClock.now
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for worker in 0..<4 {
-                    group.addTask {
-                        for round in 0..<400 where !tally.stopped && ContinuousClock.now - start < .seconds(60) {
-                            await Self.flow(nodes[(worker + round) % 2], key: key, tally: tally)
-                        }
-                    }
-                }
-                try await Task.sleep(for: .seconds(1))
+            let tally = try await Self.underLoad(nodes, key: key) {
                 let applied = try await Self.apply(nodes[0], disabling, token: writer)
                 #expect(applied.status == 200)
                 var refused = false
@@ -201,9 +204,6 @@ import Testing
                     if !refused { try await Task.sleep(for: .milliseconds(100)) }
                 }
                 #expect(refused, "node B refused the withdrawn version within the poll interval")
-                try await Task.sleep(for: .seconds(1))
-                tally.stop()
-                try await group.waitForAll()
             }
             #expect(tally.failures.isEmpty, "failed requests during the switch: \(tally.failures.prefix(5))")
             #expect(tally.flows >= 8, "the load ran (\(tally.flows) flows)")
