@@ -7,7 +7,7 @@ import Testing
 /// A keep-alive connection's `Basic` admission is remembered (``RememberedAdmission``), never beyond what the
 /// login chain itself would admit: not for other credentials, another service, after a password failed anywhere,
 /// past the pair's verified lifetime, or when the realm or its chain reads more than remembered passwords.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct GatewayRememberedAdmissionTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct GatewayRememberedAdmissionTests {
     /// A realm that reads `Authorization` alone (no query parameter), as the memory needs.
     static func configuration(_ upstream: String, modules: [LoginModuleConfiguration]? = nil) -> GatewayConfiguration {
         var configuration = GatewayConfiguration(

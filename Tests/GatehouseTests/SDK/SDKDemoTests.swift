@@ -105,7 +105,7 @@ final class Transcript: Sendable {
 }
 
 /// The terminal demos of the seed apps, driven through standard input against a real server.
-@Suite(.enabled(if: DemoRun.isBuilt, "needs the built gatehouse executable (swift build)"), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: DemoRun.isBuilt, "needs the built gatehouse executable (swift build)"), .timeLimit(.minutes(3)))
 struct SDKDemoTests {
     @Test func pinCodeShowsTheBalanceAfterAWrongThenTheRightPIN() async throws {
         try await TestServer.run { server in
