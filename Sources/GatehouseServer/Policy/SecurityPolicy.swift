@@ -243,67 +243,6 @@ public struct SecurityPolicy: Sendable {
         return result
     }
 
-    /// An application's version rules as its ``RemoteDisable`` check; `nil` without rules.
-    static func remoteDisable(_ entries: [PolicyFile.VersionStatus]?, key: String, file: String) throws -> RemoteDisable? {
-        guard let entries, !entries.isEmpty else { return nil }
-        var rules: [RemoteDisable.Rule] = []
-        for (index, entry) in entries.enumerated() {
-            func refuse(_ name: String, _ problem: String) -> PolicyError { PolicyError(file: file, key: "\(key)[\(index)].\(name)", problem: problem) }
-            guard let versions = VersionRange(entry.versions ?? "*") else {
-                throw refuse("versions", "must be *, a version (2.1) or a comparison with dotted numbers (< 2.0, <= 1.4, >= 3, > 1)")
-            }
-            guard let status = RemoteDisable.Status(rawValue: entry.status) else { throw refuse("status", "must be active, notify or disabled") }
-            let message = entry.message ?? ""
-            if status != .active, message.trimmingCharacters(in: .whitespaces).isEmpty {
-                throw refuse("message", "is required with status \(status.rawValue): it is what the user is shown")
-            }
-            if let link = entry.downloadLink {
-                guard let url = URL(string: link), let scheme = url.scheme?.lowercased(), ["https", "http", "itms-apps", "market"].contains(scheme) else {
-                    throw refuse("downloadLink", "must be an https (or itms-apps:, market:) URL")
-                }
-            }
-            rules.append(.init(versions: versions, status: status, message: message, messages: entry.messages ?? [:], downloadLink: entry.downloadLink))
-        }
-        return RemoteDisable(rules: rules)
-    }
-
-    /// How a confidential client authenticates: its secret's hash, or its certificate (RFC 8705), each only with its
-    /// method and every key of the method required.
-    static func authentication(of entry: PolicyFile.ConfidentialClientEntry, key: String, file: String) throws
-        -> (secretHash: String?, certificate: CertificateAuthentication?)
-    {
-        func refuse(_ name: String, _ problem: String) -> PolicyError { PolicyError(file: file, key: "\(key).\(name)", problem: problem) }
-        let method = entry.tokenEndpointAuthMethod ?? "client_secret_basic"
-        let certificateKeys = [("tlsClientAuthSubjectDN", entry.tlsClientAuthSubjectDN), ("certificateSHA256", entry.certificateSHA256)]
-        switch method {
-        case "client_secret_basic":
-            if let (name, _) = certificateKeys.first(where: { $0.1 != nil }) {
-                throw refuse(name, "goes with tokenEndpointAuthMethod tls_client_auth or self_signed_tls_client_auth")
-            }
-            guard let secretHash = entry.secretHash.flatMap(PasswordVerifier.usableBcryptHash) else {
-                throw refuse("secretHash", "must be a whole bcrypt hash ($2b$12$ and 53 more characters: `gatehouse hash-password`), never a secret")
-            }
-            if let problem = PasswordVerifier.costProblem(of: secretHash) { throw refuse("secretHash", problem) }
-            return (secretHash, nil)
-        case "tls_client_auth", "self_signed_tls_client_auth":
-            if entry.secretHash != nil { throw refuse("secretHash", "has no use with tokenEndpointAuthMethod \(method): the certificate authenticates the client") }
-            if method == "tls_client_auth" {
-                if entry.certificateSHA256 != nil { throw refuse("certificateSHA256", "goes with self_signed_tls_client_auth") }
-                guard let subject = entry.tlsClientAuthSubjectDN, subject.contains("=") else {
-                    throw refuse("tlsClientAuthSubjectDN", "is required: the certificate's subject as RFC 4514 writes it, e.g. CN=balance-service,O=Example Bank")
-                }
-                return (nil, .subject(subject))
-            }
-            if entry.tlsClientAuthSubjectDN != nil { throw refuse("tlsClientAuthSubjectDN", "goes with tls_client_auth") }
-            guard let thumbprint = entry.certificateSHA256, CertificateThumbprint.isWellFormed(thumbprint) else {
-                throw refuse("certificateSHA256", "is required: the certificate's base64url SHA-256 (43 characters; README, \"Clients with certificates\")")
-            }
-            return (nil, .thumbprint(thumbprint))
-        default:
-            throw refuse("tokenEndpointAuthMethod", "must be client_secret_basic, tls_client_auth or self_signed_tls_client_auth")
-        }
-    }
-
     private static func policyError(file: String, _ error: DecodingError) -> PolicyError {
         let (key, problem) = error.placeAndProblem
         return PolicyError(file: file, key: key, problem: problem)
