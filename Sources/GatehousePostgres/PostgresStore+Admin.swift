@@ -14,6 +14,7 @@ extension PostgresStore {
         }
         condition("application_id", "=", query.applicationID)
         condition("device_id", "=", query.deviceID)
+        condition("device_name", "=", query.deviceDisplayName)
         condition("user_id", "=", query.userID)
         condition("client_id COLLATE \"C\"", ">", query.after)
         binds.append(Int64(max(query.limit, 0)))
@@ -64,6 +65,41 @@ extension PostgresStore {
                 throw error
             }
         }
+    }
+
+    // MARK: Devices
+
+    public func deviceAccess(deviceIDs: [String]) async throws -> [DeviceAccessRecord] {
+        guard !deviceIDs.isEmpty else { return [] }
+        let rows = try await client.query("SELECT record FROM device_access WHERE device_id = ANY(\(deviceIDs))", logger: logger)
+        var result: [DeviceAccessRecord] = []
+        for try await text in rows.decode(String.self) { result.append(try decode(DeviceAccessRecord.self, text)) }
+        return result
+    }
+
+    public func saveDeviceAccess(_ record: DeviceAccessRecord) async throws {
+        if record.blocksAnything {
+            let text = try encode(record)
+            try await client.query("""
+                INSERT INTO device_access (device_id, record) VALUES (\(record.deviceID), \(text))
+                ON CONFLICT (device_id) DO UPDATE SET record = EXCLUDED.record
+                """, logger: logger).collect()
+        } else {
+            try await client.query("DELETE FROM device_access WHERE device_id = \(record.deviceID)", logger: logger).collect()
+        }
+    }
+
+    public func deleteDevice(deviceID: String) async throws -> [String] {
+        // One statement: the device's states, registrations and hold go together.
+        let rows = try await client.query("""
+            WITH clients AS (DELETE FROM registrations WHERE device_id = \(deviceID) RETURNING client_id),
+                 states AS (DELETE FROM client_states WHERE client_id IN (SELECT client_id FROM clients)),
+                 access AS (DELETE FROM device_access WHERE device_id = \(deviceID))
+            SELECT client_id FROM clients
+            """, logger: logger)
+        var deleted: [String] = []
+        for try await clientID in rows.decode(String.self) { deleted.append(clientID) }
+        return deleted
     }
 
     // MARK: Audit log

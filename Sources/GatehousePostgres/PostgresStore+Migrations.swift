@@ -123,6 +123,13 @@ extension PostgresStore {
             "CREATE TABLE used_assertions (digest TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)",
             "CREATE INDEX used_assertions_by_expiry ON used_assertions (expires_at)",
         ]),
+        // Devices: the display name searched by operators, and the holds on devices (status, blocked applications).
+        ("v7", [
+            "ALTER TABLE registrations ADD COLUMN device_name TEXT",
+            "UPDATE registrations SET device_name = record::jsonb -> 'data' -> 'device' ->> 'deviceDisplayName'",
+            "CREATE INDEX registrations_by_device_name ON registrations (device_name, client_id)",
+            "CREATE TABLE device_access (device_id TEXT PRIMARY KEY, record TEXT NOT NULL)",
+        ]),
     ]
 
     /// The advisory lock key that serializes migrations of one database ("gatehouse" in ASCII, truncated).

@@ -100,7 +100,8 @@ public final class PostgresStore: GatehouseStore {
     public func createRegistration(_ registration: ClientRegistrationRecord) async throws {
         let text = try encode(registration)
         let inserted = try await rows(TextRows<PreparedStatements.InsertRegistration>(
-            registration.clientID, text, registration.data.application.id, registration.data.device.id))
+            registration.clientID, text, registration.data.application.id, registration.data.device.id,
+            registration.data.device.deviceDisplayName ?? ""))
         if inserted.isEmpty { throw StoreError.duplicate }
         decodedRegistrations.remember(registration, as: text)
     }
@@ -110,7 +111,7 @@ public final class PostgresStore: GatehouseStore {
         let updated = try await texts(
             """
             UPDATE registrations SET record = \(text), application_id = \(registration.data.application.id),
-                device_id = \(registration.data.device.id)
+                device_id = \(registration.data.device.id), device_name = \(registration.data.device.deviceDisplayName)
             WHERE client_id = \(registration.clientID) RETURNING client_id
             """)
         if updated.isEmpty { throw StoreError.notFound }
@@ -121,17 +122,20 @@ public final class PostgresStore: GatehouseStore {
             .map { try decodedRegistrations.record($0, clientID: clientID) }
     }
 
-    public func registrationAndState(clientID: String) async throws -> (registration: ClientRegistrationRecord, state: [String: VersionedState])? {
+    public func storedClient(clientID: String) async throws -> StoredClient? {
         // One prepared statement, one round trip.
-        let rows = try await client.execute(PreparedStatements.RegistrationAndState(clientID: clientID), logger: logger)
+        let rows = try await client.execute(PreparedStatements.StoredClient(clientID: clientID), logger: logger)
         var text: String?
+        var device: String?
         var state: [String: VersionedState] = [:]
-        for try await (record, name, data, version) in rows {
+        for try await (record, name, data, version, access) in rows {
             text = record
+            device = access
             if let name, let data, let version { state[name] = VersionedState(data: Array(data.readableBytesView), version: version) }
         }
         guard let text else { return nil }
-        return (try decodedRegistrations.record(text, clientID: clientID), state)
+        return StoredClient(registration: try decodedRegistrations.record(text, clientID: clientID), state: state,
+                            device: try device.map { try decode(DeviceAccessRecord.self, $0) })
     }
 
     // MARK: Client state

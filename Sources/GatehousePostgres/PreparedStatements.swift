@@ -5,15 +5,16 @@ import PostgresNIO
 /// The statements every pre-authorization round runs, prepared once per connection: PostgreSQL parses and plans
 /// them once instead of on every call, and each call sends only Bind and Execute.
 enum PreparedStatements {
-    /// A client's registration and each piece of its state (the registration's row once per state row, or once
-    /// with `NULL`s when there is no state).
-    struct RegistrationAndState: PostgresPreparedStatement {
-        static let name = "gatehouse_registration_and_state"
+    /// A client's registration, each piece of its state and its device's hold (the registration's row once per
+    /// state row, or once with `NULL`s when there is no state).
+    struct StoredClient: PostgresPreparedStatement {
+        static let name = "gatehouse_stored_client"
         static let sql = """
-            SELECT r.record, s.name, s.data, s.version FROM registrations r
-            LEFT JOIN client_states s ON s.client_id = r.client_id WHERE r.client_id = $1
+            SELECT r.record, s.name, s.data, s.version, d.record FROM registrations r
+            LEFT JOIN client_states s ON s.client_id = r.client_id
+            LEFT JOIN device_access d ON d.device_id = r.device_id WHERE r.client_id = $1
             """
-        typealias Row = (String, String?, ByteBuffer?, Int64?)
+        typealias Row = (String, String?, ByteBuffer?, Int64?, String?)
 
         let clientID: String
 
@@ -76,12 +77,12 @@ protocol TextRowsQuery {
 
 /// The other statements of a flow (registration, codes, the audit log), prepared likewise.
 extension PreparedStatements {
-    /// A new registration (`client_id`, `record`, `application_id`, `device_id`); its id back when inserted, no row
-    /// when the id is taken.
+    /// A new registration (`client_id`, `record`, `application_id`, `device_id`, `device_name` with "" for none); its id back when
+    /// inserted, no row when the id is taken.
     enum InsertRegistration: TextRowsQuery {
-        static let name = "gatehouse_insert_registration"
+        static let name = "gatehouse_insert_registration_v7"
         static let sql = """
-            INSERT INTO registrations (client_id, record, application_id, device_id) VALUES ($1, $2, $3, $4)
+            INSERT INTO registrations (client_id, record, application_id, device_id, device_name) VALUES ($1, $2, $3, $4, NULLIF($5, ''))
             ON CONFLICT DO NOTHING RETURNING client_id
             """
     }

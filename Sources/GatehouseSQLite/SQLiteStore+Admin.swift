@@ -10,6 +10,7 @@ extension SQLiteStore {
         var arguments: StatementArguments = []
         if let application = query.applicationID { conditions.append("application_id = ?"); arguments += [application] }
         if let device = query.deviceID { conditions.append("device_id = ?"); arguments += [device] }
+        if let name = query.deviceDisplayName { conditions.append("device_name = ?"); arguments += [name] }
         if let user = query.userID { conditions.append("user_id = ?"); arguments += [user] }
         if let after = query.after { conditions.append("client_id > ?"); arguments += [after] }
         arguments += [max(query.limit, 0)]
@@ -46,6 +47,39 @@ extension SQLiteStore {
             try db.execute(sql: "DELETE FROM client_states WHERE client_id = ?", arguments: [clientID])
             try db.execute(sql: "DELETE FROM registrations WHERE client_id = ?", arguments: [clientID])
             return db.changesCount > 0
+        }
+    }
+
+    // MARK: Devices
+
+    public func deviceAccess(deviceIDs: [String]) async throws -> [DeviceAccessRecord] {
+        guard !deviceIDs.isEmpty else { return [] }
+        let texts = try await reading { db in
+            try String.fetchAll(db, sql: "SELECT record FROM device_access WHERE device_id IN (\(databaseQuestionMarks(count: deviceIDs.count)))",
+                                arguments: StatementArguments(deviceIDs))
+        }
+        return try texts.map { try decode(DeviceAccessRecord.self, $0) }
+    }
+
+    public func saveDeviceAccess(_ record: DeviceAccessRecord) async throws {
+        let text = try encode(record)
+        try await writing { db in
+            if record.blocksAnything {
+                try db.execute(sql: "INSERT OR REPLACE INTO device_access (device_id, record) VALUES (?, ?)", arguments: [record.deviceID, text])
+            } else {
+                try db.execute(sql: "DELETE FROM device_access WHERE device_id = ?", arguments: [record.deviceID])
+            }
+        }
+    }
+
+    public func deleteDevice(deviceID: String) async throws -> [String] {
+        try await writing { db in
+            let clients = try String.fetchAll(db, sql: "SELECT client_id FROM registrations WHERE device_id = ?", arguments: [deviceID])
+            try db.execute(sql: "DELETE FROM client_states WHERE client_id IN (SELECT client_id FROM registrations WHERE device_id = ?)",
+                           arguments: [deviceID])
+            try db.execute(sql: "DELETE FROM registrations WHERE device_id = ?", arguments: [deviceID])
+            try db.execute(sql: "DELETE FROM device_access WHERE device_id = ?", arguments: [deviceID])
+            return clients
         }
     }
 

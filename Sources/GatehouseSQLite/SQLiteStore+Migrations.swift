@@ -81,6 +81,14 @@ extension SQLiteStore {
                 CREATE INDEX used_assertions_by_expiry ON used_assertions (expires_at);
                 """)
         }
+        migrator.registerMigration("v7-devices") { db in
+            try db.execute(sql: """
+                ALTER TABLE registrations ADD COLUMN device_name TEXT;
+                UPDATE registrations SET device_name = json_extract(record, '$.data.device.deviceDisplayName');
+                CREATE INDEX registrations_by_device_name ON registrations (device_name, client_id);
+                CREATE TABLE device_access (device_id TEXT PRIMARY KEY NOT NULL, record TEXT NOT NULL);
+                """)
+        }
         return migrator
     }
 }

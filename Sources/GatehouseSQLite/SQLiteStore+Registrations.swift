@@ -12,8 +12,9 @@ extension SQLiteStore {
         let text = try encode(registration)
         try await writing { db in
             do {
-                try db.cachedStatement(sql: "INSERT INTO registrations (client_id, record, application_id, device_id) VALUES (?, ?, ?, ?)")
-                    .execute(arguments: [registration.clientID, text, registration.data.application.id, registration.data.device.id])
+                try db.cachedStatement(sql: "INSERT INTO registrations (client_id, record, application_id, device_id, device_name) VALUES (?, ?, ?, ?, ?)")
+                    .execute(arguments: [registration.clientID, text, registration.data.application.id, registration.data.device.id,
+                                         registration.data.device.deviceDisplayName])
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 throw StoreError.duplicate
             }
@@ -25,8 +26,9 @@ extension SQLiteStore {
         let text = try encode(registration)
         try await writing { db in
             try db.execute(
-                sql: "UPDATE registrations SET record = ?, application_id = ?, device_id = ? WHERE client_id = ?",
-                arguments: [text, registration.data.application.id, registration.data.device.id, registration.clientID])
+                sql: "UPDATE registrations SET record = ?, application_id = ?, device_id = ?, device_name = ? WHERE client_id = ?",
+                arguments: [text, registration.data.application.id, registration.data.device.id, registration.data.device.deviceDisplayName,
+                            registration.clientID])
             if db.changesCount == 0 { throw StoreError.notFound }
         }
     }
@@ -50,26 +52,33 @@ extension SQLiteStore {
         return result
     }
 
-    public func registrationAndState(clientID: String) async throws -> (registration: ClientRegistrationRecord, state: [String: VersionedState])? {
-        // One statement (a consistent snapshot without a transaction): the registration with each of its states.
-        let read = try await readingWithWrites { db -> (String, [String: VersionedState])? in
+    public func storedClient(clientID: String) async throws -> StoredClient? {
+        // One statement (a consistent snapshot without a transaction): the registration with each of its states and
+        // its device's hold.
+        let read = try await readingWithWrites { db -> (String, [String: VersionedState], String?)? in
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT r.record, s.name, s.data, s.version FROM registrations r
-                LEFT JOIN client_states s ON s.client_id = r.client_id WHERE r.client_id = ?
+                SELECT r.record, s.name, s.data, s.version, d.record FROM registrations r
+                LEFT JOIN client_states s ON s.client_id = r.client_id
+                LEFT JOIN device_access d ON d.device_id = r.device_id WHERE r.client_id = ?
                 """), arguments: [clientID])
             var text: String?
+            var device: String?
             var states: [String: VersionedState] = [:]
             while let row = try rows.next() {
-                if text == nil { text = row[0] }
+                if text == nil {
+                    text = row[0]
+                    device = row[4]
+                }
                 if let name: String = row[1] {
                     let data: Data = row[2]
                     states[name] = VersionedState(data: [UInt8](data), version: row[3])
                 }
             }
-            return text.map { ($0, states) }
+            return text.map { ($0, states, device) }
         }
-        guard let (text, state) = read else { return nil }
-        return (try decodedRegistrations.record(text, clientID: clientID), state)
+        guard let (text, state, device) = read else { return nil }
+        return StoredClient(registration: try decodedRegistrations.record(text, clientID: clientID), state: state,
+                            device: try device.map { try decode(DeviceAccessRecord.self, $0) })
     }
 
     // MARK: Client state

@@ -1,3 +1,5 @@
+import GatehouseProtocol
+
 /// Which registrations an operator asks for: filters (all optional, exact match) and a page.
 ///
 /// Pages are ordered by client id; `after` is the last client id of the previous page (a stable cursor: a
@@ -5,6 +7,8 @@
 public struct RegistrationQuery: Sendable, Equatable {
     public var applicationID: String?
     public var deviceID: String?
+    /// The device's display name as its client registered it (`setDeviceDisplayName`).
+    public var deviceDisplayName: String?
     /// The client's active user (the user its last login authenticated).
     public var userID: String?
     /// Only client ids greater than this one.
@@ -12,9 +16,11 @@ public struct RegistrationQuery: Sendable, Equatable {
     /// At most this many.
     public var limit: Int
 
-    public init(applicationID: String? = nil, deviceID: String? = nil, userID: String? = nil, after: String? = nil, limit: Int = 100) {
+    public init(applicationID: String? = nil, deviceID: String? = nil, deviceDisplayName: String? = nil, userID: String? = nil,
+                after: String? = nil, limit: Int = 100) {
         self.applicationID = applicationID
         self.deviceID = deviceID
+        self.deviceDisplayName = deviceDisplayName
         self.userID = userID
         self.after = after
         self.limit = limit
@@ -29,6 +35,46 @@ public struct RegistrationListing: Sendable, Equatable {
     public init(registration: ClientRegistrationRecord, userID: String?) {
         self.registration = registration
         self.userID = userID
+    }
+}
+
+/// An operator's hold on one device (MobileFirst's device status and per-application blocking): stored only while it
+/// blocks something — a device without a record is active with nothing blocked.
+public struct DeviceAccessRecord: Codable, Sendable, Equatable {
+    public var deviceID: String
+    public var status: DeviceStatus
+    /// Applications (by id, every platform) refused on this device alone, whatever its status; sorted.
+    public var blockedApplications: [String]
+    /// Epoch milliseconds of the last change.
+    public var updatedAt: Int64
+
+    public init(deviceID: String, status: DeviceStatus = .active, blockedApplications: [String] = [], updatedAt: Int64) {
+        self.deviceID = deviceID
+        self.status = status
+        self.blockedApplications = Array(Set(blockedApplications)).sorted()
+        self.updatedAt = updatedAt
+    }
+
+    /// Whether the record blocks anything (one that does not need not be stored).
+    public var blocksAnything: Bool { status != .active || !blockedApplications.isEmpty }
+
+    /// Whether `application` may obtain tokens on this device.
+    public func allows(application: String) -> Bool {
+        status == .active && !blockedApplications.contains(application)
+    }
+}
+
+/// A client as one pre-authorization round reads it, in one store read: its registration, every stored piece of its
+/// state, and the operator's hold on its device (`nil`: none).
+public struct StoredClient: Sendable, Equatable {
+    public var registration: ClientRegistrationRecord
+    public var state: [String: VersionedState]
+    public var device: DeviceAccessRecord?
+
+    public init(registration: ClientRegistrationRecord, state: [String: VersionedState], device: DeviceAccessRecord?) {
+        self.registration = registration
+        self.state = state
+        self.device = device
     }
 }
 

@@ -56,11 +56,18 @@ public protocol GatehouseStore: UserDirectory {
     /// Deletes the registration of `clientID` and all its state; `false` if there was none.
     func deleteRegistration(clientID: String) async throws -> Bool
 
+    /// The operator's hold on each of `deviceIDs` that has one.
+    func deviceAccess(deviceIDs: [String]) async throws -> [DeviceAccessRecord]
+    /// Stores the hold on a device, replacing any; a record that blocks nothing removes it.
+    func saveDeviceAccess(_ record: DeviceAccessRecord) async throws
+    /// Deletes every registration of the device (with their state) and its hold; the client ids deleted.
+    func deleteDevice(deviceID: String) async throws -> [String]
+
     /// Every stored piece of the client's state, by name.
     func clientState(clientID: String) async throws -> [String: VersionedState]
-    /// The registration of `clientID` and every piece of its state, read together (one read, one round trip):
-    /// what every pre-authorization round starts with. `nil` when the client is not registered.
-    func registrationAndState(clientID: String) async throws -> (registration: ClientRegistrationRecord, state: [String: VersionedState])?
+    /// The registration of `clientID`, every piece of its state and the hold on its device, read together (one read,
+    /// one round trip): what every pre-authorization round starts with. `nil` when the client is not registered.
+    func storedClient(clientID: String) async throws -> StoredClient?
     /// Applies all `writes` atomically if every expected version still holds; returns `false` (and writes
     /// nothing) on a conflict.
     func commit(clientID: String, writes: [StateWrite]) async throws -> Bool

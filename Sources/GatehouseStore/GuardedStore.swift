@@ -33,8 +33,11 @@ public final class GuardedStore: GatehouseStore {
     public func applicationVersions(limit: Int) async throws -> [ApplicationVersionCount] { try await guarded("applicationVersions") { [base] in try await base.applicationVersions(limit: limit) } }
     public func setActiveUser(clientID: String, userID: String?) async throws { try await guarded("setActiveUser") { [base] in try await base.setActiveUser(clientID: clientID, userID: userID) } }
     public func deleteRegistration(clientID: String) async throws -> Bool { try await guarded("deleteRegistration") { [base] in try await base.deleteRegistration(clientID: clientID) } }
+    public func deviceAccess(deviceIDs: [String]) async throws -> [DeviceAccessRecord] { try await guarded("deviceAccess") { [base] in try await base.deviceAccess(deviceIDs: deviceIDs) } }
+    public func saveDeviceAccess(_ record: DeviceAccessRecord) async throws { try await guarded("saveDeviceAccess") { [base] in try await base.saveDeviceAccess(record) } }
+    public func deleteDevice(deviceID: String) async throws -> [String] { try await guarded("deleteDevice") { [base] in try await base.deleteDevice(deviceID: deviceID) } }
     public func clientState(clientID: String) async throws -> [String: VersionedState] { try await guarded("clientState") { [base] in try await base.clientState(clientID: clientID) } }
-    public func registrationAndState(clientID: String) async throws -> (registration: ClientRegistrationRecord, state: [String: VersionedState])? { try await guarded("registrationAndState") { [base] in try await base.registrationAndState(clientID: clientID) } }
+    public func storedClient(clientID: String) async throws -> StoredClient? { try await guarded("storedClient") { [base] in try await base.storedClient(clientID: clientID) } }
     public func commit(clientID: String, writes: [StateWrite]) async throws -> Bool { try await guarded("commit") { [base] in try await base.commit(clientID: clientID, writes: writes) } }
     public func insertCode(_ code: AuthorizationCodeRecord) async throws { try await guarded("insertCode") { [base] in try await base.insertCode(code) } }
     public func consumeCode(hash: String) async throws -> AuthorizationCodeRecord? { try await guarded("consumeCode") { [base] in try await base.consumeCode(hash: hash) } }

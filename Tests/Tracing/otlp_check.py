@@ -149,7 +149,7 @@ def main():
         time.sleep(1.5)  # the rest of both batches
         failures += tree("POST /mfp/api/preauth/v1/preauthorize", "gatehouse",
                          {"check UserLogin": "POST /mfp/api/preauth/v1/preauthorize", "bcrypt verify": "check UserLogin",
-                          "store registrationAndState": "POST /mfp/api/preauth/v1/preauthorize"})
+                          "store storedClient": "POST /mfp/api/preauth/v1/preauthorize"})
         failures += tree("GET /echo", "gatehouse-gateway",
                          {"admission demo": "GET /echo", "bcrypt verify": "admission demo", "GET upstream": "GET /echo"})
     finally:

@@ -150,6 +150,19 @@ public final class GatehouseClient: Sendable {
         try await registrar.identity().clientID
     }
 
+    /// Sets the device's display name (MobileFirst's `WLClient.setDeviceDisplayName`), by which operators find the
+    /// device; `nil` clears it. Kept in the key store; the server's registration is updated at once when the client
+    /// is registered (else at its registration).
+    public func setDeviceDisplayName(_ name: String?) async throws(GatehouseClientError) {
+        if let name, name.isEmpty || name.count > 256 { throw .invalidArgument("a device display name has 1 to 256 characters") }
+        try await registrar.setDeviceDisplayName(name)
+    }
+
+    /// The device's display name set by ``setDeviceDisplayName(_:)``, if any.
+    public var deviceDisplayName: String? {
+        get async throws(GatehouseClientError) { try await registrar.deviceDisplayName() }
+    }
+
     /// The client id, if the client is registered.
     public var clientID: String? {
         get async throws(GatehouseClientError) { try await registrar.existingIdentity()?.clientID }

@@ -93,6 +93,13 @@ public struct GatehouseClientError: Error, Sendable, Equatable, CustomStringConv
     public static func applicationDisabled(message: String, downloadLink: String?) -> Self {
         Self(Details(code: .applicationDisabled, securityCheck: RemoteDisableWire.checkName, message: message, url: downloadLink))
     }
+    /// The device is blocked by an operator (status `LOST`, `STOLEN` or `DISABLED`, or this application blocked on
+    /// it alone): ``message`` says why, ``failures`` holds the server's failure (its `status`, and `application` when
+    /// only the application is blocked). No token until an operator sets the device active again.
+    public static func deviceBlocked(message: String, failure: JSONObject) -> Self {
+        Self(Details(code: .deviceBlocked, securityCheck: DeviceAccessWire.failureName,
+                     failures: [DeviceAccessWire.failureName: .object(failure)], message: message))
+    }
     /// The authorization sequence could not produce a usable token (no code issued, too many retries, ...).
     public static func authorizationFailed(_ message: String, underlying: (any Error)? = nil) -> Self {
         Self(Details(code: .authorizationFailed, message: message), underlying: underlying)
@@ -159,6 +166,7 @@ public struct GatehouseClientError: Error, Sendable, Equatable, CustomStringConv
         case .missingChallengeHandler: return "Missing challenge handler for security check \(check)."
         case .applicationDisabled:
             return "Application disabled: \(message ?? "")" + (url.map { " (new version: \($0))" } ?? "")
+        case .deviceBlocked: return "Device blocked: \(message ?? "")"
         case .securityCheckFailed:
             return "Security check failure: " + (failures ?? [:]).map { "\($0.key): \($0.value["failure"]?.stringValue ?? "\($0.value)")" }
                 .sorted().joined(separator: ", ")
@@ -228,4 +236,6 @@ extension ErrorCode where Domain == GatehouseClientError {
     public static var invalidArgument: Self { Self(rawValue: "invalidArgument") }
     /// ``GatehouseClientError/applicationDisabled(message:downloadLink:)``.
     public static var applicationDisabled: Self { Self(rawValue: "applicationDisabled") }
+    /// ``GatehouseClientError/deviceBlocked(message:failure:)``.
+    public static var deviceBlocked: Self { Self(rawValue: "deviceBlocked") }
 }

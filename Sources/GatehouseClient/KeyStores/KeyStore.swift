@@ -11,13 +11,18 @@ public struct StoredRegistration: Codable, Sendable, Equatable {
     public var registrationData: RegistrationData?
     /// The generated device id (kept across re-registrations), when the configuration names no device.
     public var deviceID: String?
+    /// The device's display name the app set (``GatehouseClient/setDeviceDisplayName(_:)``), kept across
+    /// re-registrations; operators find the device by it.
+    public var deviceDisplayName: String?
 
     /// A stored registration; see the properties.
-    public init(privateKeyPEM: String? = nil, clientID: String? = nil, registrationData: RegistrationData? = nil, deviceID: String? = nil) {
+    public init(privateKeyPEM: String? = nil, clientID: String? = nil, registrationData: RegistrationData? = nil, deviceID: String? = nil,
+                deviceDisplayName: String? = nil) {
         self.privateKeyPEM = privateKeyPEM
         self.clientID = clientID
         self.registrationData = registrationData
         self.deviceID = deviceID
+        self.deviceDisplayName = deviceDisplayName
     }
 }
 

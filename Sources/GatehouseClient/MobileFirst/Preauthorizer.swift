@@ -69,6 +69,9 @@ struct Preauthorizer: Sendable {
                     throw .applicationDisabled(message: disabled[RemoteDisableWire.message]?.stringValue ?? "",
                                                downloadLink: disabled[RemoteDisableWire.downloadLink]?.stringValue)
                 }
+                if let blocked = failures[DeviceAccessWire.failureName]?.objectValue {
+                    throw .deviceBlocked(message: blocked[DeviceAccessWire.failure]?.stringValue ?? "", failure: blocked)
+                }
                 throw .securityCheckFailed(failures: failures)
             case 409 where response.header(ProtocolNames.conflictHeader) != nil:
                 conflicts += 1

@@ -41,7 +41,7 @@ actor Registrar {
     /// Forgets the client id, the key pair and the registered data (the generated device id stays).
     func wipe() async throws(GatehouseClientError) {
         try await load()
-        stored = StoredRegistration(deviceID: stored.deviceID)
+        stored = StoredRegistration(deviceID: stored.deviceID, deviceDisplayName: stored.deviceDisplayName)
         key = nil
         try await persist()
     }
@@ -50,9 +50,26 @@ actor Registrar {
     func currentData() async throws(GatehouseClientError) -> RegistrationData {
         try await load()
         let configuration = api.configuration
-        let device = configuration.device ?? DeviceData(
+        var device = configuration.device ?? DeviceData(
             id: stored.deviceID ?? UUID().uuidString, hardware: Self.hardware, platform: Self.operatingSystem, deviceDisplayName: nil)
+        if let name = stored.deviceDisplayName { device.deviceDisplayName = name }
         return RegistrationData(device: device, application: configuration.application, attributes: ["sdk_protocol_version": 1])
+    }
+
+    /// Keeps the device's display name (`nil` clears it); the registration is updated at once when the client is
+    /// registered, else at its registration.
+    func setDeviceDisplayName(_ name: String?) async throws(GatehouseClientError) {
+        try await load()
+        guard stored.deviceDisplayName != name else { return }
+        stored.deviceDisplayName = name
+        try await persist()
+        if stored.clientID != nil { _ = try await identity() }
+    }
+
+    /// The device's display name the app set, if any.
+    func deviceDisplayName() async throws(GatehouseClientError) -> String? {
+        try await load()
+        return stored.deviceDisplayName
     }
 
     private func resolve() async -> Result<ClientIdentity, GatehouseClientError> {
@@ -101,7 +118,8 @@ actor Registrar {
             throw .registrationFailed(status: response.status, errorCode: nil, message: "the answer names no client id (Location)")
         }
         self.key = key
-        stored = StoredRegistration(privateKeyPEM: key.pem, clientID: clientID, registrationData: data, deviceID: data.device.id)
+        stored = StoredRegistration(privateKeyPEM: key.pem, clientID: clientID, registrationData: data, deviceID: data.device.id,
+                                    deviceDisplayName: stored.deviceDisplayName)
         try await persist()
         api.observer.report(GatehouseEvent(.registered, clientID: clientID))
         return ClientIdentity(clientID: clientID, key: key)

@@ -154,7 +154,7 @@ public struct AdminService: Sendable {
                                    address: address, actor: actor)
     }
 
-    private func revokeGrants(of record: ClientRegistrationRecord) async throws {
+    func revokeGrants(of record: ClientRegistrationRecord) async throws {
         let now = EpochTime.nowMillis()
         try await service.validator.revocations.add(checks(of: record).map {
             RevocationRecord(subject: .grant(clientID: record.clientID, check: $0.name), revokedAt: now)

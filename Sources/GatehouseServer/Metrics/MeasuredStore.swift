@@ -54,9 +54,12 @@ final class MeasuredStore: GatehouseStore {
     func applicationVersions(limit: Int) async throws -> [ApplicationVersionCount] { try await measure("applicationVersions") { try await base.applicationVersions(limit: limit) } }
     func setActiveUser(clientID: String, userID: String?) async throws { try await measure("setActiveUser") { try await base.setActiveUser(clientID: clientID, userID: userID) } }
     func deleteRegistration(clientID: String) async throws -> Bool { try await measure("deleteRegistration") { try await base.deleteRegistration(clientID: clientID) } }
+    func deviceAccess(deviceIDs: [String]) async throws -> [DeviceAccessRecord] { try await measure("deviceAccess") { try await base.deviceAccess(deviceIDs: deviceIDs) } }
+    func saveDeviceAccess(_ record: DeviceAccessRecord) async throws { try await measure("saveDeviceAccess") { try await base.saveDeviceAccess(record) } }
+    func deleteDevice(deviceID: String) async throws -> [String] { try await measure("deleteDevice") { try await base.deleteDevice(deviceID: deviceID) } }
     func clientState(clientID: String) async throws -> [String: VersionedState] { try await measure("clientState") { try await base.clientState(clientID: clientID) } }
-    func registrationAndState(clientID: String) async throws -> (registration: ClientRegistrationRecord, state: [String: VersionedState])? {
-        try await measure("registrationAndState") { try await base.registrationAndState(clientID: clientID) }
+    func storedClient(clientID: String) async throws -> StoredClient? {
+        try await measure("storedClient") { try await base.storedClient(clientID: clientID) }
     }
     func commit(clientID: String, writes: [StateWrite]) async throws -> Bool { try await measureSwap("commit") { try await base.commit(clientID: clientID, writes: writes) } }
     func insertCode(_ code: AuthorizationCodeRecord) async throws { try await measure("insertCode") { try await base.insertCode(code) } }

@@ -117,6 +117,10 @@ public struct SecurityPolicy: Sendable {
             guard !name.isEmpty, name != Scope.registeredClient, !name.contains(" ") else {
                 throw PolicyError(file: file, key: "securityChecks.\(name)", problem: "is not a usable check name")
             }
+            guard !name.hasPrefix("gatehouse_") else {
+                throw PolicyError(file: file, key: "securityChecks.\(name)",
+                                  problem: "starts with gatehouse_, which Gatehouse's own failures are named with (\(DeviceAccessWire.failureName))")
+            }
             guard registry.factories[definition.class] != nil else {
                 throw PolicyError(
                     file: file, key: "securityChecks.\(name).class",

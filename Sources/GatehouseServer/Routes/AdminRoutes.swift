@@ -36,6 +36,30 @@ struct AdminRoutes<Context: ClientRequestContext> {
                 try context.parameters.require("clientId"), check: try context.parameters.require("check"),
                 actor: actor, address: context.clientAddress))
         }
+        api.get("devices") { request, context in
+            _ = try await admin.authorize(request, context, write: false)
+            return Self.answer(try await admin.devices(query: RequestReading.query(request)))
+        }
+        api.get("devices/:deviceId") { request, context in
+            _ = try await admin.authorize(request, context, write: false)
+            return Self.answer(try await admin.device(try context.parameters.require("deviceId")))
+        }
+        api.put("devices/:deviceId") { request, context in
+            let actor = try await admin.authorize(request, context, write: true)
+            var request = request
+            let body = try await RequestReading.body(of: &request, upTo: 64 * 1024, tooLarge: "A device's status is limited to 64 KiB.")
+            guard let json = try? JSONDecoder().decode(JSON.self, from: Data(body.readableBytesView)) else {
+                throw GatehouseError.invalidRequest("The body must be JSON: {\"status\": \"LOST\", \"blockedApplications\": [...]}.")
+            }
+            return Self.answer(try await admin.setDevice(try context.parameters.require("deviceId"), body: json, actor: actor,
+                                                         address: context.clientAddress))
+        }
+        api.delete("devices/:deviceId") { request, context in
+            let actor = try await admin.authorize(request, context, write: true)
+            let deviceID = try context.parameters.require("deviceId")
+            let deleted = try await admin.deleteDevice(deviceID, actor: actor, address: context.clientAddress)
+            return Self.answer(["deleted": .string(deviceID), "registrations": .array(deleted.map { .string($0) })])
+        }
         api.get("accounts") { request, context in
             _ = try await admin.authorize(request, context, write: false)
             return Self.answer(try await admin.lockedAccounts(query: RequestReading.query(request)))

@@ -16,24 +16,29 @@ extension AuthorizationService {
         guard let clientID = query["client_id"], !clientID.isEmpty else { throw GatehouseError.invalidRequest("client_id is required") }
         let scope = Scope(query["scope"])
         let redirectURI = query["redirect_uri"]
-        let grant = try await withRegisteredClient(clientID) { record, application, snapshot -> (expiresAt: Int64, checks: [String], user: String?)? in
-            guard let redirectURI,
-                RedirectURI.isValid(redirectURI, clientID: clientID, platform: record.data.application.clientPlatform, host: host)
-            else {
-                throw GatehouseError(.badRequest, "INVALID_REDIRECT_URI", "redirect_uri is missing or not allowed for this client.")
+        let grant: (expiresAt: Int64, checks: [String], user: String?)?
+        do {
+            grant = try await withRegisteredClient(clientID) { record, application, snapshot -> (expiresAt: Int64, checks: [String], user: String?)? in
+                guard let redirectURI,
+                    RedirectURI.isValid(redirectURI, clientID: clientID, platform: record.data.application.clientPlatform, host: host)
+                else {
+                    throw GatehouseError(.badRequest, "INVALID_REDIRECT_URI", "redirect_uri is missing or not allowed for this client.")
+                }
+                let checks = try checks(of: application, for: scope, version: record.data.application.version)
+                var introspection = IntrospectionResponse()
+                for (check, elements) in checks {
+                    try await snapshot.introspect(check, scope: elements, response: &introspection)
+                }
+                let now = snapshot.context.now
+                var expiresAt = now + Int64(application.maxTokenExpiration) * 1000
+                for (check, _) in checks {
+                    guard let entry = introspection.entries[check.name], entry.expiresAt > now else { return nil }
+                    expiresAt = min(expiresAt, entry.expiresAt)
+                }
+                return (expiresAt, checks.map(\.check.name), snapshot.context.activeUser?.id)
             }
-            let checks = try checks(of: application, for: scope, version: record.data.application.version)
-            var introspection = IntrospectionResponse()
-            for (check, elements) in checks {
-                try await snapshot.introspect(check, scope: elements, response: &introspection)
-            }
-            let now = snapshot.context.now
-            var expiresAt = now + Int64(application.maxTokenExpiration) * 1000
-            for (check, _) in checks {
-                guard let entry = introspection.entries[check.name], entry.expiresAt > now else { return nil }
-                expiresAt = min(expiresAt, entry.expiresAt)
-            }
-            return (expiresAt, checks.map(\.check.name), snapshot.context.activeUser?.id)
+        } catch let refusal as DeviceRefusal {
+            throw GatehouseError(.forbidden, "DEVICE_BLOCKED", refusal.message)
         }
         guard let redirectURI else { throw GatehouseError.invalidRequest("redirect_uri is required") }   // checked above
         guard let grant else {

@@ -40,23 +40,31 @@ extension AuthorizationService {
             metrics.tokenIntrospected(active: false)
             return .inactive
         }
-        metrics.tokenIntrospected(active: true)
         var answer = Self.introspection(of: claims)
         if claims.app != nil {
             let now = EpochTime.nowMillis()
             let client = try await introspectedClients.client(claims.client_id, now: now) {
-                guard let (record, stored) = try await store.registrationAndState(clientID: claims.client_id) else { return nil }
+                guard let stored = try await store.storedClient(clientID: claims.client_id) else { return nil }
+                let record = stored.registration
                 let device = record.data.device
-                let snapshot = ClientSnapshot(registration: record, stored: stored, now: now, logger: logger)
+                let snapshot = ClientSnapshot(registration: record, stored: stored.state, now: now, logger: logger)
                 return IntrospectedClients.Client(
                     device: [
                         "id": .string(device.id), "hardware": JSON(device.hardware), "platform": JSON(device.platform),
-                        "deviceDisplayName": JSON(device.deviceDisplayName), "status": "ACTIVE",
+                        "deviceDisplayName": JSON(device.deviceDisplayName), "status": .string((stored.device?.status ?? .active).rawValue),
                     ],
-                    activeUser: snapshot.context.activeUser)
+                    activeUser: snapshot.context.activeUser,
+                    blocked: DeviceRefusal(stored.device, application: record.data.application.id) != nil)
+            }
+            // A token of a client whose device is blocked no longer holds (MobileFirst: access blocking applies to
+            // protected resources at once, whatever tokens the app holds).
+            if client?.blocked == true {
+                metrics.tokenIntrospected(active: false)
+                return .inactive
             }
             if let client { answer.describe(client, tokenUser: claims.user) }
         }
+        metrics.tokenIntrospected(active: true)
         return answer
     }
 
@@ -78,7 +86,7 @@ extension AuthorizationService {
         }
         var answer = Self.introspection(of: claims)
         if claims.app != nil {
-            guard let client = introspectedClients.remembered(claims.client_id, now: EpochTime.nowMillis()) else { return nil }
+            guard let client = introspectedClients.remembered(claims.client_id, now: EpochTime.nowMillis()), !client.blocked else { return nil }
             answer.describe(client, tokenUser: claims.user)
         }
         metrics.tokenIntrospected(active: true)

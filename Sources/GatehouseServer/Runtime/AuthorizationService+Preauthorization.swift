@@ -25,41 +25,51 @@ extension AuthorizationService {
         if !answers.isEmpty, let sources, let source { try await sources.refuseIfLocked(source, now: EpochTime.nowMillis()) }
         // A round lost to another node's is run again: its proof is checked (and used up) once.
         var proven = false
-        let (response, outcomes, counted) = try await withRegisteredClient(request.client_id) { record, application, snapshot in
-            if application.requireProofOfPossession, !proven {
-                try await assertions.verifyProof(checkRequest.headers[ProofOfPossession.field.lowercased()], of: record, method: "POST",
-                                                 path: "preauth/v1/preauthorize", now: snapshot.context.now)
-                proven = true
-            }
-            let checks = try checks(of: application, for: Scope(request.scope), version: record.data.application.version)
-            var response = AuthorizationResponse()
-            var outcomes: [AuditEvent] = []
-            var counted: [(check: String, type: AuthorizationResponse.ResponseType?, answered: Bool)] = []
-            for (check, elements) in checks {
-                var own = AuthorizationResponse()
-                let credentials = answers[check.name] ?? nil
-                try await TracedWork.run("check \(check.name)", attributes: ["gatehouse.security_check": .string(check.name)]) {
-                    try await snapshot.authorize(check, scope: elements, credentials: credentials, request: checkRequest, response: &own)
+        let round: (response: AuthorizationResponse, outcomes: [AuditEvent], counted: [(check: String, type: AuthorizationResponse.ResponseType?, answered: Bool)])
+        do {
+            round = try await withRegisteredClient(request.client_id) { record, application, snapshot in
+                if application.requireProofOfPossession, !proven {
+                    try await assertions.verifyProof(checkRequest.headers[ProofOfPossession.field.lowercased()], of: record, method: "POST",
+                                                     path: "preauth/v1/preauthorize", now: snapshot.context.now)
+                    proven = true
                 }
-                response.merge(own)
-                counted.append((check.name, own.type, credentials != nil))
-                // A notified or disabled app version is told that first, alone: no other check asks anything of it
-                // in this round (MobileFirst's remote disable comes before the app's own challenges).
-                if check is RemoteDisable, own.type != .success { break }
-                // An answer was judged: a success, a wrong answer (challenged again) or a block (refused).
-                if credentials != nil, let type = own.type {
-                    let event = switch type {
-                    case .success: "check.success"
-                    case .challenge: "check.failure"
-                    case .failure: "check.blocked"
+                let checks = try checks(of: application, for: Scope(request.scope), version: record.data.application.version)
+                var response = AuthorizationResponse()
+                var outcomes: [AuditEvent] = []
+                var counted: [(check: String, type: AuthorizationResponse.ResponseType?, answered: Bool)] = []
+                for (check, elements) in checks {
+                    var own = AuthorizationResponse()
+                    let credentials = answers[check.name] ?? nil
+                    try await TracedWork.run("check \(check.name)", attributes: ["gatehouse.security_check": .string(check.name)]) {
+                        try await snapshot.authorize(check, scope: elements, credentials: credentials, request: checkRequest, response: &own)
                     }
-                    outcomes.append(AuditEvent(
-                        time: snapshot.context.now, event: event, clientID: record.clientID, application: record.data.application.id,
-                        user: snapshot.context.activeUser?.id, check: check.name, address: checkRequest.remoteAddress))
+                    response.merge(own)
+                    counted.append((check.name, own.type, credentials != nil))
+                    // A notified or disabled app version is told that first, alone: no other check asks anything of it
+                    // in this round (MobileFirst's remote disable comes before the app's own challenges).
+                    if check is RemoteDisable, own.type != .success { break }
+                    // An answer was judged: a success, a wrong answer (challenged again) or a block (refused).
+                    if credentials != nil, let type = own.type {
+                        let event = switch type {
+                        case .success: "check.success"
+                        case .challenge: "check.failure"
+                        case .failure: "check.blocked"
+                        }
+                        outcomes.append(AuditEvent(
+                            time: snapshot.context.now, event: event, clientID: record.clientID, application: record.data.application.id,
+                            user: snapshot.context.activeUser?.id, check: check.name, address: checkRequest.remoteAddress))
+                    }
                 }
+                return (response, outcomes, counted)
             }
-            return (response, outcomes, counted)
+        } catch let refusal as DeviceRefusal {
+            // The device (or the application on it) is blocked by an operator: a failure, as a blocked check's.
+            audit.record("device.refused", clientID: request.client_id, address: checkRequest.remoteAddress, detail: refusal.status.rawValue)
+            var response = AuthorizationResponse()
+            response.addFailure(checkName: DeviceAccessWire.failureName, failure: refusal.failure)
+            return PreauthorizeOutcome(response: response, serverTime: EpochTime.nowMillis())
         }
+        let (response, outcomes, counted) = round
         for (check, type, answered) in counted {
             let outcome: GatehouseMetrics.CheckOutcome? = switch type {
             case .success?: .success
@@ -93,17 +103,20 @@ extension AuthorizationService {
         try await locks.withLock(record.clientID) { try await rounds(of: record, state: nil, body) }
     }
 
-    /// ``withClient(_:_:)`` for a client known by its id: under the client's lock, its registration and state are
-    /// read together (one store read instead of two); unknown → 400 `INVALID_CLIENT_ID`.
+    /// ``withClient(_:_:)`` for a client known by its id: under the client's lock, its registration, state and
+    /// device's hold are read together (one store read); unknown → 400 `INVALID_CLIENT_ID`. A client whose device
+    /// refuses its application (``DeviceRefusal``) is thrown as that, before any round.
     func withRegisteredClient<T: Sendable>(
         _ clientID: String, _ body: (ClientRegistrationRecord, ApplicationPolicy, inout ClientSnapshot) async throws -> T
     ) async throws -> T {
         try await locks.withLock(clientID) {
-            guard let (record, state) = try await store.registrationAndState(clientID: clientID) else {
+            guard let stored = try await store.storedClient(clientID: clientID) else {
                 throw GatehouseError.invalidClientID(clientID)
             }
+            let record = stored.registration
+            if let refusal = DeviceRefusal(stored.device, application: record.data.application.id) { throw refusal }
             let application = try application(for: record.data)
-            return try await rounds(of: record, state: state) { snapshot in try await body(record, application, &snapshot) }
+            return try await rounds(of: record, state: stored.state) { snapshot in try await body(record, application, &snapshot) }
         }
     }
 

@@ -61,6 +61,11 @@ extension AuthorizationService {
         } catch {
             throw GatehouseError.invalidRequest("signedRegistrationData: \(Self.describe(error, minimumBits: minimumBits))")
         }
+        // A registration belongs to one device: another device id is refused as MobileFirst refuses an update it
+        // cannot apply (403, after which its SDKs register afresh), so no update moves a client off a blocked device.
+        guard data.device.id == record.data.device.id else {
+            throw GatehouseError(.forbidden, "FORBIDDEN", "Invalid request: a registration cannot change its device id; register again.")
+        }
         _ = try application(for: data)
         record.data = data
         record.updatedAt = EpochTime.nowMillis()

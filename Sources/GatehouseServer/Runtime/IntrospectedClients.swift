@@ -18,6 +18,8 @@ final class IntrospectedClients: Sendable {
         let device: JSON
         /// The client's active user, answered as `mfp-user` for a token of that user.
         let activeUser: AuthenticatedUser?
+        /// Whether the client's device refuses its application (``DeviceRefusal``): its tokens are answered inactive.
+        var blocked = false
     }
 
     private struct State {

@@ -6,7 +6,7 @@ import Testing
 /// The admin API: who may call it, and what each endpoint does.
 @Suite(.timeLimit(.minutes(3))) struct AdminAPITests {
     /// Every endpoint: 401 without a token, 403 for a non-admin token, 403 for a read-only token on a write.
-    @Test(.timeLimit(.minutes(2))) func everyEndpointRefusesCallersWithoutTheScope() async throws {
+    @Test(.timeLimit(.minutes(3))) func everyEndpointRefusesCallersWithoutTheScope() async throws {
         try await TestServer.run(policy: Admin.policy) { server in
             let reader = try await Admin.reader(server)
             let other = try await Admin.token(server, client: "balance-service", scope: "authorization.introspect")
@@ -46,7 +46,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(2))) func registrationsAreSearchedPagedAndDeleted() async throws {
+    @Test(.timeLimit(.minutes(3))) func registrationsAreSearchedPagedAndDeleted() async throws {
         try await TestServer.run(policy: Admin.policy) { server in
             let reader = try await Admin.reader(server)
             let writer = try await Admin.writer(server)
@@ -89,7 +89,7 @@ import Testing
     }
 
     /// A blocked check shows as blocked with no attempts left; a reset unblocks it; a revoke ends its tokens.
-    @Test(.timeLimit(.minutes(2))) func checkStatesAreShownResetAndTokensRevoked() async throws {
+    @Test(.timeLimit(.minutes(3))) func checkStatesAreShownResetAndTokensRevoked() async throws {
         try await TestServer.run(policy: Admin.policy) { server in
             let writer = try await Admin.writer(server)
             var client = try ProtocolClient(server)
@@ -133,7 +133,7 @@ import Testing
 
     /// A source address locked by its failures (here this machine's: three wrong secrets) is listed with the
     /// accounts, and unlocked by an operator.
-    @Test(.timeLimit(.minutes(2))) func lockedAccountsAreListedAndUnlocked() async throws {
+    @Test(.timeLimit(.minutes(3))) func lockedAccountsAreListedAndUnlocked() async throws {
         try await TestServer.run(policy: Admin.policy + "\nsourceThrottle: { threshold: 3, durationSec: 300 }\n") { server in
             let writer = try await Admin.writer(server)
             for _ in 0..<3 {
@@ -156,7 +156,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(2))) func signingKeysAreListedRotatedAndRetired() async throws {
+    @Test(.timeLimit(.minutes(3))) func signingKeysAreListedRotatedAndRetired() async throws {
         try await TestServer.run(policy: Admin.policy) { server in
             let writer = try await Admin.writer(server)
             let before = try await Admin.send(.GET, server, "/keys", token: writer).json?["keys"]?.arrayValue ?? []
@@ -186,7 +186,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(2))) func theEffectivePolicyIsReadWithoutSecrets() async throws {
+    @Test(.timeLimit(.minutes(3))) func theEffectivePolicyIsReadWithoutSecrets() async throws {
         try await TestServer.run(policy: Admin.policy) { server in
             let response = try await Admin.send(.GET, server, "/policy", token: try await Admin.reader(server))
             #expect(response.status == 200)

@@ -4,7 +4,7 @@ import Testing
 
 /// `/admin/v1/applications` (issue 38): the versions registrations have, counted with the status in force for each,
 /// and an application's version rules replaced live through the policy.
-@Suite(.timeLimit(.minutes(2))) struct ApplicationsAdminTests {
+@Suite(.timeLimit(.minutes(3))) struct ApplicationsAdminTests {
     static func put(_ server: TestServer, _ path: String, _ body: String, token: String?) async throws -> TestResponse {
         try await HTTP.send(.PUT, server.baseURL + "/admin/v1/applications/" + path,
                             headers: [("Content-Type", "application/json")] + (token.map { [("Authorization", "Bearer \($0)")] } ?? []),

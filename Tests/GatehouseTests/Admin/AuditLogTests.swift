@@ -9,7 +9,7 @@ import Testing
 
 /// The audit log of a known sequence, read back through the admin API in order, with no secret or token in it.
 @Suite(.timeLimit(.minutes(3))) struct AuditLogTests {
-    @Test(.timeLimit(.minutes(2))) func aKnownSequenceIsReadBackInOrderWithoutSecrets() async throws {
+    @Test(.timeLimit(.minutes(3))) func aKnownSequenceIsReadBackInOrderWithoutSecrets() async throws {
         // Three wrong PINs and three wrong secrets from this machine: the sixth failure locks its address.
         try await TestServer.run(policy: Admin.policy + "\nsourceThrottle: { threshold: 6 }\n") { server in
             let writer = try await Admin.writer(server)
@@ -67,7 +67,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(2))) func eventsAreAlsoWrittenAsJSONLinesWhenAsked() async throws {
+    @Test(.timeLimit(.minutes(3))) func eventsAreAlsoWrittenAsJSONLinesWhenAsked() async throws {
         let capture = LogCapture()
         try await TestServer.run(policy: Admin.policy, auditLines: capture.logger("gatehouse.audit")) { server in
             var client = try ProtocolClient(server)

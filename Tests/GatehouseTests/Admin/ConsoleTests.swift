@@ -12,7 +12,7 @@ import Testing
         ("/console/console-pages.js", "text/javascript; charset=utf-8"), ("/console/icon.svg", "image/svg+xml"),
     ]
 
-    @Test(.timeLimit(.minutes(2))) func everyFileIsServedWithItsTypeAStrictPolicyAndRevalidation() async throws {
+    @Test(.timeLimit(.minutes(3))) func everyFileIsServedWithItsTypeAStrictPolicyAndRevalidation() async throws {
         try await TestServer.run { server in
             for (path, type) in Self.assets {
                 let answer = try await HTTP.send(.GET, server.baseURL + path)
@@ -38,7 +38,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(2))) func thePageHoldsNoInlineScriptOrStyleAndLoadsNothingFromElsewhere() async throws {
+    @Test(.timeLimit(.minutes(3))) func thePageHoldsNoInlineScriptOrStyleAndLoadsNothingFromElsewhere() async throws {
         try await TestServer.run { server in
             let page = String(decoding: try await HTTP.send(.GET, server.baseURL + "/console").body, as: UTF8.self)
             // Every script and stylesheet the page names is one of ours, and served.
@@ -57,7 +57,7 @@ import Testing
     }
 
     /// The console sends an account as a path segment percent-encoded (`user%3Ajohn`): the admin API decodes it.
-    @Test(.timeLimit(.minutes(2))) func aPercentEncodedAccountIsUnlocked() async throws {
+    @Test(.timeLimit(.minutes(3))) func aPercentEncodedAccountIsUnlocked() async throws {
         try await TestServer.run(policy: Admin.policy) { server in
             let writer = try await Admin.writer(server)
             for _ in 0..<3 {

@@ -20,7 +20,7 @@ import Testing
 
     /// Issue 35: `/metrics` beyond loopback asks for a confidential client's token with `gatehouse.metrics` (or an
     /// admin scope); that scope opens nothing else.
-    @Test(.timeLimit(.minutes(2))) func metricsAskForATokenWithTheirScopeWhenNotOpen() async throws {
+    @Test(.timeLimit(.minutes(3))) func metricsAskForATokenWithTheirScopeWhenNotOpen() async throws {
         let policy = Admin.policy.replacingOccurrences(of: "confidentialClients:\n", with: """
             confidentialClients:
               - { id: prometheus, secretHash: "$2b$04$axi4I88RAaRiFuao0JVORezeW1NmWqrlkcjbmbaiCdWPCDsWSH.J2", allowedScope: "gatehouse.metrics" }
@@ -49,7 +49,7 @@ import Testing
         #expect(configuration.effectiveMetricsAccess == .open)
     }
 
-    @Test(.timeLimit(.minutes(2))) func aScrapeAfterAKnownSequenceShowsItsCounts() async throws {
+    @Test(.timeLimit(.minutes(3))) func aScrapeAfterAKnownSequenceShowsItsCounts() async throws {
         try await TestServer.run(policy: Admin.policy) { server in
             // Two registrations; the first answers wrong three times (two failures, then a block).
             var blocked = try ProtocolClient(server)
@@ -104,7 +104,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func storeConflictsAndErrorsAreCounted() async throws {
+    @Test(.timeLimit(.minutes(3))) func storeConflictsAndErrorsAreCounted() async throws {
         try await TestStores.with(.sqlite) { base in
             let metrics = GatehouseMetrics()
             let store = MeasuredStore(base, metrics: metrics)

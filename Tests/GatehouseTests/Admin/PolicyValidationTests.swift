@@ -10,7 +10,7 @@ import Testing
                             body: Data(yaml.utf8))
     }
 
-    @Test(.timeLimit(.minutes(2))) func aPolicyIsValidatedWithItsProblemByKey() async throws {
+    @Test(.timeLimit(.minutes(3))) func aPolicyIsValidatedWithItsProblemByKey() async throws {
         try await TestServer.run(policy: Admin.policy) { server in
             let reader = try await Admin.reader(server)
             let good = try await Self.validate(server, Admin.policy, token: reader)

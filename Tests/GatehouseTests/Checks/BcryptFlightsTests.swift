@@ -5,7 +5,7 @@ import NIOPosix
 import Testing
 
 /// Identical bcrypt verifications asked at once run once; every caller still counts against its account.
-@Suite(.timeLimit(.minutes(2))) struct BcryptFlightsTests {
+@Suite(.timeLimit(.minutes(3))) struct BcryptFlightsTests {
     static let hash = Bcrypt.hash("right password", cost: 10)
 
     @Test func aBurstOfTheSameCredentialsRunsBcryptOnce() async throws {

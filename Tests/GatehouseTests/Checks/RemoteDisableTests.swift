@@ -8,7 +8,7 @@ import Testing
 /// clients receive it, through the check `wl_remoteDisableRealm`. The shapes are the ones the MobileFirst web SDK's
 /// built-in handler reads (ibmmfpf.js, remoteDisableChallengeHandler.js: `obj.message`, `obj.messageId`,
 /// `obj.messageType == "NOTIFY"`, answer `{messageId}`; failure `err.message`, `err.downloadLink`).
-@Suite(.timeLimit(.minutes(2))) struct RemoteDisableTests {
+@Suite(.timeLimit(.minutes(3))) struct RemoteDisableTests {
     static let policy = TestPolicies.standard.replacingOccurrences(of: """
           - id: com.sample.pincodeswift
             platform: ios

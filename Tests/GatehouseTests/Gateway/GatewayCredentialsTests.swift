@@ -12,7 +12,7 @@ struct LineBreakNameModule: LoginModule {
 
 /// How the gateway reads `Basic` credentials (by hand, over bytes, on every request of a `Basic` realm) and what it
 /// refuses to send upstream.
-@Suite(.timeLimit(.minutes(2))) struct GatewayCredentialsTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayCredentialsTests {
     /// What Foundation's decoder reads from a `Basic` value that is base64 as RFC 4648 §4 writes it (its alphabet, a
     /// length in whole groups of four, at most two `=` and only at the end); `nil` for anything else. Foundation
     /// itself reads some texts that are not (`Og===`, `OmE6Yg=k`): the gateway refuses those.

@@ -31,7 +31,7 @@ import Testing
         return false
     }
 
-    @Test(.timeLimit(.minutes(1))) func anUpstreamCannotChallengeTheClientInBand() async throws {
+    @Test(.timeLimit(.minutes(3))) func anUpstreamCannotChallengeTheClientInBand() async throws {
         let capture = LogCapture()
         try await RecordingFixture.run(logger: capture.logger(), { Self.configuration($0, every: 30) }) { fixture async throws in
             // The upstream sends a challenge and an answer frame before "hello": the client sees "hello" first, and
@@ -66,7 +66,7 @@ import Testing
         #expect(!log.contains("gatehouse-challenge"))
     }
 
-    @Test(.timeLimit(.minutes(1))) func aClientCannotSendTheGatewaysFramesToTheUpstream() async throws {
+    @Test(.timeLimit(.minutes(3))) func aClientCannotSendTheGatewaysFramesToTheUpstream() async throws {
         try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
             try await WebSocketClient.connect(url: fixture.wsBase + "/open/echo", logger: GatewayFixture.logger) { inbound, outbound, _ in
                 var iterator = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
@@ -114,7 +114,7 @@ import Testing
         return texts
     }
 
-    @Test(.timeLimit(.minutes(1))) func fragmentedMessagesAreFilteredWhereverTheirPrefixIsSplit() async throws {
+    @Test(.timeLimit(.minutes(3))) func fragmentedMessagesAreFilteredWhereverTheirPrefixIsSplit() async throws {
         try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
             let connection = try RawHTTPConnection(port: fixture.port)
             await connection.send("""
@@ -143,7 +143,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func aRevalidationMustAuthenticateTheSameUser() async throws {
+    @Test(.timeLimit(.minutes(3))) func aRevalidationMustAuthenticateTheSameUser() async throws {
         try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
             let url = fixture.wsBase + "/ws/echo"
             // joe at the handshake, bob in band: closed with 1008.
@@ -174,7 +174,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func onlyARevalidatingConnectionAnswersInBandChallenges() async throws {
+    @Test(.timeLimit(.minutes(3))) func onlyARevalidatingConnectionAnswersInBandChallenges() async throws {
         try await RecordingFixture.run({ Self.configuration($0, grace: 0.5) }) { fixture async throws in
             // connect (not connectRevalidating): the gateway's challenge arrives as data and is not answered.
             let login = CountingLoginHandler(repeating: .joe)
@@ -193,7 +193,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func theSDKNeverAnswersAChallengeItsHandshakeDidNotAsk() async throws {
+    @Test(.timeLimit(.minutes(3))) func theSDKNeverAnswersAChallengeItsHandshakeDidNotAsk() async throws {
         // Straight to a server that is not the gateway: no challenge on the handshake, then an in-band one.
         let upstream = try await RunningApp.start(logger: GatewayFixture.logger) { onRunning in
             RecordingUpstream.makeApplication(logger: GatewayFixture.logger, onServerRunning: onRunning)

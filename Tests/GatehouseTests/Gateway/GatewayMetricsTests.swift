@@ -5,7 +5,7 @@ import Testing
 
 /// The gateway's `/metrics` (Prometheus text) after a known sequence: connections, requests by service and
 /// status, authentications by realm and result, WebSocket upgrades and upstream errors.
-@Suite(.timeLimit(.minutes(2))) struct GatewayMetricsTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayMetricsTests {
     /// The value of the sample of `name` whose labels include every one of `labels`, if there is one.
     static func sample(_ text: String, _ name: String, _ labels: [String: String] = [:]) -> Double? {
         for line in text.split(separator: "\n") where line.hasPrefix(name + "{") || line.hasPrefix(name + " ") {

@@ -18,7 +18,7 @@ import Testing
         return closed ? ContinuousClock.now - start : nil
     }
 
-    @Test(.timeLimit(.minutes(1))) func halfARequestLineIsDisconnectedWithinTheHeaderReadTimeout() async throws {
+    @Test(.timeLimit(.minutes(3))) func halfARequestLineIsDisconnectedWithinTheHeaderReadTimeout() async throws {
         try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
             let start = ContinuousClock.now
             let connection = try RawHTTPConnection(port: fixture.port)
@@ -36,7 +36,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func aDribbledHeadIsCutOffEvenThoughBytesKeepComing() async throws {
+    @Test(.timeLimit(.minutes(3))) func aDribbledHeadIsCutOffEvenThoughBytesKeepComing() async throws {
         try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
             let connection = try RawHTTPConnection(port: fixture.port)
             let start = ContinuousClock.now
@@ -55,7 +55,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
+    @Test(.timeLimit(.minutes(3))) func anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
         // A generous header-read timeout: this test is about the idle timeout, and its first head arrives in two
         // parts (a loaded machine must not turn that into a 408).
         try await RecordingFixture.run({ Self.configuration($0, headerReadTimeout: 8) }) { fixture async throws in
@@ -82,7 +82,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func onAKeptConnectionTheReadTimeoutCountsFromTheRequest() async throws {
+    @Test(.timeLimit(.minutes(3))) func onAKeptConnectionTheReadTimeoutCountsFromTheRequest() async throws {
         try await GatewayUpstreamAnswerTests.withGateway(upstreamReadTimeout: 1) { port, upstream in
             let kept = try RawHTTPConnection(port: port, timeout: .seconds(10))
             _ = await kept.send("GET /s/length HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -99,7 +99,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func anUpstreamSilentPastTheReadTimeoutCostsItsConnection() async throws {
+    @Test(.timeLimit(.minutes(3))) func anUpstreamSilentPastTheReadTimeoutCostsItsConnection() async throws {
         try await GatewayUpstreamAnswerTests.withGateway(upstreamReadTimeout: 1) { port, _ in
             // Silent before answering: 504 after about the timeout (checked every quarter of it), not never, and not
             // sent again (the upstream may be working on it).
@@ -125,7 +125,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func timeoutsAreConfigurable() throws {
+    @Test(.timeLimit(.minutes(3))) func timeoutsAreConfigurable() throws {
         let configuration = try GatewayConfiguration.decode(yaml: "headerReadTimeout: 2.5\nidleTimeout: 30\nupstreamReadTimeout: 45\ntrustedProxies: [10.0.0.1]\n")
         #expect(configuration.headerReadTimeout == 2.5)
         #expect(configuration.idleTimeout == 30)

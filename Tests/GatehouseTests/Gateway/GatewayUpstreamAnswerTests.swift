@@ -10,7 +10,7 @@ import Testing
 /// chunked answers relayed as they came (to an HTTP/1.0 client without their chunks, then closed), answers ended by
 /// the upstream's close, `HEAD`, `1xx`, `204`, hop-by-hop fields and those `Connection` names left out, and an answer
 /// that cannot be read, or bytes after an answer's end, costing the upstream connection, never the client's answer.
-@Suite(.timeLimit(.minutes(2))) struct GatewayUpstreamAnswerTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayUpstreamAnswerTests {
     /// An upstream answering each request with the answer its path's last segment names (``answers``), then closing
     /// when the answer says so. Counts the connections it accepted.
     final class ScriptedUpstream: Sendable {
@@ -145,7 +145,7 @@ import Testing
         return String(decoding: bytes[..<end.upperBound], as: UTF8.self)
     }
 
-    @Test(.timeLimit(.minutes(1))) func onlyAnIdempotentRequestIsSentAgainWhenAKeptConnectionDrops() async throws {
+    @Test(.timeLimit(.minutes(3))) func onlyAnIdempotentRequestIsSentAgainWhenAKeptConnectionDrops() async throws {
         try await Self.withGateway { port, upstream in
             for (method, times) in [("GET", 2), ("DELETE", 2), ("POST", 1)] {
                 let client = try RawHTTPConnection(port: port, timeout: .seconds(10))

@@ -9,7 +9,7 @@ import Testing
 /// that keeps a relay built on them from request smuggling — a differential test against NIO's decoder (llhttp) on
 /// generated request streams: every request they accept, NIO's decoder reads with the same method, target, fields
 /// and body, ending at the same byte.
-@Suite(.timeLimit(.minutes(2))) struct HTTPMessageHeadTests {
+@Suite(.timeLimit(.minutes(3))) struct HTTPMessageHeadTests {
     /// A message read by ``HTTPMessageHead`` and ``ChunkedBodyScanner`` from the start of `bytes`.
     struct Message: Equatable, CustomStringConvertible {
         var method: String
@@ -218,7 +218,7 @@ import Testing
     static let streams = ProcessInfo.processInfo.environment["GATEHOUSE_HEAD_FUZZ_COUNT"].flatMap(Int.init) ?? 20000
     static let seed = ProcessInfo.processInfo.environment["GATEHOUSE_HEAD_FUZZ_SEED"].flatMap(UInt64.init) ?? 0x6874_7470_6865_6164
 
-    @Test(.timeLimit(.minutes(2))) func everyRequestItReadsNIOsDecoderReadsAlike() {
+    @Test(.timeLimit(.minutes(3))) func everyRequestItReadsNIOsDecoderReadsAlike() {
         var generator = RequestStreamGenerator(seed: Self.seed)
         var accepted = 0
         for index in 0..<Self.streams {

@@ -5,7 +5,7 @@ import GatehouseServer
 import Testing
 
 /// Two Gatehouse nodes on one PostgreSQL database behave as one server.
-@Suite(.timeLimit(.minutes(2))) struct MultiNodeTests {
+@Suite(.timeLimit(.minutes(3))) struct MultiNodeTests {
     static func balance(_ server: TestServer, token: String) async throws -> TestResponse {
         try await HTTP.send(.GET, server.baseURL + "/mfp/api/adapters/ResourceAdapter/balance", headers: [("Authorization", "Bearer " + token)])
     }

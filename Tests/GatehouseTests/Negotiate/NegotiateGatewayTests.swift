@@ -17,7 +17,7 @@ struct FixedRoleModule: LoginModule {
 
 /// Negotiate and Application Negotiate realms against a real MIT KDC (scripts/throwaway-kdc): tickets from
 /// `kinit`, tokens from `curl --negotiate` and from the SDK's `NegotiateChallengeHandler`, over HTTP and WebSocket.
-@Suite(.timeLimit(.minutes(2))) struct NegotiateGatewayTests {
+@Suite(.timeLimit(.minutes(3))) struct NegotiateGatewayTests {
     /// `/echo` behind a `Negotiate` realm, `/app` behind an `Application Negotiate` one, both requiring AUTHORIZED;
     /// alice has it, bob has GUEST only.
     static func configuration(_ kdc: TestKDC, upstream: String, flag: LoginModuleFlag = .required,

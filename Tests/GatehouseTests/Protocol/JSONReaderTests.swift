@@ -4,7 +4,7 @@ import Testing
 
 /// The hand reader of the flow's bodies never reads a text differently from `JSONDecoder`: whatever it reads, Foundation
 /// reads the same way; whatever it leaves, Foundation decides. Checked on chosen texts and on thousands of mutations.
-@Suite(.timeLimit(.minutes(2))) struct JSONReaderTests {
+@Suite(.timeLimit(.minutes(3))) struct JSONReaderTests {
     static let preauthorize = [
         #"{"client_id":"c-1","scope":"accessRestricted"}"#,
         #"{"client_id":"c-1","scope":"RegisteredClient PinCodeAttempts","challengeResponse":{"PinCodeAttempts":{"pin":"1234"}}}"#,

@@ -7,7 +7,7 @@ import Testing
 /// The observable pending-challenge model a SwiftUI PIN prompt is driven by.
 /// Runs in the timing pass of `scripts/test` (one test at a time): a first registration generates an RSA key, and
 /// on two busy cores that alone has taken longer than a bound meant for the model.
-@Suite(.timeLimit(.minutes(2))) struct SDKObservableModelTests {
+@Suite(.timeLimit(.minutes(3))) struct SDKObservableModelTests {
     /// Waits until `condition` holds on the main actor (30 s at most).
     static func waitOnMain(_ condition: @escaping @MainActor () -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(30)

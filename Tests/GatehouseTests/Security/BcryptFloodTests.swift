@@ -7,7 +7,7 @@ import Testing
 /// (~100 `Basic <unknown>:<random>` token requests took a real user's login from 0.10 s to 4.3 s). The runs waiting
 /// are now bounded: past the bound a request is answered `503` with `Retry-After` at once, never a `500`, and never
 /// counted as a wrong secret.
-@Suite(.timeLimit(.minutes(2))) struct BcryptFloodTests {
+@Suite(.timeLimit(.minutes(3))) struct BcryptFloodTests {
     /// A flood from many addresses (here all from this machine, with the throttle by source off: one address's
     /// flood is that throttle's, ``SourceThrottleTests``).
     @Test func aFloodOfUnknownClientsIsRefusedWith503AndTheServerRecovers() async throws {

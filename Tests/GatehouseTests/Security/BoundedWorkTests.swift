@@ -7,7 +7,7 @@ import Testing
 /// Hostile input round 2, finding 2: no read-only request makes the process do unbounded work. A policy sent to
 /// `POST /admin/v1/policy/validate` (scope `gatehouse.admin.read`) with a user hash of bcrypt cost 31 built a decoy at
 /// that cost on the request's thread: after four such requests `/health` did not answer for 10 s and more.
-@Suite(.timeLimit(.minutes(2))) struct BoundedWorkTests {
+@Suite(.timeLimit(.minutes(3))) struct BoundedWorkTests {
     /// A well-formed bcrypt hash of `cost` (its digest is not of any password: only its cost matters here).
     static func hash(cost: Int) -> String {
         "$2b$" + (cost < 10 ? "0" : "") + String(cost) + "$" + "axi4I88RAaRiFuao0JVORezeW1NmWqrlkcjbmbaiCdWPCDsWSH.J2"

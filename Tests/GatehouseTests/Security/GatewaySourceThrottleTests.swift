@@ -7,7 +7,7 @@ import Testing
 /// passwords from one address, whatever the names, lock the address for a while — `429` with `Retry-After`, even for
 /// a right password — and nobody else. Before, one address could try names and passwords unbounded, held back only
 /// by each account's lockout (made-up names have none) and the process-wide bound on waiting bcrypt runs.
-@Suite(.timeLimit(.minutes(2))) struct GatewaySourceThrottleTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewaySourceThrottleTests {
     static let stranger = "127.0.0.2"
 
     static func get(_ fixture: GatewayFixture, from source: String, _ user: String, _ password: String) async throws -> RawHTTPResponse {

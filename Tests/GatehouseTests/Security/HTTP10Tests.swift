@@ -4,7 +4,7 @@ import Testing
 /// Hostile input round 2, finding 10: `gatehouse serve` answered an HTTP/1.0 request as `HTTP/1.1` and never closed
 /// the connection, and did not acknowledge a 1.0 client's `Connection: keep-alive`: ApacheBench (`ab`, HTTP/1.0)
 /// hung on its first request. RFC 9112 §9.3.
-@Suite(.timeLimit(.minutes(2))) struct HTTP10Tests {
+@Suite(.timeLimit(.minutes(3))) struct HTTP10Tests {
     static func port(_ server: TestServer) -> Int { URLComponents(string: server.baseURL)?.port ?? 0 }
 
     @Test func anHTTP10RequestIsAnsweredIn10AndTheConnectionClosed() async throws {

@@ -8,7 +8,7 @@ import Testing
 /// application may now require every round to carry a proof signed by the client's registered key
 /// (`requireProofOfPossession`, RFC 9449's DPoP shape); the Swift SDK sends it; MobileFirst's own SDKs keep working
 /// where it is not required.
-@Suite(.timeLimit(.minutes(2))) struct ProofOfPossessionTests {
+@Suite(.timeLimit(.minutes(3))) struct ProofOfPossessionTests {
     static let policy = TestPolicies.standard.replacingOccurrences(of: "applications:\n", with: """
         applications:
           - { id: com.sample.bound, platform: ios, requireProofOfPossession: true, scopeElementMapping: { accessRestricted: PinCodeAttempts } }

@@ -7,7 +7,7 @@ import Testing
 
 /// Keys and discovery: the JWKS follows keys rotated or retired on another node without a restart, a retired
 /// key's tokens stop verifying (a leaked key stops working), and the RFC 8414 `issuer` is the tokens' `iss`.
-@Suite(.timeLimit(.minutes(2))) struct SigningKeyTests {
+@Suite(.timeLimit(.minutes(3))) struct SigningKeyTests {
     static func kids(_ server: TestServer) async throws -> [String] {
         let jwks = try await HTTP.send(.GET, server.baseURL + "/.well-known/jwks.json")
         return jwks.json?["keys"]?.arrayValue?.compactMap { $0["kid"]?.stringValue } ?? []

@@ -5,7 +5,7 @@ import Testing
 
 /// Introspections answered from memory on the event loop (``LoopAnswers``) are answered byte for byte as the router
 /// answers them, keep their order among pipelined requests, and anything memory cannot answer goes to the router.
-@Suite(.timeLimit(.minutes(2))) struct LoopAnswersTests {
+@Suite(.timeLimit(.minutes(3))) struct LoopAnswersTests {
     static let route = "/mfp/api/az/v1/introspection"
     static let basic = "Authorization: Basic " + Data("balance-service:s3cret".utf8).base64EncodedString()
 

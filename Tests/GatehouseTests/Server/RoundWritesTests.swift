@@ -10,7 +10,7 @@ import Testing
         return MetricsTests.samples(text)[#"gatehouse_store_operation_duration_seconds_count{operation="commit"}"#] ?? 0
     }
 
-    @Test(.timeLimit(.minutes(2))) func roundsThatChangeNothingWriteAtMostOncePerSecond() async throws {
+    @Test(.timeLimit(.minutes(3))) func roundsThatChangeNothingWriteAtMostOncePerSecond() async throws {
         try await TestServer.run { server in
             var client = try ProtocolClient(server)
             try await client.register()

@@ -8,7 +8,7 @@ import Testing
 /// it names — the client's address for the throttles and the audit log, the host a page came from for the same-origin
 /// test — and nobody else's. Before, every client behind a proxy was the proxy's one address, and a same-origin web
 /// app behind a `Host`-rewriting proxy (nginx's default) was refused `ORIGIN_NOT_ALLOWED`.
-@Suite(.timeLimit(.minutes(2))) struct ForwardedIdentityTests {
+@Suite(.timeLimit(.minutes(3))) struct ForwardedIdentityTests {
     static func client(_ trusted: [String], peer: String, _ fields: [(String, String)]) -> TrustedProxies.Client {
         var headers = HTTPFields()
         for (name, value) in fields { headers.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }

@@ -6,7 +6,7 @@ import Testing
 
 /// The gateway over TLS: `https` and `wss` for clients (checked with curl and a WebSocket client trusting only the
 /// test CA), `https` upstreams verified against a configured CA and never without verification, health probes.
-@Suite(.timeLimit(.minutes(2))) struct GatewayTLSTests {
+@Suite(.timeLimit(.minutes(3))) struct GatewayTLSTests {
     @Test func httpsAndWSSForClients() async throws {
         let certificates = try await TestCertificates.make(commonName: "gateway-test")
         defer { try? FileManager.default.removeItem(atPath: certificates.directory) }

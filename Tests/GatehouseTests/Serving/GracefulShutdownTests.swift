@@ -6,7 +6,7 @@ import Testing
 
 /// SIGTERM stops `gatehouse serve` gracefully: it stops accepting, and every request already in flight is
 /// answered in full before the process exits 0.
-@Suite(.timeLimit(.minutes(2))) struct GracefulShutdownTests {
+@Suite(.timeLimit(.minutes(3))) struct GracefulShutdownTests {
     @Test func requestsInFlightDuringASIGTERMAreAllAnswered() async throws {
         // Slow requests (bcrypt at cost 12 per login) so that they are surely in flight when the signal comes.
         let hash = GatewayUser.hashing(username: "john", password: "demo", cost: 12).passwordHash

@@ -6,7 +6,7 @@ import Testing
 
 /// `/ready` follows the store: false (503) while PostgreSQL is unreachable, true again once it is back;
 /// `/health` stays 200 throughout.
-@Suite(.timeLimit(.minutes(2))) struct ReadinessTests {
+@Suite(.timeLimit(.minutes(3))) struct ReadinessTests {
     @Test func readyFollowsPostgreSQL() async throws {
         try await TestPostgres.withDatabase { location in
             let proxy = try TCPProxy(targetPort: location.port)

@@ -9,7 +9,7 @@ import Testing
 
 /// `gatehouse serve` over TLS, checked with curl: HTTP/2 by ALPN and HTTP/1.1, TLS 1.2+ only, the certificate
 /// read again on SIGHUP without a restart; readiness for load balancers.
-@Suite(.timeLimit(.minutes(2))) struct TLSServingTests {
+@Suite(.timeLimit(.minutes(3))) struct TLSServingTests {
     @Test func httpsWithHTTP2ReloadedOnSIGHUP() async throws {
         let certificates = try await TestCertificates.make(commonName: "gatehouse-first")
         defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
@@ -87,7 +87,7 @@ import Testing
 
 /// Whole flows over HTTPS: the Swift SDK (PIN challenge, token, balance) and curl (a confidential client's token,
 /// then the protected balance refused for lack of scope and introspection answered).
-@Suite(.timeLimit(.minutes(2))) struct HTTPSFlowTests {
+@Suite(.timeLimit(.minutes(3))) struct HTTPSFlowTests {
     @Test func theSDKAndCurlCompleteFlowsOverHTTPS() async throws {
         let certificates = try await TestCertificates.make(commonName: "localhost")
         defer { try? FileManager.default.removeItem(atPath: certificates.directory) }

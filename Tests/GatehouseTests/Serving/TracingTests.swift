@@ -6,7 +6,7 @@ import Testing
 
 /// OpenTelemetry traces (issue 35): `serve` and `gateway` export a span tree per request to an OTLP/HTTP collector —
 /// here a collector of the suite's on loopback, which decodes what arrives and asserts its shape.
-@Suite(.timeLimit(.minutes(2))) struct TracingTests {
+@Suite(.timeLimit(.minutes(3))) struct TracingTests {
     static let traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
     static let callerSpan = "00f067aa0ba902b7"
 
@@ -55,7 +55,7 @@ import Testing
             #expect(check.attribute("gatehouse.security_check") == .string("UserLogin"))
             #expect(!spans.children(of: check).named("bcrypt verify").isEmpty)
             let storeCalls = spans.filter { $0.name.hasPrefix("store ") }
-            #expect(storeCalls.contains { $0.name == "store registrationAndState" && $0.parentSpanId == root.spanId })
+            #expect(storeCalls.contains { $0.name == "store storedClient" && $0.parentSpanId == root.spanId })
             #expect(storeCalls.allSatisfy { $0.attribute("db.operation.name") != nil })
             // One tree: ids of the right size, every parent in the trace, children within their parent's time.
             let ids = Set(spans.map(\.spanId))

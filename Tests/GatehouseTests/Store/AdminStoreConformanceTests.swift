@@ -13,7 +13,7 @@ import Testing
             publicKey: RSAPublicJWK(n: "AQAB-modulus", e: "AQAB"), createdAt: 1_000, updatedAt: 1_000)
     }
 
-    @Test(.timeLimit(.minutes(2)), arguments: StoreKind.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: StoreKind.allCases)
     func registrationsAreSearchedAndPagedByAStableCursor(kind: StoreKind) async throws {
         try await TestStores.with(kind) { store in
             for index in 0..<25 {
@@ -53,9 +53,53 @@ import Testing
         }
     }
 
+    /// Devices: found by display name, held (status, blocked applications) and read with each client's round in the
+    /// same read; a hold that blocks nothing is not kept; unregistering removes every registration, state and hold.
+    @Test(.timeLimit(.minutes(3)), arguments: StoreKind.allCases)
+    func devicesAreHeldFoundAndUnregistered(kind: StoreKind) async throws {
+        try await TestStores.with(kind) { store in
+            var named = Self.registration("c1", app: "com.a", device: "phone")
+            named.data.device.deviceDisplayName = "Ann's phone"
+            try await store.createRegistration(named)
+            try await store.createRegistration(Self.registration("c2", app: "com.b", device: "phone"))
+            try await store.createRegistration(Self.registration("c3", app: "com.a", device: "tablet"))
+            #expect(try await store.commit(clientID: "c1", writes: [StateWrite(name: "@client", expectedVersion: 0, data: Array("{}".utf8))]))
+
+            #expect(try await store.registrations(RegistrationQuery(deviceDisplayName: "Ann's phone", limit: 10)).map(\.registration.clientID) == ["c1"])
+            var renamed = Self.registration("c3", app: "com.a", device: "tablet")
+            renamed.data.device.deviceDisplayName = "Kitchen"
+            try await store.updateRegistration(renamed)
+            #expect(try await store.registrations(RegistrationQuery(deviceDisplayName: "Kitchen", limit: 10)).map(\.registration.clientID) == ["c3"])
+
+            #expect(try await store.storedClient(clientID: "c1")?.device == nil)
+            let lost = DeviceAccessRecord(deviceID: "phone", status: .lost, blockedApplications: ["com.b", "com.b"], updatedAt: 5)
+            #expect(lost.blockedApplications == ["com.b"])
+            try await store.saveDeviceAccess(lost)
+            #expect(try await store.storedClient(clientID: "c1")?.device == lost)
+            #expect(try await store.storedClient(clientID: "c2")?.device == lost)
+            #expect(try await store.storedClient(clientID: "c3")?.device == nil)
+            #expect(try await store.storedClient(clientID: "c1")?.state.count == 1, "the state is read as before")
+            var replaced = lost
+            replaced.status = .active
+            try await store.saveDeviceAccess(replaced)
+            #expect(try await store.deviceAccess(deviceIDs: ["phone", "tablet"]) == [replaced])
+            replaced.blockedApplications = []
+            try await store.saveDeviceAccess(replaced)
+            #expect(try await store.deviceAccess(deviceIDs: ["phone"]).isEmpty, "a hold that blocks nothing is removed")
+
+            try await store.saveDeviceAccess(lost)
+            #expect(Set(try await store.deleteDevice(deviceID: "phone")) == ["c1", "c2"])
+            #expect(try await store.storedClient(clientID: "c1") == nil)
+            #expect(try await store.clientState(clientID: "c1").isEmpty)
+            #expect(try await store.deviceAccess(deviceIDs: ["phone"]).isEmpty)
+            #expect(try await store.registration(clientID: "c3") == renamed, "another device's registration stays")
+            #expect(try await store.deleteDevice(deviceID: "phone").isEmpty)
+        }
+    }
+
     /// The versions an operator sees before notifying or disabling one: registrations counted by application,
     /// platform and version (none for web apps), ordered, bounded.
-    @Test(.timeLimit(.minutes(2)), arguments: StoreKind.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: StoreKind.allCases)
     func registrationsAreCountedByApplicationVersion(kind: StoreKind) async throws {
         try await TestStores.with(kind) { store in
             let versions: [(String, String, String?)] = [("com.b", "ios", "2.0"), ("com.b", "ios", "1.10"), ("com.b", "ios", "2.0"),
@@ -76,7 +120,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(2)), arguments: StoreKind.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: StoreKind.allCases)
     func deletingARegistrationDeletesItsState(kind: StoreKind) async throws {
         try await TestStores.with(kind) { store in
             try await store.createRegistration(Self.registration("gone", app: "com.a", device: "d"))
@@ -93,7 +137,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(2)), arguments: StoreKind.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: StoreKind.allCases)
     func auditEventsAreAppendedInOrderPagedAndExpire(kind: StoreKind) async throws {
         try await TestStores.with(kind) { store in
             #expect(try await store.auditEvents(after: 0, limit: 10).isEmpty)
@@ -116,7 +160,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(2)), arguments: StoreKind.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: StoreKind.allCases)
     func appliedPoliciesAreVersionedAndAVersionIsStoredOnce(kind: StoreKind) async throws {
         try await TestStores.with(kind) { store in
             #expect(try await store.latestPolicyVersion() == 0)

@@ -10,7 +10,7 @@ import Testing
 
 /// The SQLite store's group commit: writes that arrive together share one transaction, and each keeps its own
 /// outcome. The store's writer thread is held up by the test, so that the writes queued meanwhile form one group.
-@Suite(.timeLimit(.minutes(2))) struct GroupCommitTests {
+@Suite(.timeLimit(.minutes(3))) struct GroupCommitTests {
     /// A store whose writer runs on a pool of one thread that the test can hold up.
     final class HeldStore: Sendable {
         let store: SQLiteStore
@@ -189,7 +189,7 @@ import Testing
         // In a transaction, each read would wait for the lock and fail with `database is locked` after the busy
         // timeout (10 s).
         #expect(try await store.clientState(clientID: "c1")["pin"]?.version == 1)
-        #expect(try await store.registrationAndState(clientID: "c1")?.registration.clientID == "c1")
+        #expect(try await store.storedClient(clientID: "c1")?.registration.clientID == "c1")
         #expect(try await store.registration(clientID: "c1") != nil)
     }
 
@@ -211,7 +211,7 @@ import Testing
                     // Reads of the store's reader threads too (signing keys, policy versions, audit).
                     _ = try await store.signingKeys()
                     _ = try await store.latestPolicy()
-                    return try await store.registrationAndState(clientID: "c1") != nil
+                    return try await store.storedClient(clientID: "c1") != nil
                 } catch {
                     return false
                 }

@@ -6,7 +6,7 @@ import Testing
 /// A node's view of the locked accounts: nothing told before it is read or once it is old, the store's locks
 /// after a refresh, this node's own news at once.
 @Suite(.timeLimit(.minutes(3))) struct KnownLockoutsTests {
-    @Test(.timeLimit(.minutes(1)), arguments: StoreKind.allCases) func theViewFollowsTheStore(kind: StoreKind) async throws {
+    @Test(.timeLimit(.minutes(3)), arguments: StoreKind.allCases) func theViewFollowsTheStore(kind: StoreKind) async throws {
         try await TestStores.with(kind) { store in
             let now: Int64 = 1_000_000
             let known = KnownLockouts(maxAge: 5000)
@@ -37,7 +37,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func storeLockoutsKeepTheViewCurrent() async throws {
+    @Test(.timeLimit(.minutes(3))) func storeLockoutsKeepTheViewCurrent() async throws {
         try await TestStores.with(.sqlite) { store in
             let now = EpochTime.nowMillis()
             let known = KnownLockouts(maxAge: 60_000)

@@ -121,10 +121,10 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func aRegistrationAndItsStateAreReadTogether(kind: StoreKind) async throws {
         try await TestStores.with(kind) { store in
-            #expect(try await store.registrationAndState(clientID: "c1") == nil)
+            #expect(try await store.storedClient(clientID: "c1") == nil)
             let record = Self.registration("c1")
             try await store.createRegistration(record)
-            var read = try #require(try await store.registrationAndState(clientID: "c1"))
+            var read = try #require(try await store.storedClient(clientID: "c1"))
             #expect(read.registration == record && read.state.isEmpty)
 
             #expect(try await store.commit(clientID: "c1", writes: [
@@ -133,7 +133,7 @@ import Testing
             ]))
             try await store.createRegistration(Self.registration("c2"))
             #expect(try await store.commit(clientID: "c2", writes: [StateWrite(name: "other", expectedVersion: 0, data: Self.bytes("{}"))]))
-            read = try #require(try await store.registrationAndState(clientID: "c1"))
+            read = try #require(try await store.storedClient(clientID: "c1"))
             #expect(read.registration == record)
             #expect(read.state == (try await store.clientState(clientID: "c1")), "the same state as read alone, nothing of c2")
             #expect(read.state.count == 2)
@@ -143,7 +143,7 @@ import Testing
             var updated = Self.registration("c1", device: "device-2")
             updated.updatedAt = 2_000
             try await store.updateRegistration(updated)
-            #expect(try await store.registrationAndState(clientID: "c1")?.registration == updated)
+            #expect(try await store.storedClient(clientID: "c1")?.registration == updated)
             #expect(try await store.registration(clientID: "c1") == updated)
         }
     }

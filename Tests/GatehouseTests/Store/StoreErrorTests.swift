@@ -3,7 +3,7 @@ import Testing
 
 /// `StoreError` is a struct with stable codes (it can grow), caught by code as an enum case would be.
 @Suite(.timeLimit(.minutes(3))) struct StoreErrorTests {
-    @Test(.timeLimit(.minutes(1))) func aStoreErrorIsCaughtByItsCode() {
+    @Test(.timeLimit(.minutes(3))) func aStoreErrorIsCaughtByItsCode() {
         func failing(_ error: StoreError) throws { throw error }
         var caught: [String] = []
         for error in [StoreError.duplicate, .notFound] {

@@ -6,7 +6,7 @@ import Testing
 
 /// The server accepts what the official MobileFirst web SDK sends (standard-base64 JWS parts with padding,
 /// WebCrypto JWKs, no app version, relative `redirect_uri`) and stays strict where it matters.
-@Suite(.timeLimit(.minutes(2))) struct WebClientWireTests {
+@Suite(.timeLimit(.minutes(3))) struct WebClientWireTests {
     static let policy = TestPolicies.standard.replacingOccurrences(of: """
           - id: com.sample.web
             platform: web
