@@ -8,7 +8,11 @@ Chromium profile (one registered client):
   notify     the page's own handler (MobileFirst's documented customization) gets {message, messageId, messageType:
              NOTIFY} once, answers {messageId}, the PIN is asked, a token comes; the next token comes without the notice.
   disabled   handleFailure({message, downloadLink}); obtainAccessToken fails; no other check asks anything.
-  enabled    the status removed: a token, the handler not called.
+  enabled    the status removed: a token, the handler not called (john logs in: UserLogin).
+  devices    john logs in on a second device (a second profile); the operator finds the first by user (GET
+             /admin/v1/devices?user=john, before the second logged in) and marks it LOST (PUT /admin/v1/devices/{id}):
+             its balance request fails with the gatehouse_deviceAccess failure {status: LOST}, no PIN asked; the second
+             device of the same user still reads the balance.
 
 Run by Tests/Browser/run.py (mode app-management), which passes itself as `harness`.
 """
@@ -16,7 +20,8 @@ import base64
 import json
 import urllib.parse
 
-STEPS = ["notify-once-then-token", "notify-not-on-next-token", "disabled-handleFailure-with-link", "enabled-again-token"]
+STEPS = ["notify-once-then-token", "notify-not-on-next-token", "disabled-handleFailure-with-link", "enabled-again-token",
+         "second-device-login", "lost-device-refused", "other-device-of-the-user-served"]
 WEB_APPLICATION = "  - { id: com.sample.web, platform: web, scopeElementMapping: { accessRestricted: PinCodeAttempts } }"
 NOTICE = "Maintenance tonight from 22:00 to 23:00."
 RETIRED = "This version of the app is retired: please upgrade."
@@ -37,6 +42,19 @@ def apply(harness, gatehouse, yaml):
                                                                                "Content-Type": "application/yaml"})
     assert answer.status == 200, f"PUT /admin/v1/policy: {answer}"
     harness.log(f"INFO [app-management] policy version {answer.json().get('version')} applied")
+
+
+def admin(gatehouse, method, path, body=None):
+    """An admin API call as the demo's administrator; the answer's JSON."""
+    import console
+    token = console.admin_token(gatehouse.url)
+    headers = {"Authorization": "Bearer " + token}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+        body = json.dumps(body)
+    answer = console.request(gatehouse.url, method, path, body, headers)
+    assert answer.status == 200, f"{method} {path}: {answer}"
+    return answer.json()
 
 
 def mode(harness, settings, run, folder):
@@ -67,4 +85,19 @@ def mode(harness, settings, run, folder):
     page(browser, "disabled", message=RETIRED, link=LINK)
     apply(harness, gatehouse, policy(demo, None))
     page(browser, "enabled")
+
+    # Devices: the first profile is john's only device so far; a second profile is another device of his.
+    devices = admin(gatehouse, "GET", "/admin/v1/devices?user=john&application=com.sample.web")["devices"]
+    assert len(devices) == 1, f"john should have one device before the second logs in: {devices}"
+    lost = devices[0]["id"]
+    second = harness.Browser(settings, folder / "chromium-second-device")
+    run.logs.insert(0, ("browser console (second device)", harness.console_log(second)))
+    page(second, "device-login")
+    both = admin(gatehouse, "GET", "/admin/v1/devices?user=john&application=com.sample.web")["devices"]
+    assert len(both) == 2, f"john should have two devices: {both}"
+    marked = admin(gatehouse, "PUT", "/admin/v1/devices/" + urllib.parse.quote(lost, safe=""), {"status": "LOST"})
+    assert marked["status"] == "LOST", marked
+    harness.log(f"INFO [app-management] device {lost} marked LOST")
+    page(browser, "device-lost")
+    page(second, "device-active")
     run.check_steps(STEPS)

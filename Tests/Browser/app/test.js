@@ -24,6 +24,10 @@
  *                             once, the disabled failure with its download link, then nothing once enabled again;
  *                             builtin runs with the SDK's built-in handler only (reported, not required).
  *   message=…, link=…         The notify or disabled message, and the download link, the page must be shown.
+ *   mode=device-login|device-lost|device-active
+ *                             Device management (the same script marks a device LOST through the admin API): john
+ *                             logs in on a second device (profile); the lost device's balance request fails with the
+ *                             gatehouse_deviceAccess failure {status: LOST} and no PIN asked; the other device reads it.
  */
 (function () {
     'use strict';
@@ -457,6 +461,60 @@
         ]
     };
 
+    // ---------------------------------------------------------------- device management
+
+    // Gatehouse's failure for a blocked device (DeviceAccessWire): a handler registered under its name gets it.
+    var DEVICE = 'gatehouse_deviceAccess';
+
+    function settledBalance(ms) {
+        return withTimeout(getBalance(), ms, 'the balance request').then(
+            function (response) { return { ok: true, value: response }; },
+            function (error) { return { ok: false, value: error }; });
+    }
+
+    remoteSteps['device-login'] = [
+        {
+            name: 'second-device-login',
+            run: async function () {
+                handlers.UserLogin.answer = function () { return { username: 'john', password: 'demo' }; };
+                var token = await obtainAccessToken('UserLogin');
+                expect(token && token.value, 'no token: ' + json(token));
+                return 'john logged in on a second device (another browser profile); ' + tokenSummary(token);
+            }
+        }
+    ];
+    remoteSteps['device-lost'] = [
+        {
+            name: 'lost-device-refused',
+            run: async function () {
+                handlers.PinCodeAttempts.answer = function () { return { pin: '1234' }; };
+                // The page's cached token was revoked with the device: the resource answers 401, the SDK asks for a
+                // new token, and pre-authorization refuses it.
+                var outcome = await settledBalance(10000);
+                var failures = eventsOf(handlers[DEVICE], 'failure');
+                expect(!outcome.ok, 'a lost device read the balance: ' + json(outcome.value && outcome.value.responseText));
+                expect(failures.length === 1 && (failures[0].data || {}).status === 'LOST',
+                    'handleFailure of ' + DEVICE + ' should be called once with status LOST: ' + json(failures));
+                expect(eventsOf(handlers.PinCodeAttempts, 'challenge').length === 0, 'the PIN was asked on a lost device');
+                return 'handleFailure ' + json(failures[0].data) + '; the balance request failed: ' + describe(outcome.value);
+            }
+        }
+    ];
+    remoteSteps['device-active'] = [
+        {
+            name: 'other-device-of-the-user-served',
+            run: async function () {
+                handlers.PinCodeAttempts.answer = function () { return { pin: '1234' }; };
+                var outcome = await settledBalance(10000);
+                expect(outcome.ok, 'the other device of the same user was refused: ' + describe(outcome.value));
+                expect(eventsOf(handlers[DEVICE], 'failure').length === 0, DEVICE + ' failed on an active device');
+                var text = String(outcome.value.responseText || '');
+                expect(text.indexOf(EXPECTED_BALANCE) >= 0, 'unexpected balance answer: ' + text);
+                return 'the balance read: ' + text.slice(0, 80);
+            }
+        }
+    ];
+
     async function runStep(step) {
         quiesce();
         var detail;
@@ -543,6 +601,9 @@
         ['SimpleCaptcha', 'PinCodeAttempts', 'UserLogin'].forEach(makeHandler);
         if (remoteSteps[pageMode] && pageMode !== 'builtin') {
             makeHandler(REMOTE);       // the app's own, in place of the SDK's built-in one
+        }
+        if (pageMode.indexOf('device-') === 0) {
+            makeHandler(DEVICE);
         }
         var initPromise = WL.Client.init({ mfpContextRoot: CONTEXT_ROOT, applicationId: 'com.sample.web' });
         if (!initPromise || typeof initPromise.then !== 'function') {
