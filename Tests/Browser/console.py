@@ -53,7 +53,8 @@ HTTP_TIMEOUT = 15
 WAIT = 15
 PHONE = (390, 844)
 DESKTOP = (1280, 900)
-STEPS = ["sign-in", "unblock", "unlock", "policy-invalid", "policy-applied", "revoke-delete", "applications", "navigation", "read-only"]
+STEPS = ["sign-in", "unblock", "unlock", "policy-invalid", "policy-applied", "revoke-delete", "applications", "devices", "navigation",
+         "read-only"]
 
 log = harness.log
 
@@ -552,6 +553,47 @@ def run_steps(settings, results, folder):
         assert again.status == 401, f"the 1.0 client after the rule was removed: {again}"
         return "version 1.0 listed; the rule < 2.0 disabled added from the page (a 1.0 client then refused with the link), then removed (served again)"
 
+    def devices():
+        phone = RuntimeClient(base, "console-lost-phone").register()
+        assert phone.preauthorize("accessRestricted").status == 401, "the phone's first round: a PIN challenge"
+        ui.go("#/devices", "#device-search-device")
+        ui.find("#device-search-device").send_keys("console-lost-phone")
+        ui.click("#device-search-submit")
+        row = '[data-device="console-lost-phone"]'
+        ui.wait(lambda: ui.find(row) is not None and "active" in ui.text(row), "the phone found, active")
+        ui.click(row + " a")
+        ui.wait(lambda: ui.find("#device-status-select") is not None, "the device page")
+        from selenium.webdriver.support.ui import Select
+        Select(ui.find("#device-status-select")).select_by_value("LOST")
+        ui.click("#device-status-save")
+        ui.wait(lambda: "lost" in ui.text("#device-status") and ui.visible("#notice"), "the device shown lost")
+        ui.shoot("device")
+        refused = phone.preauthorize("accessRestricted")
+        failure = ((refused.json() or {}).get("failures") or {}).get("gatehouse_deviceAccess") or {}
+        assert refused.status == 403 and failure.get("status") == "LOST", f"the lost phone's next round: {refused}"
+        ui.click(f'[data-block="{APP}"]')
+        ui.wait(lambda: "blocked on this device" in ui.text("#notice"), "the application blocked on the device")
+        Select(ui.find("#device-status-select")).select_by_value("ACTIVE")
+        ui.click("#device-status-save")
+        ui.wait(lambda: "active" in ui.text("#device-status"), "the device shown active")
+        still = phone.preauthorize("accessRestricted")
+        blocked = ((still.json() or {}).get("failures") or {}).get("gatehouse_deviceAccess") or {}
+        assert still.status == 403 and blocked.get("application") == APP, f"active, the application still blocked on it: {still}"
+        ui.click(f'[data-block="{APP}"]')
+        ui.wait(lambda: "allowed on this device again" in ui.text("#notice"), "the application unblocked")
+        assert phone.preauthorize("accessRestricted").status == 401, "unblocked: the PIN challenge again"
+        ui.go("#/devices", "#devices")
+        ui.wait(lambda: ui.find(row) is not None, "the device list")
+        ui.shoot("devices")
+        ui.go("#/device/console-lost-phone", "#device-delete")
+        ui.click("#device-delete")
+        ui.wait(lambda: "Press again" in ui.text("#device-delete"), "the unregister button asking again")
+        ui.click("#device-delete")
+        ui.wait(lambda: "unregistered" in ui.text("#notice"), "the device unregistered")
+        gone = phone.preauthorize("accessRestricted")
+        assert gone.status == 400 and "INVALID_CLIENT_ID" in gone.body, f"the unregistered phone's next round: {gone}"
+        return "found by device id; set LOST from its page (its next round refused with status LOST); the application blocked on it alone (refused while the device was active again), unblocked (challenged again); unregistered (INVALID_CLIENT_ID)"
+
     def read_only():
         ui.wait(lambda: ui.visible("#signin-form"), "the sign-in form")
         ui.find("#signin-id").send_keys(ADMIN_ID)
@@ -573,7 +615,8 @@ def run_steps(settings, results, folder):
 
     for name, function in (("sign-in", sign_in), ("unblock", unblock), ("unlock", unlock),
                            ("policy-invalid", policy_invalid), ("policy-applied", policy_applied),
-                           ("revoke-delete", revoke_delete), ("applications", applications), ("navigation", navigation),
+                           ("revoke-delete", revoke_delete), ("applications", applications), ("devices", devices),
+                           ("navigation", navigation),
                            ("read-only", read_only)):
         if name != "sign-in" and results.get("sign-in", ("fail",))[0] != "pass":
             results[name] = ("fail", "not run: the sign-in failed")

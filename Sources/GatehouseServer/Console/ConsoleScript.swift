@@ -262,7 +262,7 @@ enum ConsoleScript {
         const current = route();
         const page = GC.pages[current.name] ? current.name : 'dashboard';
         for (const link of document.querySelectorAll('#nav a')) {
-          const active = link.dataset.page === (page === 'client' ? 'registrations' : page);
+          const active = link.dataset.page === (page === 'client' ? 'registrations' : page === 'device' ? 'devices' : page);
           if (active) link.setAttribute('aria-current', 'page'); else link.removeAttribute('aria-current');
         }
         const number = ++renderCount;
