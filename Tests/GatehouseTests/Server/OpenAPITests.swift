@@ -79,13 +79,13 @@ import Testing
         try await TestServer.run { server in
             let document = try #require(try await HTTP.send(.GET, server.baseURL + "/openapi.json").json)
             let paths = try #require(document["paths"]?.objectValue)
-            #expect(paths.count == 35)
+            #expect(paths.count == 37)
             let httpMethods: Set<String> = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
             for (template, item) in paths {
                 let path = template.replacingOccurrences(of: "{clientId}", with: "some-client")
                     .replacingOccurrences(of: "{check}", with: "some-check").replacingOccurrences(of: "{account}", with: "user:someone")
                     .replacingOccurrences(of: "{kid}", with: "some-kid").replacingOccurrences(of: "{application}", with: "com.some.app")
-                    .replacingOccurrences(of: "{platform}", with: "ios")
+                    .replacingOccurrences(of: "{platform}", with: "ios").replacingOccurrences(of: "{deviceId}", with: "some-device")
                 let declared = Set((item.objectValue ?? [:]).keys.filter(httpMethods.contains).map { $0.uppercased() })
                 let options = try await HTTP.send(.OPTIONS, server.baseURL + path)
                 #expect(options.status == 204, "OPTIONS \(template)")
