@@ -137,6 +137,49 @@ import Testing
         }
     }
 
+    /// A device marked lost through node A's admin API: its next round on node B is refused at once (the hold is
+    /// read with the client), its token stops opening B's resources once B has polled the revocations, and another
+    /// device is served by both throughout; set active again, B serves it at its next round.
+    @Test func aDeviceMarkedLostThroughOneNodeIsRefusedByTheOther() async throws {
+        try await NodeCluster.run(policy: Admin.policy) { cluster in
+            let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+            var lost = try ProtocolClient(a, device: "mn-lost-phone"), other = try ProtocolClient(a, device: "mn-other-phone")
+            var tokens: [String] = []
+            for client in [lost, other] {
+                var client = client
+                try await client.register()
+                _ = try await client.preauthorize(scope: "accessRestricted")
+                #expect(try await client.preauthorize(scope: "accessRestricted", answers: ["PinCodeAttempts": ["pin": "1234"]]).status == 200)
+                tokens.append(try await client.obtainToken(scope: "accessRestricted").access_token)
+                if client.device == lost.device { lost = client } else { other = client }
+            }
+            #expect(try await Self.balance(b, token: tokens[0]).status == 200, "B has verified and cached the token")
+
+            let writer = try await Admin.writer(a)
+            let marked = try await DevicesAdminTests.put(a, "mn-lost-phone", #"{"status":"LOST"}"#, token: writer)
+            #expect(marked.status == 200)
+            lost.move(to: b)
+            other.move(to: b)
+            let refused = try await lost.preauthorize(scope: "accessRestricted")
+            #expect(refused.status == 403 && refused.json?["failures"]?[DeviceAccessWire.failureName]?["status"] == "LOST", "at once on B")
+            #expect(try await other.preauthorize(scope: "accessRestricted").status == 200, "another device is served")
+            let start = ContinuousClock.now
+            var revokedOnB = false
+            while ContinuousClock.now - start < .seconds(20) {
+                if try await Self.balance(b, token: tokens[0]).status == 401 {
+                    revokedOnB = true
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(revokedOnB, "B refuses the lost device's token once it has polled the revocations")
+            #expect(try await Self.balance(b, token: tokens[1]).status == 200)
+
+            #expect(try await DevicesAdminTests.put(a, "mn-lost-phone", #"{"status":"ACTIVE"}"#, token: writer).status == 200)
+            #expect(try await lost.preauthorize(scope: "accessRestricted").status != 403, "active again: served by B")
+        }
+    }
+
     @Test func aKeyRotatedOnOneNodeIsAcceptedEverywhereAndOldTokensStillHold() async throws {
         try await NodeCluster.run { cluster in
             let (a, b) = (cluster.nodes[0], cluster.nodes[1])

@@ -7,12 +7,15 @@ struct ProtocolClient: Sendable {
     let application: ApplicationData
     let key: ClientKeyPair
     private(set) var clientID: String?
+    /// The device id it registers (`device-<application id>` unless given).
+    let device: String
 
     init(_ server: TestServer, app: String = "com.sample.pincodeswift", platform: String = "ios", version: String = "1.0",
-         key: ClientKeyPair? = nil) throws {
+         key: ClientKeyPair? = nil, device: String? = nil) throws {
         self.server = server
         self.application = ApplicationData(id: app, clientPlatform: platform, version: version)
         self.key = try key ?? ClientKeyPair()
+        self.device = device ?? "device-\(app)"
     }
 
     var api: String { server.baseURL + "/mfp/api" }
@@ -23,7 +26,7 @@ struct ProtocolClient: Sendable {
 
     func registrationData() -> RegistrationData {
         RegistrationData(
-            device: DeviceData(id: "device-\(application.id)", hardware: "TestPhone", platform: "ios 18"),
+            device: DeviceData(id: device, hardware: "TestPhone", platform: "ios 18"),
             application: application, attributes: ["sdk_protocol_version": 1])
     }
 
