@@ -54,11 +54,7 @@ enum ConsoleDevicesScript {
               { label: 'Status', cell: (d) => h('span', { 'data-device-status': d.id }, statusBadge(d.status)) },
             ], page.devices, { rowAttributes: (d) => ({ 'data-device': d.id }) }));
           }
-          const previous = h('button', { type: 'button', class: 'button', id: 'devices-previous', disabled: cursors.length === 1 }, '← Previous page');
-          const next = h('button', { type: 'button', class: 'button', id: 'devices-next', disabled: !page.next }, 'Next page →');
-          previous.addEventListener('click', () => { cursors.pop(); GC.attempt(load); });
-          next.addEventListener('click', () => { cursors.push(page.next); GC.attempt(load); });
-          results.appendChild(h('div', { class: 'pager' }, previous, h('span', { class: 'muted' }, 'Page ' + cursors.length), next));
+          results.appendChild(GC.pager(cursors, page.next, load, 'devices'));
         }
         form.addEventListener('submit', (event) => {
           event.preventDefault();

@@ -137,11 +137,7 @@ enum ConsolePagesScript {
               { label: 'Registered', cell: (r) => GC.when(r.createdAt) },
             ], page.registrations));
           }
-          const previous = h('button', { type: 'button', class: 'button', id: 'page-previous', disabled: cursors.length === 1 }, '← Previous page');
-          const next = h('button', { type: 'button', class: 'button', id: 'page-next', disabled: !page.next }, 'Next page →');
-          previous.addEventListener('click', () => { cursors.pop(); GC.attempt(load); });
-          next.addEventListener('click', () => { cursors.push(page.next); GC.attempt(load); });
-          results.appendChild(h('div', { class: 'pager' }, previous, h('span', { class: 'muted' }, 'Page ' + cursors.length), next));
+          results.appendChild(GC.pager(cursors, page.next, load, 'page'));
         }
         form.addEventListener('submit', (event) => {
           event.preventDefault();

@@ -57,6 +57,16 @@ enum ConsoleScript {
       }
 
       function empty(text) { return h('p', { class: 'empty' }, text); }
+      /** Previous and next buttons over a stack of cursors (one per page shown so far, `undefined` for the first):
+          `next` is the page's `next` cursor, `load` shows the page on top of the stack; ids are `<prefix>-previous`
+          and `<prefix>-next`. */
+      function pager(cursors, next, load, prefix) {
+        const previousButton = h('button', { type: 'button', class: 'button', id: prefix + '-previous', disabled: cursors.length === 1 }, '← Previous page');
+        const nextButton = h('button', { type: 'button', class: 'button', id: prefix + '-next', disabled: !next }, 'Next page →');
+        previousButton.addEventListener('click', () => { cursors.pop(); attempt(load); });
+        nextButton.addEventListener('click', () => { cursors.push(next); attempt(load); });
+        return h('div', { class: 'pager' }, previousButton, h('span', { class: 'muted' }, 'Page ' + cursors.length), nextButton);
+      }
       function badge(text, kind) { return h('span', { class: 'badge ' + (kind || text) }, text); }
 
       /** A button that asks again before a destructive action: the first press arms it, the second runs it. */
@@ -322,7 +332,7 @@ enum ConsoleScript {
         render();
       }
 
-      Object.assign(GC, { h, append, clear, $, when, table, empty, badge, confirmButton, api, attempt, notify, navigate, showError,
+      Object.assign(GC, { h, append, clear, $, when, table, empty, badge, pager, confirmButton, api, attempt, notify, navigate, showError,
                           problemItem, clearMessages, render, ApiError });
       if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start); else start();
     })();

@@ -58,6 +58,12 @@ import Testing
             let devices = found.json?["devices"]?.arrayValue ?? []
             #expect(devices.count == 1 && devices.first?["id"] == "phone-lost" && devices.first?["status"] == "ACTIVE", "\(devices)")
             #expect(devices.first?["registrations"]?.arrayValue?.first?["application"]?["id"] == .string(SDK.pinApp))
+            // Renamed once registered: the registration is updated at once.
+            try await other.setDeviceDisplayName("Bob's tablet")
+            #expect(try await other.deviceDisplayName == "Bob's tablet")
+            let renamed = try await Admin.send(.GET, server, "/devices?displayName=Bob%27s%20tablet", token: reader).json?["devices"]?.arrayValue
+            #expect(renamed?.first?["id"] == "phone-other", "\(String(describing: renamed))")
+            await #expect(throws: GatehouseClientError.self) { try await other.setDeviceDisplayName("") }
 
             // Marked lost (in any letter case): refused, its token inactive at once; the other device is not.
             #expect(try await Self.put(server, "phone-lost", #"{"status":"lost"}"#, token: reader).status == 403, "a reader cannot")
