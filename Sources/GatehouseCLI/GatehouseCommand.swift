@@ -19,7 +19,7 @@ struct GatehouseCommand: AsyncParsableCommand {
         commandName: "gatehouse",
         abstract: "A challenge-based authorization server that speaks the MobileFirst 8.0 runtime protocol.",
         version: "gatehouse \(Gatehouse.version) (MobileFirst 8.0 runtime protocol)",
-        subcommands: [ServeCommand.self, KeysCommand.self, HashPasswordCommand.self, DemoPolicyCommand.self, DemoCaptchaCommand.self, DemoPinCodeCommand.self, DemoLoginCommand.self, GatewayCommand.self, DemoEchoCommand.self, StoreCommand.self],
+        subcommands: [ServeCommand.self, KeysCommand.self, HashPasswordCommand.self, DemoPolicyCommand.self, DemoCaptchaCommand.self, DemoPinCodeCommand.self, DemoLoginCommand.self, GatewayCommand.self, DemoEchoCommand.self, StoreCommand.self, ImportMobileFirstCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 }
