@@ -12,7 +12,8 @@ struct ImportMobileFirstCommand: AsyncParsableCommand {
         abstract: "Write a Gatehouse policy from a MobileFirst 8.0 project's adapter descriptors, application descriptors and confidential clients.",
         discussion: """
             Give files or folders: adapter.xml files (security check definitions), application descriptors (JSON with \
-            applicationKey, as mfpdev app pull writes them) and confidential clients (JSON: {"clients": [...]}); \
+            applicationKey, as mfpdev app pull writes them), adapter configurations (JSON with securityCheckDefinitions, \
+            as mfpdev adapter pull writes them) and confidential clients (JSON: {"clients": [...]}); \
             folders are searched for them. The report goes to standard error, and into the policy as comments; \
             the policy is then loaded as gatehouse serve would load it, and what stops it is said.
             """)
@@ -39,6 +40,8 @@ struct ImportMobileFirstCommand: AsyncParsableCommand {
         guard (4...Int(PasswordVerifier.maximumCost)).contains(cost) else { throw ValidationError("--cost must be between 4 and \(PasswordVerifier.maximumCost)") }
         var importer = MobileFirstImport(classMap: classMap, cost: cost)
         var read = 0
+        // Adapter configurations go over the descriptors' defaults: applied once every descriptor is read.
+        var configurations: [(Data, String)] = []
         for file in try Self.files(in: paths) {
             guard let data = FileManager.default.contents(atPath: file) else { throw CommandFailure("Cannot read \(file).") }
             do {
@@ -48,6 +51,7 @@ struct ImportMobileFirstCommand: AsyncParsableCommand {
                     switch kind {
                     case .application: try importer.addApplicationDescriptor(data, file: file)
                     case .clients: try importer.addConfidentialClients(data, file: file)
+                    case .adapterConfiguration: configurations.append((data, file))
                     }
                 } else {
                     FileHandle.standardError.write(Data("skipped \(file): neither an application descriptor nor confidential clients\n".utf8))
@@ -57,6 +61,11 @@ struct ImportMobileFirstCommand: AsyncParsableCommand {
                 throw CommandFailure(failure.description)
             }
             read += 1
+        }
+        do {
+            for (data, file) in configurations { try importer.addAdapterConfiguration(data, file: file) }
+        } catch let failure as MobileFirstImport.Failure {
+            throw CommandFailure(failure.description)
         }
         guard read > 0 else { throw CommandFailure("No adapter descriptor, application descriptor or confidential clients found in \(paths.joined(separator: ", ")).") }
         let yaml = try importer.yaml()
@@ -82,7 +91,7 @@ struct ImportMobileFirstCommand: AsyncParsableCommand {
         func user(named username: String) async throws -> UserRecord? { nil }
     }
 
-    enum Kind { case application, clients }
+    enum Kind { case application, clients, adapterConfiguration }
 
     /// What a JSON file holds, by its members.
     static func kind(of data: Data) -> Kind? {
@@ -90,6 +99,7 @@ struct ImportMobileFirstCommand: AsyncParsableCommand {
         if let dictionary = object as? [String: Any] {
             if dictionary.keys.contains(where: { $0.lowercased() == "applicationkey" }) { return .application }
             if dictionary["clients"] != nil { return .clients }
+            if dictionary["securityCheckDefinitions"] != nil { return .adapterConfiguration }
         }
         if let array = object as? [[String: Any]], array.first?["allowedScope"] != nil { return .clients }
         return nil

@@ -117,6 +117,31 @@ public struct MobileFirstImport: Sendable {
         return .string(text)
     }
 
+    /// Applies an adapter's runtime configuration (JSON, as `mfpdev adapter pull` writes it:
+    /// `{"securityCheckDefinitions": {"Check": {"properties": {"maxAttempts": "4"}}}}`) over its descriptor's defaults.
+    public mutating func addAdapterConfiguration(_ data: Data, file: String) throws {
+        guard case .object(let configuration)? = try? JSONDecoder().decode(JSON.self, from: data),
+              case .object(let definitions)? = configuration["securityCheckDefinitions"] else {
+            throw Failure(description: "\(file): no securityCheckDefinitions object")
+        }
+        for (name, definition) in definitions.sorted(by: { $0.key < $1.key }) {
+            guard var check = policy.securityChecks?[name] else {
+                notes.append(Note(kind: .todo, subject: name, text: "configured in \(file), but no adapter descriptor given defines it: add its adapter.xml first"))
+                continue
+            }
+            let properties = definition["properties"]?.objectValue ?? [:]
+            var merged = check.properties ?? [:]
+            for (property, value) in properties {
+                merged[property] = value.stringValue.map { Self.value($0, name: property, type: nil) } ?? value
+            }
+            check.properties = merged
+            policy.securityChecks?[name] = check
+            if !properties.isEmpty {
+                notes.append(Note(kind: .carried, subject: name, text: "adapter configuration " + properties.keys.sorted().joined(separator: ", ")))
+            }
+        }
+    }
+
     // MARK: Application descriptors
 
     /// Adds the application an application descriptor (JSON) describes.

@@ -64,6 +64,9 @@ import Testing
             {"applicationKey": {"packageName": "com.sample.pincodeandroid", "version": "1.0", "clientPlatform": "android"},
              "SecurityCheckConfigurations": {"UserLogin": {"maxAttempts": "2", "enableSSO": true}}}
             """,
+        "UserLogin/adapter-configuration.json": """
+            {"securityCheckDefinitions": {"UserLogin": {"properties": {"maxAttempts": "4"}}}}
+            """,
         "confidential-clients.json": """
             {"clients": [{"id": "test", "displayName": "Test", "secret": "test", "allowedScope": "*"},
                          {"id": "balance-filter", "displayName": "Balance filter", "secret": "filter-secret-of-the-bank",
@@ -100,6 +103,7 @@ import Testing
             "left out: confidential client test",
             "carried: confidential client balance-filter: secret hashed with bcrypt (cost 4)",
             "no securityCheckDefinition (a resource adapter)",
+            "carried: UserLogin: adapter configuration maxAttempts",
             "The policy loads.",
         ] {
             #expect(report.contains(line), "missing from the report: \(line)\n\(report)")
@@ -122,6 +126,9 @@ import Testing
             #expect(try await client.preauthorize(scope: "accessRestricted", answers: ["PinCodeAttempts": ["pin": "1234"]]).status == 200)
             #expect(try await client.obtainToken(scope: "accessRestricted").access_token.isEmpty == false)
             // UserLogin (the adapter's check, with the policy's users).
+            // UserLogin's attempts from the adapter's configuration (4), over its descriptor's default (3).
+            let asked = try await client.preauthorize(scope: "UserLogin")
+            #expect(asked.json?["challenges"]?["UserLogin"]?["remainingAttempts"] == 4, "\(String(decoding: asked.body, as: UTF8.self))")
             let login = try await client.preauthorize(scope: "UserLogin", answers: ["UserLogin": ["username": "john", "password": "demo"]])
             #expect(login.status == 200, "\(String(decoding: login.body, as: UTF8.self))")
             // The mapped scope element stepUp: StepUpUserLogin, a UserLogin.
