@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "GatehouseClient", targets: ["GatehouseClient"]),
         .library(name: "GatehouseClientNIO", targets: ["GatehouseClientNIO"]),
         .library(name: "GatehouseClientKerberos", targets: ["GatehouseClientKerberos"]),
+        .library(name: "GatehouseMobileFirst", targets: ["GatehouseMobileFirst"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -224,6 +225,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // MobileFirst's iOS SDK API (WLClient, WLAuthorizationManager, WLResourceRequest, SecurityCheckChallengeHandler)
+        // over the SDK, so that an existing MobileFirst app's code compiles and runs against Gatehouse.
+        .target(
+            name: "GatehouseMobileFirst",
+            dependencies: ["GatehouseClient", "GatehouseProtocol", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         // The SDK's Negotiate (Kerberos/SPNEGO) challenge handler: MIT's libgssapi_krb5, kept out of the core SDK.
         .target(
             name: "GatehouseClientKerberos",
@@ -326,7 +334,7 @@ let package = Package(
                 "GatehouseServer", "GatehouseClient", "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite",
                 "GatehousePostgres", "GatehouseResourceServer", "GatehouseGateway", "GatehouseClientNIO", "ExampleChecks", "BalanceService",
                 "GatehouseHTTP",
-                "GatehouseClientKerberos",
+                "GatehouseClientKerberos", "GatehouseMobileFirst",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,0 +1,88 @@
+import Foundation
+import GatehouseClient
+import GatehouseProtocol
+
+/// MobileFirst's access token: its value, scopes and expiry, and the `Authorization` field that carries it.
+public final class AccessToken: NSObject, Sendable {
+    /// The token itself.
+    public let value: String
+    /// The scope it was granted for.
+    public let scope: String
+    /// When it expires.
+    public let expirationDate: Date
+
+    init(_ token: GatehouseSDK.AccessToken) {
+        value = token.value
+        scope = token.scope
+        expirationDate = token.expiresAt
+    }
+
+    /// The scope's elements.
+    public var scopes: [String] { scope.split(separator: " ").map(String.init) }
+    /// `Bearer <token>`, for an `Authorization` field.
+    public var asAuthorizationRequestHeaderField: String { "Bearer \(value)" }
+    /// Whether it has expired.
+    public var isExpired: Bool { expirationDate <= Date() }
+}
+
+/// MobileFirst's `WLAuthorizationManager` over the Gatehouse SDK: tokens for scopes, login and logout. Completion
+/// handlers run on the main thread.
+@MainActor
+public final class WLAuthorizationManager {
+    private static let shared = WLAuthorizationManager()
+
+    /// The shared manager.
+    public static func sharedInstance() -> WLAuthorizationManager { shared }
+
+    private init() {}
+
+    /// A token for `scope` (`nil`: `RegisteredClient`), asking the registered challenge handlers as needed.
+    public func obtainAccessToken(forScope scope: String!, withCompletionHandler completionHandler: ((AccessToken?, (any Error)?) -> Void)!) {
+        run(completionHandler) { client in AccessToken(try await client.obtainAccessToken(forScope: scope)) }
+    }
+
+    /// Logs in to `securityCheck` with `credentials` without a challenge first (pre-emptive login).
+    public func login(_ securityCheck: String!, withCredentials credentials: [AnyHashable: Any]!,
+                      withCompletionHandler completionHandler: (((any Error)?) -> Void)!) {
+        let answer = JSONBridging.object(credentials)
+        run({ (_: JSONObject?, error) in completionHandler?(error) }) { client in try await client.login(securityCheck: securityCheck, credentials: answer) }
+    }
+
+    /// Logs out of `securityCheck`: its state ends and the tokens it granted stop holding.
+    public func logout(_ securityCheck: String!, withCompletionHandler completionHandler: (((any Error)?) -> Void)!) {
+        run({ (_: Bool?, error) in completionHandler?(error) }) { client in
+            try await client.logout(securityCheck: securityCheck)
+            return true
+        }
+    }
+
+    /// Forgets `token` (the next request asks for a new one).
+    public func clearAccessToken(_ token: AccessToken!) {
+        guard let client = try? WLClient.sharedInstance().client() else { return }
+        let stale = GatehouseSDK.AccessToken(value: token.value, scope: token.scope, expiresAt: token.expirationDate)
+        Task { await client.clearAccessToken(stale) }
+    }
+
+    /// Runs `work` on the shared client and calls `completion` on the main thread with its result or its error.
+    private func run<T: Sendable>(_ completion: ((T?, (any Error)?) -> Void)?,
+                                  _ work: @escaping @Sendable (GatehouseClient) async throws -> T) {
+        let client: GatehouseClient
+        do {
+            client = try WLClient.sharedInstance().client()
+        } catch {
+            completion?(nil, error)
+            return
+        }
+        nonisolated(unsafe) let completion = completion
+        Task { @MainActor in
+            do {
+                let value = try await work(client)
+                completion?(value, nil)
+            } catch let error as GatehouseClientError {
+                completion?(nil, WLError(error))
+            } catch {
+                completion?(nil, error)
+            }
+        }
+    }
+}
