@@ -30,6 +30,10 @@ public struct ClientConfiguration: Sendable {
     /// Where the SDK logs (swift-log): registrations, challenges and tokens at `debug`, failures, abandoned
     /// challenges and late answers at `warning`. Never credentials, challenge data or tokens.
     public var logger: Logger
+    /// Whether access tokens outlive the process: kept in the key store with the registration (the Keychain on Apple
+    /// platforms, an owner-only file elsewhere) and used by the next client on that store until they need
+    /// refreshing. Off by default: a token is then lost with the process, as MobileFirst's Android SDK loses it.
+    public var persistsTokens = false
 
     /// - Parameters:
     ///   - serverURL: the server's base URL (`http://127.0.0.1:8080`).

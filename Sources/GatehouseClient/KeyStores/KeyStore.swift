@@ -14,6 +14,9 @@ public struct StoredRegistration: Codable, Sendable, Equatable {
     /// The device's display name the app set (``GatehouseClient/setDeviceDisplayName(_:)``), kept across
     /// re-registrations; operators find the device by it.
     public var deviceDisplayName: String?
+    /// The access tokens kept when ``ClientConfiguration/persistsTokens`` is on (the registration's own, so they go
+    /// with it when it is wiped).
+    public var tokens: [AccessToken]?
 
     /// A stored registration; see the properties.
     public init(privateKeyPEM: String? = nil, clientID: String? = nil, registrationData: RegistrationData? = nil, deviceID: String? = nil,

@@ -2,7 +2,7 @@ import Foundation
 import GatehouseProtocol
 
 /// An OAuth access token for a scope, as the token endpoint issued it.
-public struct AccessToken: Sendable, Hashable {
+public struct AccessToken: Sendable, Hashable, Codable {
     /// The token itself.
     public let value: String
     /// The scope it grants, normalised (`"RegisteredClient accessRestricted"`).

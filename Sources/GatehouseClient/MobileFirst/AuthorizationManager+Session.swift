@@ -15,20 +15,36 @@ extension AuthorizationManager {
             return try outcome.get()
         }
         let origin = registry.nextSequence()
-        guard await takeTurn() else { throw .cancelled(underlying: CancellationError()) }
-        defer { endTurn() }
-        let successes = try await withRegistration { (identity) async throws(GatehouseClientError) -> [String: JSON] in
-            try await self.preauthorizer.run(
-                identity: identity, scope: securityCheck, answers: [securityCheck: .object(credentials)], origin: origin)
+        let outcome = await inTurn { () async -> Result<[String: JSON], GatehouseClientError> in
+            do throws(GatehouseClientError) {
+                return .success(try await self.withRegistration { (identity) async throws(GatehouseClientError) -> [String: JSON] in
+                    try await self.preauthorizer.run(
+                        identity: identity, scope: securityCheck, answers: [securityCheck: .object(credentials)], origin: origin)
+                })
+            } catch {
+                return .failure(error)
+            }
         }
-        return successes[securityCheck]?.objectValue ?? [:]
+        guard let outcome else { throw .cancelled(underlying: CancellationError()) }
+        return try outcome.get()[securityCheck]?.objectValue ?? [:]
     }
 
     /// Logs out of `securityCheck` (`POST preauth/v1/logout`) and forgets every cached token. Logging out a
     /// client that never registered does nothing.
     public func logout(securityCheck: String) async throws(GatehouseClientError) {
-        guard await takeTurn() else { throw .cancelled(underlying: CancellationError()) }
-        defer { endTurn() }
+        let outcome = await inTurn { () async -> Result<Void, GatehouseClientError> in
+            do throws(GatehouseClientError) {
+                try await self.logoutInTurn(securityCheck: securityCheck)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        guard let outcome else { throw .cancelled(underlying: CancellationError()) }
+        try outcome.get()
+    }
+
+    private func logoutInTurn(securityCheck: String) async throws(GatehouseClientError) {
         tokens.removeAll()
         guard let identity = try await registrar.existingIdentity() else { return }
         let response = try await api.postForm("preauth/v1/logout", [

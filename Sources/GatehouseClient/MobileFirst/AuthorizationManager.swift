@@ -20,7 +20,13 @@ public actor AuthorizationManager {
     /// The native clients' redirect URI; the authorization code comes back in its query.
     static let redirectURI = "https://\(ProtocolNames.nativeRedirectHost)"
 
-    var tokens: [String: AccessToken] = [:]
+    var tokens: [String: AccessToken] = [:] {
+        didSet { if api.configuration.persistsTokens, tokens != oldValue { tokensChanged = true } }
+    }
+    /// Whether ``tokens`` changed since the key store last had them (``ClientConfiguration/persistsTokens``).
+    private var tokensChanged = false
+    /// Whether the tokens kept in the key store were read.
+    private var loadedTokens = false
     private var flows: [String: (id: UInt64, flow: SharedFlow<AccessToken>)] = [:]
     private var nextFlow: UInt64 = 0
     private var busy = false
@@ -49,6 +55,7 @@ public actor AuthorizationManager {
 
     func obtainAccessToken(forScope scope: String?, origin: UInt64) async throws(GatehouseClientError) -> AccessToken {
         let key = Scope(scope).normalized
+        await loadTokens()
         if let token = validToken(key) { return token }
         guard !Task.isCancelled else { throw .cancelled(underlying: CancellationError()) }
         // Callers that want the same scope share one flow; each leaves at once when its task is cancelled, and
@@ -62,24 +69,52 @@ public actor AuthorizationManager {
         return try await flow.value(ticket).get()
     }
 
+    /// With ``ClientConfiguration/persistsTokens``, the tokens kept in the key store, read once (before the first
+    /// flow): those that still hold are used as if obtained by this process.
+    private func loadTokens() async {
+        guard api.configuration.persistsTokens, !loadedTokens else { return }
+        loadedTokens = true
+        guard let kept = try? await registrar.storedTokens() else { return }
+        for token in kept where !token.isExpired && tokens[token.scope] == nil { tokens[token.scope] = token }
+        tokensChanged = false
+    }
+
+    /// With ``ClientConfiguration/persistsTokens``, writes the tokens to the key store when they changed (the unexpired
+    /// ones). A store that cannot be written costs the next process its tokens, nothing else: it is logged.
+    func saveTokens() async {
+        guard api.configuration.persistsTokens, tokensChanged else { return }
+        tokensChanged = false
+        do {
+            try await registrar.storeTokens(tokens.values.filter { !$0.isExpired }.sorted { $0.scope < $1.scope })
+        } catch {
+            api.configuration.logger.warning("Cannot keep the access tokens in the key store: \(error)")
+        }
+    }
+
     /// The cached, unexpired token for `scope`, without any flow.
     public func cachedAccessToken(forScope scope: String? = nil) -> AccessToken? {
         validToken(Scope(scope).normalized)
     }
 
     /// Forgets `token` (for instance after a resource refused it).
-    public func clearAccessToken(_ token: AccessToken) {
+    public func clearAccessToken(_ token: AccessToken) async {
+        await loadTokens()
         if tokens[token.scope] == token { tokens[token.scope] = nil }
+        await saveTokens()
     }
 
     /// Forgets the token of `scope`.
-    public func clearAccessToken(forScope scope: String?) {
+    public func clearAccessToken(forScope scope: String?) async {
+        await loadTokens()
         tokens[Scope(scope).normalized] = nil
+        await saveTokens()
     }
 
     /// Forgets every token.
-    public func clearAccessTokens() {
+    public func clearAccessTokens() async {
+        await loadTokens()
         tokens.removeAll()
+        await saveTokens()
     }
 
     /// The cached token of `key` unless it expires within the refresh margin.
@@ -94,8 +129,13 @@ public actor AuthorizationManager {
 
     private func tokenFlow(key: String, id: UInt64, origin: UInt64) async -> Result<AccessToken, GatehouseClientError> {
         defer { if flows[key]?.id == id { flows[key] = nil } }
-        guard await takeTurn() else { return .failure(.cancelled(underlying: CancellationError())) }
-        defer { endTurn() }
+        guard let result = await inTurn({ await self.tokenFlowInTurn(key: key, origin: origin) }) else {
+            return .failure(.cancelled(underlying: CancellationError()))
+        }
+        return result
+    }
+
+    private func tokenFlowInTurn(key: String, origin: UInt64) async -> Result<AccessToken, GatehouseClientError> {
         if let token = validToken(key) { return .success(token) }
         do throws(GatehouseClientError) {
             let token = try await withRegistration { (identity) async throws(GatehouseClientError) -> AccessToken in
@@ -165,6 +205,18 @@ public actor AuthorizationManager {
     }
 
     // MARK: One flow at a time
+
+    /// Runs `body` in a turn of its own, and after the turn the app's hooks it called (``DeferredHooks``); `nil`
+    /// when the task was cancelled before its turn came.
+    func inTurn<T: Sendable>(_ body: () async -> T) async -> T? {
+        guard await takeTurn() else { return nil }
+        let hooks = DeferredHooks()
+        let result = await DeferredHooks.$current.withValue(hooks) { await body() }
+        await saveTokens()
+        endTurn()
+        await hooks.run()
+        return result
+    }
 
     /// Waits for this flow's turn; `false` when the task was cancelled first (it then has no turn to end).
     func takeTurn() async -> Bool {

@@ -93,14 +93,17 @@ final class ChallengeHandlerRegistry: Sendable {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<JSONObject, GatehouseClientError>?, Never>) in
-                if Task.isCancelled {
+                // Cancellation is checked under the lock the cancellation handler takes: a caller cancelled before its
+                // waiter is registered is never registered (else it would wait for the whole conversation).
+                let (open, cancelled) = state.withLock { state -> (OpenChallenge?, Bool) in
+                    if Task.isCancelled { return (nil, true) }
+                    guard let open = state.open[securityCheck], !open.resolver.isResolved else { return (nil, false) }
+                    state.outcomeWaiters[securityCheck, default: [:]][id] = continuation
+                    return (open, false)
+                }
+                if cancelled {
                     continuation.resume(returning: .failure(.cancelled(underlying: CancellationError())))
                     return
-                }
-                let open = state.withLock { state -> OpenChallenge? in
-                    guard let open = state.open[securityCheck], !open.resolver.isResolved else { return nil }
-                    state.outcomeWaiters[securityCheck, default: [:]][id] = continuation
-                    return open
                 }
                 guard let open else {
                     continuation.resume(returning: nil)

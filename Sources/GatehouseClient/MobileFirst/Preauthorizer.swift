@@ -63,7 +63,10 @@ struct Preauthorizer: Sendable {
                 let failures = body?.failures ?? [:]
                 for (name, data) in failures.sorted(by: { $0.key < $1.key }) {
                     api.observer.report(GatehouseEvent(.securityCheckFailed, securityCheck: name, payload: data.objectValue ?? [:]))
-                    await registry.responder(for: name)?.handleFailure(data.objectValue ?? [:])
+                    if let responder = await registry.responder(for: name) {
+                        let failure = data.objectValue ?? [:]
+                        await DeferredHooks.call { await responder.handleFailure(failure) }
+                    }
                 }
                 if let disabled = failures[RemoteDisableWire.checkName] {
                     throw .applicationDisabled(message: disabled[RemoteDisableWire.message]?.stringValue ?? "",
@@ -94,7 +97,10 @@ struct Preauthorizer: Sendable {
         }
         for (name, data) in successes.sorted(by: { $0.key < $1.key }) where name != ProtocolNames.clockSynchronization {
             api.observer.report(GatehouseEvent(.securityCheckSucceeded, securityCheck: name, payload: data.objectValue ?? [:]))
-            await registry.responder(for: name)?.handleSuccess(data.objectValue ?? [:])
+            if let responder = await registry.responder(for: name) {
+                let success = data.objectValue ?? [:]
+                await DeferredHooks.call { await responder.handleSuccess(success) }
+            }
         }
     }
 
@@ -182,7 +188,7 @@ struct Preauthorizer: Sendable {
             observer.report(GatehouseEvent(.challengeAnswered, securityCheck: name))
         case .failure(let reason):
             observer.report(GatehouseEvent(.challengeAbandoned, securityCheck: name, error: reason))
-            await responder.challengeAbandoned(reason)
+            await DeferredHooks.call { await responder.challengeAbandoned(reason) }
         }
         return result
     }

@@ -66,6 +66,20 @@ actor Registrar {
         if stored.clientID != nil { _ = try await identity() }
     }
 
+    /// The access tokens kept with the registration (none without a registration).
+    func storedTokens() async throws(GatehouseClientError) -> [AccessToken] {
+        try await load()
+        return stored.clientID == nil ? [] : stored.tokens ?? []
+    }
+
+    /// Keeps `tokens` with the registration (nothing without one); written only when they changed.
+    func storeTokens(_ tokens: [AccessToken]) async throws(GatehouseClientError) {
+        try await load()
+        guard stored.clientID != nil, (stored.tokens ?? []) != tokens else { return }
+        stored.tokens = tokens.isEmpty ? nil : tokens
+        try await persist()
+    }
+
     /// The device's display name the app set, if any.
     func deviceDisplayName() async throws(GatehouseClientError) -> String? {
         try await load()

@@ -23,6 +23,9 @@ enum Readiness {
                 try await store.registration(clientID: "gatehouse-readiness-probe")
             }
             state = await writeState(store)
+            // A write that fits in pages the database has may pass on a full disk while requests that need new pages
+            // (a registration) fail: those failures say it too.
+            if state == "ok", StoreOutageLog.shared.answered(.full, within: writeProbeInterval) { state = "full" }
         } catch {
             state = "unreachable"
         }

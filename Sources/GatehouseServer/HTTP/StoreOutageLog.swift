@@ -13,6 +13,7 @@ final class StoreOutageLog: Sendable {
     private struct Kind {
         var lastLogged: ContinuousClock.Instant
         var since = 0
+        var lastSeen: ContinuousClock.Instant
     }
 
     private let kinds = Mutex<[StoreUnavailable.Kind: Kind]>([:])
@@ -22,15 +23,22 @@ final class StoreOutageLog: Sendable {
         let suppressed: Int? = kinds.withLock { kinds in
             if var kind = kinds[outage.kind], now - kind.lastLogged < Self.interval {
                 kind.since += 1
+                kind.lastSeen = now
                 kinds[outage.kind] = kind
                 return nil
             }
             let since = kinds[outage.kind]?.since ?? 0
-            kinds[outage.kind] = Kind(lastLogged: now)
+            kinds[outage.kind] = Kind(lastLogged: now, lastSeen: now)
             return since
         }
         guard let suppressed else { return }
         logger.warning("Requests answered 503: \(outage)",
                        metadata: suppressed > 0 ? ["earlier": .stringConvertible(suppressed)] : [:])
+    }
+
+    /// Whether a request was answered `503` for an outage of `kind` within `interval`.
+    func answered(_ kind: StoreUnavailable.Kind, within interval: Duration) -> Bool {
+        guard let seen = kinds.withLock({ $0[kind]?.lastSeen }) else { return false }
+        return ContinuousClock.now - seen < interval
     }
 }
