@@ -26,15 +26,7 @@ struct KeysCommand: AsyncParsableCommand {
         /// Runs `body` with the store open.
         func withStore<T>(_ body: (any GatehouseStore) async throws -> T) async throws -> T {
             if let database {
-                let store = try await PostgresStore.connect(try PostgresLocation(url: database), logger: Logger(label: "gatehouse"))
-                do {
-                    let result = try await body(store)
-                    await store.shutdown()
-                    return result
-                } catch {
-                    await store.shutdown()
-                    throw error
-                }
+                return try await PostgresStore.with(try PostgresLocation(url: database), logger: Logger(label: "gatehouse")) { try await body($0) }
             }
             let path = (data as NSString).appendingPathComponent("gatehouse.sqlite")
             guard FileManager.default.fileExists(atPath: path) else { throw CommandFailure("No store at \(path); start `gatehouse serve --data \(data)` once first.") }

@@ -42,19 +42,14 @@ struct StoreCommand: AsyncParsableCommand {
             case .postgres(let location):
                 var logger = Logger(label: "gatehouse.store")
                 logger.logLevel = .warning
-                let store: PostgresStore
                 do {
-                    store = try await PostgresStore.connect(location, logger: logger)
-                } catch {
-                    throw CommandFailure("Cannot connect to \(location)", error)
-                }
-                do {
-                    let result = try await body(store)
-                    await store.shutdown()
-                    return result
-                } catch {
-                    await store.shutdown()
+                    return try await PostgresStore.with(location, logger: logger) { try await body($0) }
+                } catch let error as CommandFailure {
                     throw error
+                } catch let error as StoreCopy.Failure {
+                    throw error
+                } catch {
+                    throw CommandFailure("\(location)", error)
                 }
             }
         }

@@ -63,6 +63,21 @@ public final class PostgresStore: GatehouseStore {
         return store
     }
 
+    /// Connects to `location` (``connect(_:logger:)``), runs `body` with the store, and shuts it down whether `body`
+    /// returns or throws: for commands and tools that use a store for one piece of work.
+    public static func with<T>(_ location: PostgresLocation, logger: Logger = Logger(label: "gatehouse.postgres"),
+                               _ body: (PostgresStore) async throws -> T) async throws -> T {
+        let store = try await connect(location, logger: logger)
+        do {
+            let result = try await body(store)
+            await store.shutdown()
+            return result
+        } catch {
+            await store.shutdown()
+            throw error
+        }
+    }
+
     /// Closes the pool's connections and stops its task. The store answers no more queries.
     public func shutdown() async {
         runTask.cancel()

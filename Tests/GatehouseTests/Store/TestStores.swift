@@ -27,15 +27,7 @@ enum TestStores {
             return try await body(store)
         case .postgres:
             return try await TestPostgres.withDatabase { location in
-                let store = try await PostgresStore.connect(location, logger: TestPostgres.logger)
-                do {
-                    let result = try await body(store)
-                    await store.shutdown()
-                    return result
-                } catch {
-                    await store.shutdown()
-                    throw error
-                }
+                try await PostgresStore.with(location, logger: TestPostgres.logger) { try await body($0) }
             }
         }
     }
