@@ -72,7 +72,7 @@ public struct AccountFailureState: Sendable, Equatable, Codable {
     public func isLocked(at now: Int64) -> Bool { lockedUntil > now }
 }
 
-/// Where failed logins are counted: the store (``GatehouseStore``-backed, shared by every node), or memory for a
+/// Where failed logins are counted: the store (`GatehouseStore`-backed, shared by every node), or memory for a
 /// single process such as the gateway.
 ///
 /// Accounts are namespaced strings: `user:<name>`, `source:<address>` (``SourceThrottle``), `realm/<realm>:<name>`.

@@ -14,8 +14,11 @@ public struct PasswordVerifier: Sendable {
     /// Checks and failures per source address; `nil`: not throttled by source.
     public let sources: SourceThrottle?
 
-    /// - Parameter decoyCost: the bcrypt cost of the real hashes (``PasswordVerifier/cost(of:)`` of them), so an
-    ///   unknown user costs as long as a known one.
+    /// - Parameters:
+    ///   - lockouts: where failed logins are counted (the per-account lockout).
+    ///   - decoyCost: the bcrypt cost of the real hashes (``PasswordVerifier/cost(of:)`` of them), so an unknown user
+    ///     costs as long as a known one.
+    ///   - sources: checks and failures per source address; `nil`: not throttled by source.
     public init(lockouts: any AccountLockouts, decoyCost: UInt8, sources: SourceThrottle? = nil) {
         self.lockouts = lockouts
         self.sources = sources

@@ -111,10 +111,10 @@ public struct KerberosInitiator: Sendable {
 
 /// Answers `Negotiate` and `Application Negotiate` challenges (KAAZING `NegotiateChallengeHandler`, reference
 /// §4.5) with `Authorization: Negotiate <base64 SPNEGO token>` made from the user's Kerberos tickets. Use it alone
-/// or inside a ``DispatchChallengeHandler``, over HTTP (``GatewayHTTPClient``) or a WebSocket handshake.
+/// or inside a `DispatchChallengeHandler`, over HTTP (`GatewayHTTPClient`) or a WebSocket handshake.
 ///
 /// Without a ticket (no `kinit`, expired, no cache) it gives up at once: the request fails with
-/// ``GatewayClientError/Code/cancelled``, with the Kerberos failure as its ``GatewayClientError/underlying`` cause
+/// `cancelled`, with the Kerberos failure as its `GatewayClientError.underlying` cause
 /// (and in ``lastFailure``). A refused token is tried
 /// again with a fresh one up to the loop's retry limit.
 ///

@@ -5,7 +5,7 @@ import GatehouseProtocol
 import NIOCore
 import NIOHTTP1
 
-/// An ``HTTPTransport`` over AsyncHTTPClient (SwiftNIO), for the SDK on Linux servers and command-line tools.
+/// An `HTTPTransport` over AsyncHTTPClient (SwiftNIO), for the SDK on Linux servers and command-line tools.
 ///
 /// Use it where Foundation's `URLSession` falls short on Linux, e.g. a gateway realm with the plain `Basic`
 /// scheme, whose `401` answers `URLSession` never completes there:

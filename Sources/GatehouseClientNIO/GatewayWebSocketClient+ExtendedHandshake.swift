@@ -16,9 +16,9 @@ extension GatewayWebSocketClient {
         var answeredChallenge: String?
     }
 
-    /// Connects to `url` through KAAZING's extended handshake (``KaazingHandshake``), as KAAZING's own clients do:
+    /// Connects to `url` through KAAZING's extended handshake (`KaazingHandshake`), as KAAZING's own clients do:
     /// the challenges come inside the WebSocket, so that every answer of `challengeHandler` is decided on the same
-    /// connection and a refusal's status is read (`403` ends with ``GatewayClientError/refused(status:challenge:)``
+    /// connection and a refusal's status is read (`403` ends with `GatewayClientError.refused(status:challenge:)`
     /// at once; a `401` after `maxAttempts` answers with `retryLimitReached`). No probe and no `OPTIONS` check: the
     /// gateway counts each answer once. `protocols` are the application's sub-protocols, offered to the upstream;
     /// `handler` gets the application's messages, the writer and what was opened; the gateway's in-band

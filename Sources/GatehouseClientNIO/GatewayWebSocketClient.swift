@@ -10,13 +10,13 @@ import NIOHTTP1
 import Synchronization
 
 /// Opens a WebSocket through a Gatehouse gateway, answering `401` challenges on the handshake (SwiftNIO, for
-/// Linux servers and tools; on Apple platforms ``URLSessionGatewayWebSocket`` of `GatehouseClient` does the same
+/// Linux servers and tools; on Apple platforms `URLSessionGatewayWebSocket` of `GatehouseClient` does the same
 /// over `URLSessionWebSocketTask`).
 ///
 /// The challenge is read from a handshake sent without credentials (not counted by the gateway as a try). Each
 /// answer is first checked with an `OPTIONS` carrying `Max-Forwards: 0`, which the gateway answers itself without
 /// reaching the upstream (``check(url:authorization:)``): a wrong answer (`401`) is asked again, a refusal such as
-/// `403` (a user without the service's role) ends with ``GatewayClientError/refused(status:challenge:)`` — the
+/// `403` (a user without the service's role) ends with `GatewayClientError.refused(status:challenge:)` — the
 /// handshake's own refusal carries no status the WebSocket client can read. `answer` gets the `WWW-Authenticate`
 /// value and returns the `Authorization` value, or throws to give up (e.g. the SDK's `GatewayChallengeLoop` at
 /// its retry limit).

@@ -75,7 +75,7 @@ open class SecurityCheckChallengeHandler: BaseChallengeHandler {
 /// The handler class of MobileFirst 8.0's earliest tutorials (`WLChallengeHandler`, `submitFailure`).
 @MainActor
 open class WLChallengeHandler: SecurityCheckChallengeHandler {
-    /// Abandons the challenge, as ``cancel()`` does (the `error` is not sent).
+    /// Abandons the challenge, as ``SecurityCheckChallengeHandler/cancel()`` does (the `error` is not sent).
     public func submitFailure(_ error: [AnyHashable: Any]!) {
         cancel()
     }

@@ -1,7 +1,7 @@
 import GatehouseProtocol
 import JWTKit
 
-/// ``AccessTokenClaims`` as jwt-kit signs and verifies them: the signature and algorithm are checked by the key
+/// `AccessTokenClaims` as jwt-kit signs and verifies them: the signature and algorithm are checked by the key
 /// collection, the expiry here. The authorization server signs with it; resource servers verify with it.
 public struct AccessTokenJWT: JWTPayload {
     public var claims: AccessTokenClaims

@@ -27,6 +27,9 @@ public final class IntrospectionTokenVerifier: TokenVerifier {
     /// - Parameters:
     ///   - serverURL: Gatehouse's base URL, e.g. `http://gatehouse:8080`.
     ///   - clientID: a confidential client allowed `authorization.introspect`.
+    ///   - secret: that client's secret.
+    ///   - httpClient: the AsyncHTTPClient the introspection calls go through.
+    ///   - cacheDuration: seconds an answer is kept for the same token (0: every request is introspected).
     public init(serverURL: String, clientID: String, secret: String, httpClient: HTTPClient = .shared, cacheDuration: TimeInterval = 0) {
         self.apiURL = serverURL + "/mfp/api/az/v1"
         self.clientID = clientID

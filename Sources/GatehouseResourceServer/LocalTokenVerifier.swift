@@ -26,6 +26,7 @@ public final class LocalTokenVerifier: TokenVerifier {
 
     /// - Parameters:
     ///   - jwksURL: the server's key set, e.g. `http://gatehouse:8080/.well-known/jwks.json`.
+    ///   - httpClient: the AsyncHTTPClient the key set is fetched with.
     ///   - minimumRefreshInterval: the shortest time between two fetches of the key set.
     public init(jwksURL: String, httpClient: HTTPClient = .shared, minimumRefreshInterval: Duration = .seconds(10)) {
         self.jwksURL = jwksURL

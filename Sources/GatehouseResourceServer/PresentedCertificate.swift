@@ -8,7 +8,7 @@ import NIOSSL
 public struct PresentedCertificate: Sendable {
     /// Its DER encoding.
     public let der: [UInt8]
-    /// Its `x5t#S256` (``CertificateThumbprint``).
+    /// Its `x5t#S256` (`CertificateThumbprint`).
     public let thumbprint: String
 
     public init(der: [UInt8]) {

@@ -35,7 +35,9 @@ public struct RequireScope<Context: GatehouseRequestContext>: RouterMiddleware {
     let verifier: any TokenVerifier
     let scope: Scope
 
-    /// - Parameter scope: the required scope elements (`RegisteredClient` is always implied).
+    /// - Parameters:
+    ///   - verifier: checks the bearer token (``LocalTokenVerifier`` or ``IntrospectionTokenVerifier``).
+    ///   - scope: the required scope elements (`RegisteredClient` is always implied).
     public init(verifier: any TokenVerifier, scope: String) {
         self.verifier = verifier
         self.scope = Scope(scope)

@@ -41,6 +41,7 @@ public struct ClientConfiguration: Sendable {
     ///   - platform: the client platform, `ios` by default.
     ///   - version: the application's version, `1.0` by default.
     ///   - device: the device data to register; `nil` for a generated device id.
+    ///   - runtimePath: the runtime's context root on the server, `mfp` by default.
     ///   - challengeTimeout: how long a challenge may stay unanswered, 60 s by default.
     ///   - requestTimeout: the timeout of each request to the authorization server, 30 s by default.
     ///   - globalHeaders: header fields sent with every request.

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// Where the SDK reports what happens: every subscriber of ``GatehouseClient/events()`` and the configuration's
+/// Where the SDK reports what happens: every subscriber of ``GatehouseClient/events(bufferSize:)`` and the configuration's
 /// logger (late answers at `warning`, failed flows and abandoned challenges at `notice` unless the caller
 /// cancelled them, everything else at `debug`). Never blocks: a slow subscriber's oldest
 /// events are dropped beyond its buffer.

@@ -47,15 +47,15 @@ public struct GatehouseClientError: Error, Sendable, Equatable, CustomStringConv
     public var code: Code { details.code }
     /// The security check (or gateway handler) concerned, for challenge errors.
     public var securityCheck: String? { details.securityCheck }
-    /// The server's `failures` object by check name, for ``Code/securityCheckFailed``.
+    /// The server's `failures` object by check name, for `securityCheckFailed`.
     public var failures: JSONObject? { details.failures }
-    /// The HTTP status, for ``Code/serverError`` and ``Code/registrationFailed``.
+    /// The HTTP status, for `serverError` and `registrationFailed`.
     public var status: Int? { details.status }
     /// The MobileFirst `errorCode` (or OAuth `error`) of the server's answer, if any.
     public var serverErrorCode: String? { details.serverErrorCode }
     /// A message: the server's `errorMsg`, or what the SDK found wrong.
     public var message: String? { details.message }
-    /// The URL of a request that timed out; for ``Code/applicationDisabled``, where the new version is.
+    /// The URL of a request that timed out; for `applicationDisabled`, where the new version is.
     public var url: String? { details.url }
 
     /// Compares codes and details; ``underlying`` is not compared.
@@ -187,7 +187,7 @@ public struct GatehouseClientError: Error, Sendable, Equatable, CustomStringConv
 
 extension GatehouseClientError {
     /// `error` as the SDK reports it: a `GatehouseClientError` unchanged, a cancellation (`CancellationError`,
-    /// `URLError.cancelled`) as ``Code/cancelled``, anything else as `fallback` with `error` as its cause.
+    /// `URLError.cancelled`) as `cancelled`, anything else as `fallback` with `error` as its cause.
     static func wrapping(_ error: any Error, or fallback: (any Error) -> Self) -> Self {
         if let error = error as? Self { return error }
         if error is CancellationError || Self.isURLCancellation(error) { return .cancelled(underlying: error) }

@@ -2,7 +2,7 @@ import Foundation
 import GatehouseProtocol
 
 /// Something that happened in a ``GatehouseClient``: a registration, a challenge and its fate, a security check's
-/// outcome, a token. Read them from ``GatehouseClient/events()``, for logs, analytics or a debug screen.
+/// outcome, a token. Read them from ``GatehouseClient/events(bufferSize:)``, for logs, analytics or a debug screen.
 ///
 /// A struct with a stable, extensible ``Kind`` (not an enum), so that new kinds can be added without breaking a
 /// `switch` in an app.

@@ -34,11 +34,11 @@ public struct GatewayClientError: Error, Sendable, Equatable, CustomStringConver
     public var location: URL? { details.location }
     /// The `WWW-Authenticate` value.
     public var challenge: String? { details.challenge }
-    /// How many answers were refused, for ``Code/retryLimitReached``.
+    /// How many answers were refused, for `retryLimitReached`.
     public var attempts: Int? { details.attempts }
     /// The HTTP status of a refused handshake.
     public var status: Int? { details.status }
-    /// A message, for ``Code/transport``.
+    /// A message, for `transport`.
     public var message: String? { details.message }
 
     /// Compares codes and details; ``underlying`` is not compared.

@@ -3,7 +3,7 @@ import Foundation
 /// Answers `Application Token` challenges with `Authorization: Token <opaque>` and `Bearer` challenges with
 /// `Authorization: Bearer <token>`, with a token from a closure — typically a Gatehouse access token.
 ///
-/// When no token can be had, the request fails with ``GatewayClientError/Code/cancelled`` and, for a handler
+/// When no token can be had, the request fails with `cancelled` and, for a handler
 /// made with ``init(client:scope:schemes:)`` or ``init(schemes:obtain:)``, the reason as its
 /// ``GatewayClientError/underlying`` cause (the ``GatehouseClientError`` of the token flow: a cancelled PIN
 /// prompt, a failed check, a network error).

@@ -12,7 +12,7 @@ import Darwin
 /// The file is readable and writable by its owner only (`0600`), in a directory the store creates owner-only
 /// (`0700`); it is replaced atomically. On iOS, tvOS, watchOS and visionOS it has complete data protection
 /// (unreadable while the device is locked) and, on every Apple platform, it is excluded from backups (a key pair
-/// restored on another device would be a copied identity). The Keychain (``KeychainKeyStore``) is the better
+/// restored on another device would be a copied identity). The Keychain (`KeychainKeyStore`) is the better
 /// home on Apple platforms; this store is the default elsewhere.
 public struct FileKeyStore: KeyStore {
     /// The file.

@@ -29,7 +29,7 @@ public struct StoredRegistration: Codable, Sendable, Equatable {
     }
 }
 
-/// Where a client keeps its ``StoredRegistration``. ``KeychainKeyStore`` keeps it in the Keychain (the default on
+/// Where a client keeps its ``StoredRegistration``. `KeychainKeyStore` keeps it in the Keychain (the default on
 /// Apple platforms), ``FileKeyStore`` in an owner-only file (the default elsewhere), ``InMemoryKeyStore`` in memory
 /// (tests: a new registration per process).
 public protocol KeyStore: Sendable {

@@ -4,7 +4,7 @@ import Foundation
 public enum KeyStores {
     /// A persistent store for the application and server of `configuration`, so that the client keeps its key
     /// pair, client id and device id across launches (server-side attempt counters and remember-me depend on it):
-    /// the Keychain on Apple platforms (``KeychainKeyStore``), elsewhere an owner-only file (``FileKeyStore``)
+    /// the Keychain on Apple platforms (`KeychainKeyStore`), elsewhere an owner-only file (``FileKeyStore``)
     /// under the user's application-support directory (`~/.local/share/gatehouse` on Linux).
     public static func standard(for configuration: ClientConfiguration) -> any KeyStore {
         let name = storeName(for: configuration)

@@ -5,8 +5,8 @@ import GatehouseProtocol
 ///
 /// - Tokens are cached per normalised scope (`"b a"`, `"a b"` and `"RegisteredClient a b"` share one token) until
 ///   ``ClientConfiguration/refreshMargin`` before they expire; a cached token costs no HTTP at all.
-/// - One authorization flow runs at a time. Callers that want the same scope share one flow (a ``SharedFlow``);
-///   other scopes wait their turn. A cancelled caller leaves at once with ``GatehouseClientError/Code/cancelled``;
+/// - One authorization flow runs at a time. Callers that want the same scope share one flow (a `SharedFlow`);
+///   other scopes wait their turn. A cancelled caller leaves at once with `cancelled`;
 ///   the flow is cancelled when its last caller leaves. `login` and `logout` take their turn in the same queue, so concurrent calls are served in
 ///   order, never refused as "already in process".
 /// - When the server no longer knows the client (`INVALID_CLIENT_ID`), the flow wipes the registration,
@@ -46,7 +46,7 @@ public actor AuthorizationManager {
     /// a new authorization flow — registration if needed, pre-authorization rounds (challenges go to the
     /// registered handlers), authorization code, token.
     ///
-    /// - Throws: ``GatehouseClientError/Code/cancelled`` at once when the calling task is cancelled;
+    /// - Throws: `cancelled` at once when the calling task is cancelled;
     ///   ``GatehouseClientError/challengeCancelled(securityCheck:)``,
     ///   ``GatehouseClientError/securityCheckFailed(failures:)``, ... when the flow fails.
     public func obtainAccessToken(forScope scope: String? = nil) async throws(GatehouseClientError) -> AccessToken {

@@ -31,8 +31,8 @@ public protocol SecurityCheckChallengeResponder: Sendable {
     /// request fails with ``GatehouseClientError/securityCheckFailed(failures:)``.
     func handleFailure(_ failure: JSONObject) async
     /// The open challenge was abandoned without an answer from the app: `reason` is
-    /// ``GatehouseClientError/Code/challengeTimedOut`` (nobody answered within the challenge timeout) or
-    /// ``GatehouseClientError/Code/cancelled`` (every request that waited for it was cancelled, or another check of
+    /// `challengeTimedOut` (nobody answered within the challenge timeout) or
+    /// `cancelled` (every request that waited for it was cancelled, or another check of
     /// the same round failed). Take the prompt down.
     func challengeAbandoned(_ reason: GatehouseClientError) async
 }

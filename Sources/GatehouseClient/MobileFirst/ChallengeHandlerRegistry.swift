@@ -85,7 +85,7 @@ final class ChallengeHandlerRegistry: Sendable {
 
     /// Answers the open challenge of `securityCheck` with `credentials` and waits for the check's outcome in the
     /// conversation that asked it; `nil` when no challenge of that check is open. A cancelled caller leaves at once
-    /// with ``GatehouseClientError/Code/cancelled`` (the conversation goes on for the requests that wait for it).
+    /// with `cancelled` (the conversation goes on for the requests that wait for it).
     func answerOpenChallenge(_ securityCheck: String, with credentials: JSONObject) async -> Result<JSONObject, GatehouseClientError>? {
         let id = state.withLock { state -> UInt64 in
             state.nextWaiter += 1

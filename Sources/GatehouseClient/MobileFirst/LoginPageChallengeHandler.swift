@@ -31,7 +31,7 @@ open class LoginPageChallengeHandler: @unchecked Sendable {
     open func handleChallenge(_ response: ResourceResponse) {}
 
     /// Called when the challenge was abandoned without ``submitSuccess()`` or ``cancel()``: `reason` is
-    /// ``GatehouseClientError/Code/challengeTimedOut`` or ``GatehouseClientError/Code/cancelled``. Take the login
+    /// `challengeTimedOut` or `cancelled`. Take the login
     /// page down.
     open func challengeAbandoned(_ reason: GatehouseClientError) {}
 

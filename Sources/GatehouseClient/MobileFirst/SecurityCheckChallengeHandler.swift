@@ -45,7 +45,7 @@ open class SecurityCheckChallengeHandler: SecurityCheckChallengeResponder, @unch
     open func handleFailure(_ failure: JSONObject) {}
 
     /// Called by the framework when the open challenge was abandoned without an answer: `reason` is
-    /// ``GatehouseClientError/Code/challengeTimedOut`` or ``GatehouseClientError/Code/cancelled`` (every request that
+    /// `challengeTimedOut` or `cancelled` (every request that
     /// waited for it was cancelled). Take the prompt down: a later ``submitChallengeAnswer(_:)-(JSONObject?)`` would
     /// come too late.
     open func challengeAbandoned(_ reason: GatehouseClientError) {}

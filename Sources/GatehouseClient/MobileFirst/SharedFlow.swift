@@ -2,7 +2,7 @@ import Synchronization
 
 /// One piece of work that several callers wait for (a registration, a token flow), run once in its own task.
 ///
-/// Each waiter leaves as soon as its own task is cancelled, with ``GatehouseClientError/Code/cancelled``, without
+/// Each waiter leaves as soon as its own task is cancelled, with `cancelled`, without
 /// disturbing the others; when the last waiter leaves before the work is done, the work's task is cancelled (its
 /// HTTP requests end, its open challenge is abandoned) and the flow is no longer ``isJoinable``: a later caller
 /// starts a new one.
@@ -40,7 +40,7 @@ final class SharedFlow<Value: Sendable>: Sendable {
         }
     }
 
-    /// Waits for the outcome with the ticket of ``join()``; ``GatehouseClientError/Code/cancelled`` at once when the
+    /// Waits for the outcome with the ticket of ``join()``; `cancelled` at once when the
     /// calling task is cancelled.
     func value(_ ticket: UInt64) async -> Outcome {
         await withTaskCancellationHandler {

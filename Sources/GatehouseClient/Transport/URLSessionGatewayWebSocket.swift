@@ -67,7 +67,7 @@ public final class URLSessionGatewayWebSocket: @unchecked Sendable {
     /// - Parameters:
     ///   - url: the gateway's WebSocket URL.
     ///   - challengeHandler: answers `401` challenges of the handshake and in-band challenges of the connection.
-    ///   - maxAttempts: how many answers may be refused before giving up with ``GatewayClientError/Code/retryLimitReached``.
+    ///   - maxAttempts: how many answers may be refused before giving up with `retryLimitReached`.
     ///   - headers: extra header fields of the handshake.
     ///   - session: the session (its cookies and configuration); `.shared` by default.
     /// - Throws: ``GatewayClientError``: `retryLimitReached`, `cancelled` (the handler gave up, with its reason as

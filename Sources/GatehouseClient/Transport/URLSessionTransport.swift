@@ -15,8 +15,8 @@ public final class URLSessionTransport: HTTPTransport {
     deinit { session.finishTasksAndInvalidate() }
 
     /// Sends `request` without following redirects. A cancelled task ends the request at once with
-    /// ``GatehouseClientError/Code/cancelled``; a timeout is ``GatehouseClientError/Code/timedOut``, other failures
-    /// ``GatehouseClientError/Code/transport``, with the `URLError` as their cause.
+    /// `cancelled`; a timeout is `timedOut`, other failures
+    /// `transport`, with the `URLError` as their cause.
     public func send(_ request: TransportRequest) async throws(GatehouseClientError) -> TransportResponse {
         let (seconds, attoseconds) = request.timeout.components
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
@@ -39,8 +39,8 @@ public final class URLSessionTransport: HTTPTransport {
         }
     }
 
-    /// A failure as the SDK reports it: cancellation as ``GatehouseClientError/Code/cancelled``, a timeout as
-    /// ``GatehouseClientError/Code/timedOut``, anything else as ``GatehouseClientError/Code/transport``; the
+    /// A failure as the SDK reports it: cancellation as `cancelled`, a timeout as
+    /// `timedOut`, anything else as `transport`; the
     /// `URLError` is kept as the ``GatehouseClientError/underlying`` cause.
     static func error(_ error: any Error, for request: TransportRequest) -> GatehouseClientError {
         GatehouseClientError.wrapping(error) { error in

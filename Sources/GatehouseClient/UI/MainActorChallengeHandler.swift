@@ -27,7 +27,7 @@ public protocol MainActorChallengeResponder: AnyObject, Sendable {
     func handleChallenge(_ challenge: JSONObject, from handler: MainActorChallengeHandler)
     /// The check succeeded.
     func handleSuccess(_ success: JSONObject, from handler: MainActorChallengeHandler)
-    /// The check failed (the request fails with ``GatehouseClientError/Code/securityCheckFailed``).
+    /// The check failed (the request fails with `securityCheckFailed`).
     func handleFailure(_ failure: JSONObject, from handler: MainActorChallengeHandler)
     /// The open challenge was abandoned (timeout, or every request waiting for it was cancelled): take the prompt down.
     func challengeAbandoned(_ reason: GatehouseClientError, from handler: MainActorChallengeHandler)

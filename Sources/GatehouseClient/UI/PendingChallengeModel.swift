@@ -75,7 +75,7 @@ public final class PendingChallengeModel: MainActorChallengeResponder {
         return handlers[current.securityCheck]?.submitChallengeAnswer(answer) ?? false
     }
 
-    /// Cancels ``current``: its requests fail with ``GatehouseClientError/Code/challengeCancelled``.
+    /// Cancels ``current``: its requests fail with `challengeCancelled`.
     @discardableResult
     public func cancel() -> Bool {
         guard let current = pending.first else { return false }
