@@ -23,16 +23,14 @@ extension AuthorizationService {
         let sources = policies.current.sourceThrottle
         let source = RequestSource.address
         if !answers.isEmpty, let sources, let source { try await sources.refuseIfLocked(source, now: EpochTime.nowMillis()) }
-        // A round lost to another node's is run again: its proof is checked (and used up) once.
-        var proven = false
         let round: (response: AuthorizationResponse, outcomes: [AuditEvent], counted: [(check: String, type: AuthorizationResponse.ResponseType?, answered: Bool)])
         do {
-            round = try await withRegisteredClient(request.client_id) { record, application, snapshot in
-                if application.requireProofOfPossession, !proven {
-                    try await assertions.verifyProof(checkRequest.headers[ProofOfPossession.field.lowercased()], of: record, method: "POST",
-                                                     path: "preauth/v1/preauthorize", now: snapshot.context.now)
-                    proven = true
-                }
+            // The proof first, once (a round lost to another node's is run again, its proof used up already).
+            round = try await withRegisteredClient(request.client_id, first: { record, application in
+                guard application.requireProofOfPossession else { return }
+                try await assertions.verifyProof(checkRequest.headers[ProofOfPossession.field.lowercased()], of: record, method: "POST",
+                                                 path: "preauth/v1/preauthorize", now: EpochTime.nowMillis())
+            }) { record, application, snapshot in
                 let checks = try checks(of: application, for: Scope(request.scope), version: record.data.application.version)
                 var response = AuthorizationResponse()
                 var outcomes: [AuditEvent] = []
@@ -104,18 +102,21 @@ extension AuthorizationService {
     }
 
     /// ``withClient(_:_:)`` for a client known by its id: under the client's lock, its registration, state and
-    /// device's hold are read together (one store read); unknown → 400 `INVALID_CLIENT_ID`. A client whose device
-    /// refuses its application (``DeviceRefusal``) is thrown as that, before any round.
+    /// device's hold are read together (one store read); unknown → 400 `INVALID_CLIENT_ID`. `first` runs once, before
+    /// anything is said of the client (a proof of possession: who cannot prove it is the client learns nothing more);
+    /// then a client whose device refuses its application (``DeviceRefusal``) is thrown as that, before any round.
     func withRegisteredClient<T: Sendable>(
-        _ clientID: String, _ body: (ClientRegistrationRecord, ApplicationPolicy, inout ClientSnapshot) async throws -> T
+        _ clientID: String, first: (ClientRegistrationRecord, ApplicationPolicy) async throws -> Void = { _, _ in },
+        _ body: (ClientRegistrationRecord, ApplicationPolicy, inout ClientSnapshot) async throws -> T
     ) async throws -> T {
         try await locks.withLock(clientID) {
             guard let stored = try await store.storedClient(clientID: clientID) else {
                 throw GatehouseError.invalidClientID(clientID)
             }
             let record = stored.registration
-            if let refusal = DeviceRefusal(stored.device, application: record.data.application.id) { throw refusal }
             let application = try application(for: record.data)
+            try await first(record, application)
+            if let refusal = DeviceRefusal(stored.device, application: record.data.application.id) { throw refusal }
             return try await rounds(of: record, state: stored.state) { snapshot in try await body(record, application, &snapshot) }
         }
     }

@@ -1,6 +1,8 @@
 import Foundation
 import GatehouseClient
 import GatehouseProtocol
+import GatehouseSQLite
+import GatehouseStore
 import Testing
 
 /// Hostile input round 2, finding 7: `preauthorize` trusted the client id alone, so anyone who knew it (it is in
@@ -44,6 +46,23 @@ import Testing
             #expect(challenge.json?["challenges"]?["PinCodeAttempts"]?["remainingAttempts"] == 3)
             let answered = try await victim.preauthorize(scope: "accessRestricted", answers: ["PinCodeAttempts": ["pin": "1234"]], proof: try victim.proof())
             #expect(answered.status == 200)
+        }
+    }
+
+    /// A blocked device is said so only to the client that proves it is that client: a stranger who knows the
+    /// client id gets the proof's refusal, not the device's status.
+    @Test func aBlockedDeviceIsToldOnlyToWhoProvesItIsTheClient() async throws {
+        try await TestServer.run(policy: Self.policy) { server in
+            let victim = try await Self.registered(server)
+            let store = try SQLiteStore(path: server.dataDirectory + "/gatehouse.sqlite")
+            try await store.saveDeviceAccess(DeviceAccessRecord(deviceID: victim.device, status: .stolen, updatedAt: EpochTime.nowMillis()))
+            var stranger = try ProtocolClient(server, app: "com.sample.bound")
+            stranger.adopt(clientID: try #require(victim.clientID))
+            let bare = try await stranger.preauthorize(scope: "accessRestricted")
+            #expect(bare.status == 401 && bare.json?["errorCode"] == "INVALID_PROOF", "\(String(decoding: bare.body, as: UTF8.self))")
+            #expect(!String(decoding: bare.body, as: UTF8.self).contains("STOLEN"))
+            let proven = try await victim.preauthorize(scope: "accessRestricted", proof: try victim.proof())
+            #expect(proven.status == 403 && proven.json?["failures"]?[DeviceAccessWire.failureName]?["status"] == "STOLEN")
         }
     }
 
