@@ -28,7 +28,7 @@ struct KeysCommand: AsyncParsableCommand {
             if let database {
                 return try await PostgresStore.with(try PostgresLocation(url: database), logger: Logger(label: "gatehouse")) { try await body($0) }
             }
-            let path = (data as NSString).appendingPathComponent("gatehouse.sqlite")
+            let path = SQLiteStore.path(inDataDirectory: data)
             guard FileManager.default.fileExists(atPath: path) else { throw CommandFailure("No store at \(path); start `gatehouse serve --data \(data)` once first.") }
             return try await body(try SQLiteStore(path: path))
         }

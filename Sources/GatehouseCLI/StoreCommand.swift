@@ -28,7 +28,7 @@ struct StoreCommand: AsyncParsableCommand {
         }
 
         var databasePath: String? {
-            if case .sqlite(let directory) = self { return (directory as NSString).appendingPathComponent("gatehouse.sqlite") }
+            if case .sqlite(let directory) = self { return SQLiteStore.path(inDataDirectory: directory) }
             return nil
         }
 
@@ -36,7 +36,7 @@ struct StoreCommand: AsyncParsableCommand {
         func withStore<T>(mustExist: Bool, _ body: (any StoreRowAccess) async throws -> T) async throws -> T {
             switch self {
             case .sqlite(let directory):
-                let path = (directory as NSString).appendingPathComponent("gatehouse.sqlite")
+                let path = SQLiteStore.path(inDataDirectory: directory)
                 if mustExist, !FileManager.default.fileExists(atPath: path) { throw CommandFailure("No store at \(path).") }
                 return try await body(try SQLiteStore.open(dataDirectory: directory))
             case .postgres(let location):
@@ -120,7 +120,7 @@ struct StoreCommand: AsyncParsableCommand {
         var file: String
 
         func run() async throws {
-            let path = (data as NSString).appendingPathComponent("gatehouse.sqlite")
+            let path = SQLiteStore.path(inDataDirectory: data)
             guard FileManager.default.fileExists(atPath: path) else { throw CommandFailure("No store at \(path).") }
             do {
                 try await SQLiteStore(path: path).backup(to: file)
@@ -157,7 +157,7 @@ struct StoreCommand: AsyncParsableCommand {
                 throw CommandFailure("\(file) is not a Gatehouse store", error)
             }
             try SQLiteStore.createDataDirectory(data)
-            let path = (data as NSString).appendingPathComponent("gatehouse.sqlite")
+            let path = SQLiteStore.path(inDataDirectory: data)
             let manager = FileManager.default
             if manager.fileExists(atPath: path) {
                 guard replace else { throw CommandFailure("\(path) exists: pass --replace to replace it (it is kept beside).") }

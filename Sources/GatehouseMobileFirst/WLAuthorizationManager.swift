@@ -63,26 +63,9 @@ public final class WLAuthorizationManager {
         Task { await client.clearAccessToken(stale) }
     }
 
-    /// Runs `work` on the shared client and calls `completion` on the main thread with its result or its error.
+    /// Runs `work` on the shared client; `completion` gets its value or its error, on the main actor.
     private func run<T: Sendable>(_ completion: ((T?, (any Error)?) -> Void)?,
                                   _ work: @escaping @Sendable (GatehouseClient) async throws -> T) {
-        let client: GatehouseClient
-        do {
-            client = try WLClient.sharedInstance().client()
-        } catch {
-            completion?(nil, error)
-            return
-        }
-        nonisolated(unsafe) let completion = completion
-        Task { @MainActor in
-            do {
-                let value = try await work(client)
-                completion?(value, nil)
-            } catch let error as GatehouseClientError {
-                completion?(nil, WLError(error))
-            } catch {
-                completion?(nil, error)
-            }
-        }
+        WLClient.sharedInstance().complete(completion) { client in (try await work(client), nil) }
     }
 }

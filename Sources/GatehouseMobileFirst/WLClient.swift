@@ -79,6 +79,30 @@ public final class WLClient {
         return client
     }
 
+    /// Runs `work` on the shared Gatehouse client and hands `completion`, on the main actor, what it returns — a value
+    /// and an error, as MobileFirst's completion handlers take them — or its error (the SDK's as a ``WLError``).
+    func complete<T: Sendable>(_ completion: ((T?, (any Error)?) -> Void)?,
+                               _ work: @escaping @Sendable (GatehouseClient) async throws -> (T?, WLError?)) {
+        let client: GatehouseClient
+        do {
+            client = try self.client()
+        } catch {
+            completion?(nil, error)
+            return
+        }
+        nonisolated(unsafe) let completion = completion
+        Task { @MainActor in
+            do {
+                let (value, error) = try await work(client)
+                completion?(value, error)
+            } catch let error as GatehouseClientError {
+                completion?(nil, WLError(error))
+            } catch {
+                completion?(nil, error)
+            }
+        }
+    }
+
     static func plistServer() -> URL? {
         guard let path = Bundle.main.path(forResource: "mfpclient", ofType: "plist"),
               let data = FileManager.default.contents(atPath: path),

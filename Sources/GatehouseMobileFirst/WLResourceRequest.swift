@@ -78,39 +78,18 @@ public final class WLResourceRequest: NSObject {
     }
 
     private func send(_ body: RequestBody, _ completionHandler: ((WLResponse?, (any Error)?) -> Void)?) {
-        let client: GatehouseClient
-        do {
-            client = try WLClient.sharedInstance().client()
-        } catch {
-            completionHandler?(nil, error)
-            return
-        }
-        let request: ResourceRequest
         let query = queryParameters.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
         let timeout = Duration.milliseconds(Int64(timeoutInterval * 1000))
-        if url.scheme == nil {
-            let path = url.absoluteString.drop { $0 == "/" }
-            request = ResourceRequest(client: client, path: String(path), method: .init(rawValue: method), headers: headers,
-                                      queryParameters: query, body: body, timeout: timeout, scope: scope)
-        } else {
-            request = ResourceRequest(client: client, url: url, method: .init(rawValue: method), headers: headers,
-                                      queryParameters: query, body: body, timeout: timeout, scope: scope)
-        }
-        nonisolated(unsafe) let completion = completionHandler
-        Task { @MainActor in
-            do {
-                let response = try await request.send()
-                // MobileFirst answers a resource's own failure (4xx, 5xx) through the error too, with the response.
-                if response.isSuccess {
-                    completion?(WLResponse(response), nil)
-                } else {
-                    completion?(WLResponse(response), WLError(.procedureError, "HTTP \(response.status)"))
-                }
-            } catch let error as GatehouseClientError {
-                completion?(nil, WLError(error))
-            } catch {
-                completion?(nil, error)
-            }
+        let (url, method, headers, scope) = (url, method, headers, scope)
+        WLClient.sharedInstance().complete(completionHandler) { client in
+            let request = url.scheme == nil
+                ? ResourceRequest(client: client, path: String(url.absoluteString.drop { $0 == "/" }), method: .init(rawValue: method),
+                                  headers: headers, queryParameters: query, body: body, timeout: timeout, scope: scope)
+                : ResourceRequest(client: client, url: url, method: .init(rawValue: method), headers: headers,
+                                  queryParameters: query, body: body, timeout: timeout, scope: scope)
+            let response = try await request.send()
+            // MobileFirst answers a resource's own failure (4xx, 5xx) through the error too, with the response.
+            return (WLResponse(response), response.isSuccess ? nil : WLError(.procedureError, "HTTP \(response.status)"))
         }
     }
 }

@@ -101,7 +101,12 @@ public final class SQLiteStore: GatehouseStore {
     /// owner-only (0700) when it is created.
     public static func open(dataDirectory directory: String, durability: Durability = .normal) throws -> SQLiteStore {
         try createDataDirectory(directory)
-        return try SQLiteStore(path: (directory as NSString).appendingPathComponent("gatehouse.sqlite"), durability: durability)
+        return try SQLiteStore(path: path(inDataDirectory: directory), durability: durability)
+    }
+
+    /// The database file of a data folder: `<directory>/gatehouse.sqlite`.
+    public static func path(inDataDirectory directory: String) -> String {
+        (directory as NSString).appendingPathComponent("gatehouse.sqlite")
     }
 
     /// Creates `directory` (and its parents) for a database, owner-only (0700); an existing one is left as it is.

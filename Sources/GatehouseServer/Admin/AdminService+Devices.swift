@@ -24,12 +24,18 @@ extension AdminService {
 
     /// One device with every registration it has (`404` when it has none and no hold).
     func device(_ deviceID: String) async throws -> JSON {
+        let (registrations, hold) = try await known(deviceID)
+        return Self.device(deviceID, registrations: registrations, hold: hold)
+    }
+
+    /// A device's registrations (the first ``maxPage``) and hold; `404` when it has neither.
+    private func known(_ deviceID: String) async throws -> (registrations: [RegistrationListing], hold: DeviceAccessRecord?) {
         let registrations = try await store.registrations(RegistrationQuery(deviceID: deviceID, limit: Self.maxPage))
         let hold = try await store.deviceAccess(deviceIDs: [deviceID]).first
         guard !registrations.isEmpty || hold != nil else {
             throw GatehouseError(.notFound, "NOT_FOUND", "No device has id '\(deviceID.prefix(64))'.")
         }
-        return Self.device(deviceID, registrations: registrations, hold: hold)
+        return (registrations, hold)
     }
 
     /// `PUT /admin/v1/devices/{id}` with `{"status": "LOST", "blockedApplications": ["com.example"]}` (either member;
@@ -39,11 +45,7 @@ extension AdminService {
               Set(members.keys).isSubset(of: ["status", "blockedApplications"]) else {
             throw GatehouseError.invalidRequest("The body must be {\"status\": \"ACTIVE|LOST|STOLEN|DISABLED\", \"blockedApplications\": [\"<application id>\"]}.")
         }
-        let registrations = try await store.registrations(RegistrationQuery(deviceID: deviceID, limit: Self.maxPage))
-        let before = try await store.deviceAccess(deviceIDs: [deviceID]).first
-        guard !registrations.isEmpty || before != nil else {
-            throw GatehouseError(.notFound, "NOT_FOUND", "No device has id '\(deviceID.prefix(64))'.")
-        }
+        let (registrations, before) = try await known(deviceID)
         var hold = before ?? DeviceAccessRecord(deviceID: deviceID, updatedAt: 0)
         if let status = members["status"] {
             guard let text = status.stringValue, let value = DeviceStatus(caseInsensitive: text) else {
@@ -79,11 +81,7 @@ extension AdminService {
     /// `DELETE /admin/v1/devices/{id}`: the device unregistered — every registration of it deleted with its state, its
     /// tokens revoked first, its hold removed. Its applications must register again.
     func deleteDevice(_ deviceID: String, actor: String, address: String?) async throws -> [String] {
-        let registrations = try await store.registrations(RegistrationQuery(deviceID: deviceID, limit: Self.maxPage))
-        let hold = try await store.deviceAccess(deviceIDs: [deviceID]).first
-        guard !registrations.isEmpty || hold != nil else {
-            throw GatehouseError(.notFound, "NOT_FOUND", "No device has id '\(deviceID.prefix(64))'.")
-        }
+        let (registrations, _) = try await known(deviceID)
         for listing in registrations { try await revokeGrants(of: listing.registration) }
         let deleted = try await store.deleteDevice(deviceID: deviceID)
         for clientID in deleted { service.introspectedClients.forget(clientID) }

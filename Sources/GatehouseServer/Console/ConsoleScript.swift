@@ -1,3 +1,5 @@
+// One file on purpose: the core script is one closure (session, API calls, DOM helpers, router) whose helpers the
+// pages call through `GatehouseConsole`; splitting it would mean one more asset and request per page load.
 // A web asset embedded in Swift source: the console's core script (session, admin API calls, DOM helpers, the
 // router), served at `/console/console.js` by ConsoleRoutes so the single `gatehouse` binary serves the whole
 // console (no file on disk, no CDN). Loaded after console-chart.js and console-pages.js; it starts the console.
