@@ -190,10 +190,21 @@ public final class AuditLog: Service, Sendable {
         }
     }
 
-    /// Waits for the application's graceful shutdown, then stores what is queued.
+    /// How long a graceful shutdown keeps trying a store that is out (a database restarting) before the queued events
+    /// are given up (counted and logged as dropped).
+    static let shutdownPatience = Duration.seconds(10)
+
+    /// Waits for the application's graceful shutdown, then stores what is queued — trying again while the store is
+    /// out, for ``shutdownPatience``: one failed write must not take the queue's events away with the process.
     public func run() async throws {
         try? await gracefulShutdown()
+        let deadline = ContinuousClock.now + Self.shutdownPatience
         await flushed()
+        while queue.withLock({ !$0.events.isEmpty }), ContinuousClock.now < deadline {
+            await flushed()   // answered after the writer's next attempt
+        }
+        let left = queue.withLock { $0.events.count }
+        if left > 0 { drop(left, because: "the store was still out at shutdown") }
     }
 
     /// Records one event.
