@@ -63,6 +63,7 @@ let package = Package(
             name: "GatehouseChecks",
             dependencies: [
                 "GatehouseProtocol",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

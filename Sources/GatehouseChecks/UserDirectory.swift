@@ -25,9 +25,16 @@ public struct SecurityCheckServices: Sendable {
     public var users: any UserDirectory
     /// Password checks with per-account lockout and decoy hashing.
     public var passwords: PasswordVerifier
+    /// Users' enrolled factors (``TOTP``'s secrets), shared by every node through the store.
+    public var factors: any UserFactorStore
+    /// Values accepted once across every node (``TOTP``'s codes).
+    public var oneTimeUses: OneTimeUses
 
-    public init(users: any UserDirectory, passwords: PasswordVerifier? = nil) {
+    public init(users: any UserDirectory, passwords: PasswordVerifier? = nil, factors: (any UserFactorStore)? = nil,
+                oneTimeUses: OneTimeUses? = nil) {
         self.users = users
         self.passwords = passwords ?? PasswordVerifier(lockouts: InMemoryAccountLockouts(policy: .disabled), decoyCost: 10)
+        self.factors = factors ?? InMemoryUserFactors()
+        self.oneTimeUses = oneTimeUses ?? .inMemory()
     }
 }

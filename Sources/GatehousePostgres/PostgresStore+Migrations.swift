@@ -130,6 +130,14 @@ extension PostgresStore {
             "CREATE INDEX registrations_by_device_name ON registrations (device_name, client_id)",
             "CREATE TABLE device_access (device_id TEXT PRIMARY KEY, record TEXT NOT NULL)",
         ]),
+        // Users' enrolled factors (TOTP secrets and recovery codes), versioned for compare-and-set.
+        ("v8", [
+            """
+            CREATE TABLE user_factors (
+                username TEXT NOT NULL, factor TEXT NOT NULL, data TEXT NOT NULL, enrolled_at BIGINT NOT NULL, version BIGINT NOT NULL,
+                PRIMARY KEY (username, factor))
+            """,
+        ]),
     ]
 
     /// The advisory lock key that serializes migrations of one database ("gatehouse" in ASCII, truncated).

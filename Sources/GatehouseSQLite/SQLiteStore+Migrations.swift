@@ -89,6 +89,13 @@ extension SQLiteStore {
                 CREATE TABLE device_access (device_id TEXT PRIMARY KEY NOT NULL, record TEXT NOT NULL);
                 """)
         }
+        migrator.registerMigration("v8-user-factors") { db in
+            try db.execute(sql: """
+                CREATE TABLE user_factors (
+                    username TEXT NOT NULL, factor TEXT NOT NULL, data TEXT NOT NULL, enrolled_at INTEGER NOT NULL, version INTEGER NOT NULL,
+                    PRIMARY KEY (username, factor));
+                """)
+        }
         return migrator
     }
 }

@@ -36,7 +36,7 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
 /// Client state is versioned: ``commit(clientID:writes:)`` applies all writes of a round or none, and refuses
 /// them when another round changed the state meanwhile, so that no update is lost and no attempt is granted
 /// twice, on one node or several.
-public protocol GatehouseStore: UserDirectory {
+public protocol GatehouseStore: UserDirectory, UserFactorStore {
     /// Whether `error`, thrown by one of this store's calls, is an outage (``StoreUnavailable``: the database cannot
     /// answer now) rather than a refusal or a bug. Stores recognise their database's errors.
     func outage(_ error: any Error) -> StoreUnavailable?

@@ -33,6 +33,10 @@ public final class GuardedStore: GatehouseStore {
     public func applicationVersions(limit: Int) async throws -> [ApplicationVersionCount] { try await guarded("applicationVersions") { [base] in try await base.applicationVersions(limit: limit) } }
     public func setActiveUser(clientID: String, userID: String?) async throws { try await guarded("setActiveUser") { [base] in try await base.setActiveUser(clientID: clientID, userID: userID) } }
     public func deleteRegistration(clientID: String) async throws -> Bool { try await guarded("deleteRegistration") { [base] in try await base.deleteRegistration(clientID: clientID) } }
+    public func userFactor(username: String, factor: String) async throws -> UserFactorRecord? { try await guarded("userFactor") { [base] in try await base.userFactor(username: username, factor: factor) } }
+    public func saveUserFactor(_ record: UserFactorRecord, expectedVersion: Int64) async throws -> Bool { try await guarded("saveUserFactor") { [base] in try await base.saveUserFactor(record, expectedVersion: expectedVersion) } }
+    public func userFactors(username: String) async throws -> [UserFactorRecord] { try await guarded("userFactors") { [base] in try await base.userFactors(username: username) } }
+    public func deleteUserFactors(username: String, factor: String?) async throws -> Int { try await guarded("deleteUserFactors") { [base] in try await base.deleteUserFactors(username: username, factor: factor) } }
     public func deviceAccess(deviceIDs: [String]) async throws -> [DeviceAccessRecord] { try await guarded("deviceAccess") { [base] in try await base.deviceAccess(deviceIDs: deviceIDs) } }
     public func saveDeviceAccess(_ record: DeviceAccessRecord) async throws { try await guarded("saveDeviceAccess") { [base] in try await base.saveDeviceAccess(record) } }
     public func deleteDevice(deviceID: String) async throws -> [String] { try await guarded("deleteDevice") { [base] in try await base.deleteDevice(deviceID: deviceID) } }

@@ -57,6 +57,9 @@ public struct StoreTable: Sendable, Hashable {
         StoreTable("client_states", [Column("client_id", .text), Column("name", .text), Column("data", .blob), Column("version", .integer)],
                    keyCount: 2),
         StoreTable("device_access", [Column("device_id", .text), Column("record", .text)]),
+        StoreTable("user_factors", [
+            Column("username", .text), Column("factor", .text), Column("data", .text), Column("enrolled_at", .integer), Column("version", .integer),
+        ], keyCount: 2),
         StoreTable("account_failures", [
             Column("account", .text), Column("record", .text), Column("locked_until", .integer), Column("version", .integer),
         ]),

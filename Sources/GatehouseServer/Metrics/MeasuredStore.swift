@@ -54,6 +54,10 @@ final class MeasuredStore: GatehouseStore {
     func applicationVersions(limit: Int) async throws -> [ApplicationVersionCount] { try await measure("applicationVersions") { try await base.applicationVersions(limit: limit) } }
     func setActiveUser(clientID: String, userID: String?) async throws { try await measure("setActiveUser") { try await base.setActiveUser(clientID: clientID, userID: userID) } }
     func deleteRegistration(clientID: String) async throws -> Bool { try await measure("deleteRegistration") { try await base.deleteRegistration(clientID: clientID) } }
+    func userFactor(username: String, factor: String) async throws -> UserFactorRecord? { try await measure("userFactor") { try await base.userFactor(username: username, factor: factor) } }
+    func saveUserFactor(_ record: UserFactorRecord, expectedVersion: Int64) async throws -> Bool { try await measure("saveUserFactor") { try await base.saveUserFactor(record, expectedVersion: expectedVersion) } }
+    func userFactors(username: String) async throws -> [UserFactorRecord] { try await measure("userFactors") { try await base.userFactors(username: username) } }
+    func deleteUserFactors(username: String, factor: String?) async throws -> Int { try await measure("deleteUserFactors") { try await base.deleteUserFactors(username: username, factor: factor) } }
     func deviceAccess(deviceIDs: [String]) async throws -> [DeviceAccessRecord] { try await measure("deviceAccess") { try await base.deviceAccess(deviceIDs: deviceIDs) } }
     func saveDeviceAccess(_ record: DeviceAccessRecord) async throws { try await measure("saveDeviceAccess") { try await base.saveDeviceAccess(record) } }
     func deleteDevice(deviceID: String) async throws -> [String] { try await measure("deleteDevice") { try await base.deleteDevice(deviceID: deviceID) } }

@@ -20,6 +20,8 @@ public struct ApplicationPolicy: Sendable {
     public var requireProofOfPossession = false
     /// Origins whose web pages may call the runtime API for this application (CORS), lowercased.
     public var allowedOrigins: Set<String> = []
+    /// Check → the checks that must succeed before it runs in a round (`requires` in the policy); acyclic.
+    public var dependencies: [String: [String]] = [:]
     /// The status of the application's versions (remote disable, administrator messages), if the policy sets any.
     public var remoteDisable: RemoteDisable?
 
@@ -45,7 +47,9 @@ public struct ApplicationPolicy: Sendable {
         return [(check: remoteDisable as any SecurityCheck, scope: Set<String>())] + mapped
     }
 
-    /// The checks that `scope` and the mandatory scope map to, each with the scope elements that mapped to it.
+    /// The checks that `scope` and the mandatory scope map to, each with the scope elements that mapped to it, and
+    /// the checks those require (with the same elements): every check after the checks it requires, otherwise in
+    /// name order.
     public func checks(for scope: Scope, includingMandatory: Bool = true) throws(UnknownScopeElement) -> [(check: any SecurityCheck, scope: Set<String>)] {
         var elementsByCheck: [String: Set<String>] = [:]
         let elements = includingMandatory ? scope.elements.union(mandatoryScope) : scope.elements
@@ -56,6 +60,18 @@ public struct ApplicationPolicy: Sendable {
                 elementsByCheck[name, default: []].insert(element)
             }
         }
-        return elementsByCheck.keys.sorted().map { (checks[$0]!, elementsByCheck[$0]!) }
+        guard !dependencies.isEmpty else { return elementsByCheck.keys.sorted().map { (checks[$0]!, elementsByCheck[$0]!) } }
+        var ordered: [String] = []
+        var placed: Set<String> = []
+        // The policy refused cycles, so the walk ends; a required check gets the elements of the checks needing it.
+        func place(_ name: String, for elements: Set<String>) {
+            for required in dependencies[name] ?? [] where checks[required] != nil {
+                elementsByCheck[required, default: []].formUnion(elements)
+                place(required, for: elements)
+            }
+            if placed.insert(name).inserted { ordered.append(name) }
+        }
+        for name in elementsByCheck.keys.sorted() { place(name, for: elementsByCheck[name]!) }
+        return ordered.map { (checks[$0]!, elementsByCheck[$0]!) }
     }
 }

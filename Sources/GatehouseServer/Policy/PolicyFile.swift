@@ -24,7 +24,10 @@ public struct PolicyFile: Codable, Sendable {
         /// The check class, as registered in the ``SecurityCheckRegistry``.
         public var `class`: String
         public var properties: [String: JSON]?
-        enum CodingKeys: String, CodingKey, CaseIterable { case `class`, properties }
+        /// Checks that must succeed before this one runs in a round (MobileFirst's checks that depend on another:
+        /// a second factor after the user's login); they run for every scope this check is mapped to.
+        public var requires: [String]?
+        enum CodingKeys: String, CodingKey, CaseIterable { case `class`, properties, requires }
     }
 
     public struct Application: Codable, Sendable {

@@ -86,7 +86,9 @@ struct PolicyCompiler: Sendable {
         }
         let passwords = PasswordVerifier(lockouts: lockouts, decoyCost: SecurityPolicy.decoyCost(of: decoded), sources: sources)
         let policy = try SecurityPolicy.build(decoded, file: file, registry: registry,
-                                              services: SecurityCheckServices(users: store, passwords: passwords), warnings: warnings)
+                                              services: SecurityCheckServices(users: store, passwords: passwords, factors: store,
+                                                                                oneTimeUses: Self.oneTimeUses(of: store)),
+                                              warnings: warnings)
         let published = DemoPolicy.publishedCredentials(in: policy)
         if servesBeyondLoopback, !published.isEmpty {
             throw PolicyError(file: file, key: "", problem: "keeps the demo's published secrets (\(published.joined(separator: ", "))): "
@@ -106,5 +108,15 @@ struct PolicyCompiler: Sendable {
                     logger.error("Confidential client \(id) sent its right secret, refused: \(length) characters, fewer than \(ConfidentialClients.strongSecretLength) (anyone may try secrets, and a client is never locked by its id). Give it a new one: gatehouse hash-password --new-client-secret")
                 }),
             registrationThrottle: throttle, allowedOrigins: policy.allowedOrigins, sourceThrottle: sources)
+    }
+}
+
+extension PolicyCompiler {
+    /// The store's record of used values (the one client assertions use), for checks' one-time values: the key is
+    /// recorded by its SHA-256, never as it is (a user's name and a time step).
+    static func oneTimeUses(of store: any GatehouseStore) -> OneTimeUses {
+        OneTimeUses { key, expiresAt, now in
+            try await store.consumeAssertion(digest: UsedAssertions.hex(UsedAssertions.digest(of: "once:" + key)), expiresAt: expiresAt, now: now)
+        }
     }
 }

@@ -5,6 +5,37 @@ import GatehouseProtocol
 /// Policy entries compiled apart from the policy's own shape: an application's version rules and how a confidential
 /// client authenticates (called by `SecurityPolicy.parse`).
 extension SecurityPolicy {
+    /// The checks each check requires (`securityChecks.<name>.requires`): checks of the policy, none itself, and no
+    /// cycle (a check that requires itself through others could never run).
+    static func dependencies(of definitions: [String: PolicyFile.CheckDefinition], file: String) throws -> [String: [String]] {
+        var dependencies: [String: [String]] = [:]
+        for (name, definition) in definitions {
+            guard let required = definition.requires, !required.isEmpty else { continue }
+            for (index, other) in required.enumerated() {
+                guard definitions[other] != nil else {
+                    throw PolicyError(file: file, key: "securityChecks.\(name).requires[\(index)]", problem: "'\(other.prefix(80))' is not in securityChecks")
+                }
+                guard other != name else {
+                    throw PolicyError(file: file, key: "securityChecks.\(name).requires[\(index)]", problem: "a check cannot require itself")
+                }
+            }
+            dependencies[name] = required
+        }
+        // Depth-first from each check, in name order: a check met again on its own path closes a cycle.
+        var done: Set<String> = []
+        func visit(_ name: String, path: [String]) throws {
+            if done.contains(name) { return }
+            if let start = path.firstIndex(of: name) {
+                let cycle = (path[start...] + [name]).joined(separator: " → ")
+                throw PolicyError(file: file, key: "securityChecks.\(path[start]).requires", problem: "makes a cycle (\(cycle)): no check of it could ever run")
+            }
+            for other in dependencies[name] ?? [] { try visit(other, path: path + [name]) }
+            done.insert(name)
+        }
+        for name in dependencies.keys.sorted() { try visit(name, path: []) }
+        return dependencies
+    }
+
     /// An application's version rules as its ``RemoteDisable`` check; `nil` without rules.
     static func remoteDisable(_ entries: [PolicyFile.VersionStatus]?, key: String, file: String) throws -> RemoteDisable? {
         guard let entries, !entries.isEmpty else { return nil }

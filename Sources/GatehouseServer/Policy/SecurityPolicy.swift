@@ -127,6 +127,7 @@ public struct SecurityPolicy: Sendable {
                     problem: "unknown check class '\(definition.class)' (known: \(registry.factories.keys.sorted().joined(separator: ", ")))")
             }
         }
+        let dependencies = try Self.dependencies(of: definitions, file: file)
         guard let applicationEntries = policy.applications, !applicationEntries.isEmpty else {
             throw PolicyError(file: file, key: "applications", problem: "must list at least one application")
         }
@@ -182,6 +183,7 @@ public struct SecurityPolicy: Sendable {
             var application = ApplicationPolicy(
                 id: entry.id, platform: entry.platform, version: entry.version, scopeElementMapping: mapping,
                 mandatoryScope: mandatory, maxTokenExpiration: maxTokenExpiration, checks: checks)
+            application.dependencies = dependencies
             if let bits = entry.minimumClientKeyBits {
                 guard (ClientSignature.smallestAllowedBits...16_384).contains(bits) else {
                     throw PolicyError(file: file, key: "\(key).minimumClientKeyBits", problem: "must be between 512 and 16384")

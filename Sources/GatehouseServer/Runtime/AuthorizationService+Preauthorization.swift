@@ -35,13 +35,18 @@ extension AuthorizationService {
                 var response = AuthorizationResponse()
                 var outcomes: [AuditEvent] = []
                 var counted: [(check: String, type: AuthorizationResponse.ResponseType?, answered: Bool)] = []
+                var succeeded: Set<String> = []
                 for (check, elements) in checks {
+                    // A check whose required checks have not all succeeded in this round waits for them: it asks
+                    // nothing yet (a second factor after the login).
+                    if let required = application.dependencies[check.name], !required.allSatisfy(succeeded.contains) { continue }
                     var own = AuthorizationResponse()
                     let credentials = answers[check.name] ?? nil
                     try await TracedWork.run("check \(check.name)", attributes: ["gatehouse.security_check": .string(check.name)]) {
                         try await snapshot.authorize(check, scope: elements, credentials: credentials, request: checkRequest, response: &own)
                     }
                     response.merge(own)
+                    if own.type == .success { succeeded.insert(check.name) }
                     counted.append((check.name, own.type, credentials != nil))
                     // A notified or disabled app version is told that first, alone: no other check asks anything of it
                     // in this round (MobileFirst's remote disable comes before the app's own challenges).

@@ -178,4 +178,30 @@ import Testing
             #expect(try await store.latestPolicy() == second)
         }
     }
+
+    @Test(.timeLimit(.minutes(3)), arguments: StoreKind.allCases)
+    func usersFactorsAreWrittenByCompareAndSet(_ kind: StoreKind) async throws {
+        try await TestStores.with(kind) { store in
+            #expect(try await store.userFactor(username: "john", factor: "TOTP") == nil)
+            let record = UserFactorRecord(username: "john", factor: "TOTP", data: #"{"secret":"A"}"#, enrolledAt: 5_000)
+            #expect(try await store.saveUserFactor(record, expectedVersion: 0))
+            // A second enrolment (another device at the same moment) loses.
+            #expect(try await !store.saveUserFactor(record, expectedVersion: 0))
+            let stored = try #require(try await store.userFactor(username: "john", factor: "TOTP"))
+            #expect(stored.data == record.data && stored.enrolledAt == 5_000 && stored.version == 1)
+            var used = stored
+            used.data = #"{"secret":"B"}"#
+            #expect(try await store.saveUserFactor(used, expectedVersion: 1))
+            // The same recovery code spent twice: the second write names a version that is gone.
+            #expect(try await !store.saveUserFactor(used, expectedVersion: 1))
+            #expect(try await store.userFactor(username: "john", factor: "TOTP")?.version == 2)
+            #expect(try await store.saveUserFactor(UserFactorRecord(username: "john", factor: "Other", data: "{}", enrolledAt: 6_000), expectedVersion: 0))
+            #expect(try await store.saveUserFactor(UserFactorRecord(username: "jane", factor: "TOTP", data: "{}", enrolledAt: 6_000), expectedVersion: 0))
+            #expect(try await store.userFactors(username: "john").map(\.factor) == ["Other", "TOTP"])
+            #expect(try await store.deleteUserFactors(username: "john", factor: "TOTP") == 1)
+            #expect(try await store.deleteUserFactors(username: "john", factor: nil) == 1)
+            #expect(try await store.userFactors(username: "john").isEmpty)
+            #expect(try await store.userFactors(username: "jane").count == 1)
+        }
+    }
 }

@@ -1,0 +1,235 @@
+import Crypto
+import Foundation
+import GatehouseProtocol
+
+/// A second factor: a time-based one-time code (RFC 6238) from the user's authenticator app, after the user's
+/// login — declare it with `requires: [UserLogin]` in the policy, so that the login runs first and this check asks
+/// for the code of the user the login made active.
+///
+/// - **Enrolment**: a user without a secret is challenged with a new one —
+///   `{"errorMsg":null,"remainingAttempts":3,"enrolment":{"secret":"JBSW…","otpauthURI":"otpauth://totp/…",
+///   "algorithm":"SHA1","digits":6,"period":30}}` — and proves a code of it; the success then carries
+///   `{"recoveryCodes":["ABCD-EFGH-IJKL-MNOP", …]}`, shown this once (stored as SHA-256 digests).
+/// - **Login**: `{"code":"123456"}` (the current step, or one step either side), or `{"recoveryCode":"ABCD-…"}`;
+///   each code is accepted once per user on every node (the step is recorded as used), each recovery code once.
+/// - Wrong codes count as `CredentialsValidationSecurityCheck` counts them (attempts, block) and against the
+///   account `totp:<user>` of the policy's account lockout, on every node.
+///
+/// Properties: `issuer` (the name authenticator apps show, default `Gatehouse`), `algorithm` (`SHA1`, `SHA256`,
+/// `SHA512`), `digits` (6–8), `period` (seconds, 30), `window` (steps either side accepted, 1), `recoveryCodes`
+/// (how many, 10), and those of ``CredentialsValidationConfiguration`` (`maxAttempts` 3 by default). The secret's
+/// algorithm, digits and period are kept with it: changing them later concerns new enrolments only.
+public struct TOTP: CredentialsValidationSecurityCheck {
+    public struct CheckData: SecurityCheckData {
+        /// The user this state is about: another active user starts afresh.
+        public var userID: String?
+        public var errorMsg: String?
+        /// The secret offered to a user who has none yet (base32), until the user proves a code of it.
+        public var pendingSecret: String?
+        /// Recovery codes made by this round's enrolment: shown in its success, never stored as they are.
+        public var newRecoveryCodes: [String]?
+        public init() {}
+    }
+
+    /// What the store keeps of an enrolled user.
+    struct Enrolment: Codable, Equatable {
+        var secret: String
+        var algorithm: OneTimePassword.Algorithm
+        var digits: Int
+        var period: Int
+        /// SHA-256 digests (hex) of the unused recovery codes.
+        var recoveryCodes: [String]
+
+        var generator: OneTimePassword? {
+            guard let bytes = Base32.decode(secret), (6...8).contains(digits), period > 0 else { return nil }
+            return OneTimePassword(secret: bytes, algorithm: algorithm, digits: digits, period: period)
+        }
+    }
+
+    public let name: String
+    public let validation: CredentialsValidationConfiguration
+    let issuer: String
+    let algorithm: OneTimePassword.Algorithm
+    let digits: Int
+    let period: Int
+    let window: Int
+    let recoveryCodeCount: Int
+    let factors: any UserFactorStore
+    let oneTimeUses: OneTimeUses
+    let lockouts: any AccountLockouts
+
+    public init(name: String, properties: inout SecurityCheckProperties, services: SecurityCheckServices) {
+        self.name = name
+        validation = CredentialsValidationConfiguration(properties: &properties, defaults: .init(maxAttempts: 3))
+        issuer = properties.string("issuer", default: "Gatehouse")
+        let algorithmName = properties.string("algorithm", default: "SHA1")
+        algorithm = OneTimePassword.Algorithm(rawValue: algorithmName.uppercased().replacingOccurrences(of: "-", with: "")) ?? .sha1
+        if OneTimePassword.Algorithm(rawValue: algorithmName.uppercased().replacingOccurrences(of: "-", with: "")) == nil {
+            properties.error("algorithm", "must be SHA1, SHA256 or SHA512")
+        }
+        digits = properties.int("digits", default: 6, range: 6...8)
+        period = properties.int("period", default: 30, range: 15...300)
+        window = properties.int("window", default: 1, range: 0...10)
+        recoveryCodeCount = properties.int("recoveryCodes", default: 10, range: 0...100)
+        if issuer.isEmpty || issuer.contains(":") { properties.error("issuer", "must be a non-empty name without ':'") }
+        factors = services.factors
+        oneTimeUses = services.oneTimeUses
+        lockouts = services.passwords.lockouts
+    }
+
+    /// The account its wrong codes are counted against in the account lockout.
+    static func account(_ user: String) -> String { "totp:\(user)" }
+
+    public func authorize(
+        scope: Set<String>, credentials: JSONObject?, request: CheckRequest,
+        state: inout State, client: inout ClientContext, response: inout AuthorizationResponse
+    ) async throws {
+        guard let user = client.activeUser?.id else {
+            response.addFailure(checkName: name, failure: [
+                "failure": .string("No user is logged in: \(name) asks for the code of the user a login check made active (requires: [UserLogin] in the policy)"),
+            ])
+            return
+        }
+        if state.data.userID != user {
+            state = makeState()
+            state.data.userID = user
+        }
+        var own = AuthorizationResponse()
+        try await validateAndRespond(scope: scope, credentials: credentials, state: &state, client: &client, response: &own)
+        if own.type == .success, let codes = state.data.newRecoveryCodes {
+            own.addSuccess(scope: scope, expiresAt: expiresAt(state: state), checkName: name, data: ["recoveryCodes": .array(codes.map(JSON.string))])
+        }
+        state.data.newRecoveryCodes = nil
+        response.merge(own)
+    }
+
+    public func introspect(scope: Set<String>, state: inout State, client: inout ClientContext, response: inout IntrospectionResponse) async throws {
+        // A success proves the code of the user it was made for only.
+        guard let user = client.activeUser?.id, state.data.userID == user else { return }
+        if state.state(validation, now: client.now) == State.success {
+            response.addIntrospectionData(checkName: name, scope: scope, expiresAt: expiresAt(state: state), customData: nil)
+        }
+    }
+
+    public func validateCredentials(_ credentials: JSONObject, state: inout State, client: inout ClientContext) async throws -> Bool {
+        guard let user = state.data.userID else { return false }
+        let account = Self.account(user)
+        let now = client.now
+        if try await lockouts.isLocked(account, now: now) {
+            state.data.errorMsg = "Too many wrong codes: try again later."
+            return false
+        }
+        let stored = try await factors.userFactor(username: user, factor: name)
+        let enrolment = try stored.map { try JSONDecoder().decode(Enrolment.self, from: Data($0.data.utf8)) }
+        if let answer = credentials["recoveryCode"]?.stringValue {
+            guard let stored, let enrolment else {
+                state.data.errorMsg = "There are no recovery codes before enrolment: enter a code of the new secret."
+                return false
+            }
+            return try await useRecoveryCode(answer, stored: stored, enrolment: enrolment, account: account, state: &state, now: now)
+        }
+        guard let code = credentials["code"].flatMap({ $0.stringValue ?? $0.intValue.map { String($0) } }), !code.isEmpty else {
+            state.data.errorMsg = "The code was not provided."
+            return false
+        }
+        let generator: OneTimePassword?
+        if let enrolment {
+            generator = enrolment.generator
+        } else {
+            generator = state.data.pendingSecret.flatMap(Base32.decode).map {
+                OneTimePassword(secret: $0, algorithm: algorithm, digits: digits, period: period)
+            }
+        }
+        guard let generator, let step = generator.matchingStep(of: code, at: now, window: window) else {
+            try await lockouts.recordFailure(account, now: now)
+            state.data.errorMsg = "The code is not valid."
+            return false
+        }
+        // Once per user and step, on every node: a code seen over a shoulder or in a log is spent.
+        let expires = (step + Int64(window) + 1) * Int64(generator.period) * 1000
+        guard try await oneTimeUses.consume("totp:\(name):\(user):\(step)", expires, now) else {
+            state.data.errorMsg = "This code was used already: wait for the next one."
+            return false
+        }
+        if enrolment == nil {
+            guard let secret = state.data.pendingSecret else { return false }
+            let codes = (0..<recoveryCodeCount).map { _ in Self.newRecoveryCode() }
+            let made = Enrolment(secret: secret, algorithm: algorithm, digits: digits, period: period, recoveryCodes: codes.map(Self.digest))
+            let record = UserFactorRecord(username: user, factor: name, data: try Self.encoded(made), enrolledAt: now)
+            guard try await factors.saveUserFactor(record, expectedVersion: 0) else {
+                state.data.pendingSecret = nil
+                state.data.errorMsg = "You enrolled on another device meanwhile: enter a code of that secret."
+                return false
+            }
+            state.data.pendingSecret = nil
+            state.data.newRecoveryCodes = codes
+        }
+        try await lockouts.recordSuccess(account)
+        state.data.errorMsg = nil
+        return true
+    }
+
+    private func useRecoveryCode(
+        _ answer: String, stored: UserFactorRecord, enrolment: Enrolment, account: String, state: inout State, now: Int64
+    ) async throws -> Bool {
+        let digest = Self.digest(answer)
+        var remaining: [String] = []
+        var matched = false
+        for code in enrolment.recoveryCodes {
+            if ConstantTime.equals(code, digest) { matched = true } else { remaining.append(code) }
+        }
+        guard matched else {
+            try await lockouts.recordFailure(account, now: now)
+            state.data.errorMsg = "The recovery code is not valid."
+            return false
+        }
+        var updated = enrolment
+        updated.recoveryCodes = remaining
+        var record = stored
+        record.data = try Self.encoded(updated)
+        guard try await factors.saveUserFactor(record, expectedVersion: stored.version) else {
+            state.data.errorMsg = "The recovery code is not valid."
+            return false
+        }
+        try await lockouts.recordSuccess(account)
+        state.data.errorMsg = nil
+        return true
+    }
+
+    public func createChallenge(state: inout State, client: inout ClientContext) async throws -> JSONObject? {
+        let message = state.usedAttempts == 0 ? nil : state.data.errorMsg
+        var challenge: JSONObject = ["errorMsg": JSON(message), "remainingAttempts": JSON(state.remainingAttempts(validation))]
+        guard let user = state.data.userID else { return challenge }
+        if let stored = try await factors.userFactor(username: user, factor: name) {
+            let enrolment = try? JSONDecoder().decode(Enrolment.self, from: Data(stored.data.utf8))
+            challenge["recoveryCodesLeft"] = .int(Int64(enrolment?.recoveryCodes.count ?? 0))
+            return challenge
+        }
+        let secret = state.data.pendingSecret ?? Base32.encode((0..<20).map { _ in UInt8.random(in: 0...255) })
+        state.data.pendingSecret = secret
+        let generator = OneTimePassword(secret: Base32.decode(secret) ?? [], algorithm: algorithm, digits: digits, period: period)
+        challenge["enrolment"] = .object([
+            "secret": .string(secret), "otpauthURI": .string(generator.uri(issuer: issuer, account: user)),
+            "algorithm": .string(algorithm.rawValue), "digits": .int(Int64(digits)), "period": .int(Int64(period)),
+        ])
+        return challenge
+    }
+
+    /// A recovery code: 16 base32 characters (80 bits) in groups of four.
+    static func newRecoveryCode() -> String {
+        let characters = Array(Base32.encode((0..<10).map { _ in UInt8.random(in: 0...255) }))
+        return stride(from: 0, to: 16, by: 4).map { String(characters[$0..<$0 + 4]) }.joined(separator: "-")
+    }
+
+    /// How a recovery code is stored and compared: SHA-256 (hex) of its characters without separators, upper case.
+    static func digest(_ code: String) -> String {
+        let normalized = code.uppercased().filter { $0 != "-" && !$0.isWhitespace }
+        return SHA256.hash(data: Data(normalized.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func encoded(_ enrolment: Enrolment) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: try encoder.encode(enrolment), as: UTF8.self)
+    }
+}
