@@ -78,7 +78,7 @@ public struct TOTP: CredentialsValidationSecurityCheck {
     }
 
     /// The account its wrong codes are counted against in the account lockout.
-    static func account(_ user: String) -> String { "totp:\(user)" }
+    public static func account(_ user: String) -> String { "totp:\(user)" }
 
     public func authorize(
         scope: Set<String>, credentials: JSONObject?, request: CheckRequest,

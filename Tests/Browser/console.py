@@ -28,12 +28,15 @@ screenshots folder (git-ignored). Every wait is bounded; scripts/browser-test ru
 
 import argparse
 import base64
+import hashlib
+import hmac
 import http.client
 import json
 import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -53,7 +56,7 @@ HTTP_TIMEOUT = 15
 WAIT = 15
 PHONE = (390, 844)
 DESKTOP = (1280, 900)
-STEPS = ["sign-in", "unblock", "unlock", "policy-invalid", "policy-applied", "revoke-delete", "applications", "devices", "navigation",
+STEPS = ["sign-in", "unblock", "unlock", "policy-invalid", "policy-applied", "revoke-delete", "applications", "devices", "user-factors", "navigation",
          "read-only"]
 
 log = harness.log
@@ -274,6 +277,14 @@ class Console:
 
 # ------------------------------------------------------------------------------------------------ the test
 
+def totp_code(secret, at=None):
+    """The RFC 6238 code (SHA-1, 6 digits, 30 s) of a base32 secret: what an authenticator app shows."""
+    key = base64.b32decode(secret + "=" * (-len(secret) % 8))
+    mac = hmac.new(key, struct.pack(">Q", int((time.time() if at is None else at) // 30)), hashlib.sha1).digest()
+    offset = mac[-1] & 0x0F
+    return f"{(struct.unpack('>I', mac[offset:offset + 4])[0] & 0x7FFFFFFF) % 1_000_000:06d}"
+
+
 def console_policy(gatehouse):
     demo = subprocess.run([str(gatehouse), "demo-policy"], capture_output=True, text=True, timeout=30, check=True).stdout
     assert "id: demo-admin" in demo, "the demo policy has no demo-admin console client"
@@ -304,6 +315,13 @@ def run_steps(settings, results, folder):
     # Enough registrations for two pages of 25 (one key for all: only the registrations matter here).
     for index in range(20):
         RuntimeClient(base, f"console-filler-{index:02d}", key=happy_clients[0][0].key).register()
+    # john enrols his authenticator app (the demo policy's TOTP after UserLogin) before the lockout below.
+    enrolling = RuntimeClient(base, "console-totp-phone").register()
+    login = enrolling.preauthorize("transfers", {"UserLogin": {"username": "john", "password": "demo"}})
+    enrolment = ((login.json() or {}).get("challenges", {}).get("TOTP") or {}).get("enrolment")
+    assert login.status == 401 and enrolment, f"no TOTP enrolment after john's login: {login}"
+    enrolled = enrolling.preauthorize("transfers", {"TOTP": {"code": totp_code(enrolment["secret"])}})
+    assert enrolled.status == 200, f"john's first code: {enrolled}"
     blocked = RuntimeClient(base, "console-blocked-device").register()
     statuses = [blocked.preauthorize("accessRestricted", {"PinCodeAttempts": {"pin": "0000"}}).status for _ in range(3)]
     assert statuses == [401, 401, 403], f"wrong PINs answered {statuses}"
@@ -594,6 +612,26 @@ def run_steps(settings, results, folder):
         assert gone.status == 400 and "INVALID_CLIENT_ID" in gone.body, f"the unregistered phone's next round: {gone}"
         return "found by device id; set LOST from its page (its next round refused with status LOST); the application blocked on it alone (refused while the device was active again), unblocked (challenged again); unregistered (INVALID_CLIENT_ID)"
 
+    def user_factors():
+        ui.go("#/users", "#user-search-name")
+        ui.find("#user-search-name").send_keys("john")
+        ui.click("#user-search-submit")
+        ui.wait(lambda: ui.find('[data-reset-factor="TOTP"]') is not None, "john's page with his TOTP factor")
+        row = ui.text('[data-factor="TOTP"]')
+        assert "TOTP" in row and "10" in row, f"the factor's row: {row}"
+        assert enrolment["secret"] not in ui.text("#user"), "the secret is shown"
+        ui.shoot("user")
+        ui.click('[data-reset-factor="TOTP"]')
+        ui.wait(lambda: "Press again" in ui.text('[data-reset-factor="TOTP"]'), "the reset button asking again")
+        ui.click('[data-reset-factor="TOTP"]')
+        ui.wait(lambda: "No second factor enrolled" in ui.text("#user"), "the empty state after the reset")
+        assert admin_get(base, admin, "/users/john")["factors"] == [], "john still has a factor"
+        again = RuntimeClient(base, "console-totp-new-phone").register()
+        answer = again.preauthorize("transfers", {"UserLogin": {"username": "john", "password": "demo"}})
+        new = ((answer.json() or {}).get("challenges", {}).get("TOTP") or {}).get("enrolment") or {}
+        assert new.get("secret") and new["secret"] != enrolment["secret"], f"no new enrolment after the reset: {answer}"
+        return "john found by name: TOTP with 10 recovery codes left, no secret shown; reset (asked twice); his next login enrols a new secret"
+
     def read_only():
         ui.wait(lambda: ui.visible("#signin-form"), "the sign-in form")
         ui.find("#signin-id").send_keys(ADMIN_ID)
@@ -616,6 +654,7 @@ def run_steps(settings, results, folder):
     for name, function in (("sign-in", sign_in), ("unblock", unblock), ("unlock", unlock),
                            ("policy-invalid", policy_invalid), ("policy-applied", policy_applied),
                            ("revoke-delete", revoke_delete), ("applications", applications), ("devices", devices),
+                           ("user-factors", user_factors),
                            ("navigation", navigation),
                            ("read-only", read_only)):
         if name != "sign-in" and results.get("sign-in", ("fail",))[0] != "pass":

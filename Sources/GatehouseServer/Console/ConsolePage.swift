@@ -34,6 +34,7 @@ enum ConsolePage {
           <li><a href="#/registrations" data-page="registrations">Registrations</a></li>
           <li><a href="#/applications" data-page="applications">Applications</a></li>
           <li><a href="#/devices" data-page="devices">Devices</a></li>
+          <li><a href="#/users" data-page="users">Users</a></li>
           <li><a href="#/accounts" data-page="accounts">Accounts</a></li>
           <li><a href="#/keys" data-page="keys">Keys</a></li>
           <li><a href="#/audit" data-page="audit">Audit trail</a></li>

@@ -374,7 +374,9 @@ enum ConsolePagesScript {
             h('dt', {}, 'Account lockout'), h('dd', { id: 'lockout' }, lockout.threshold ? lockout.threshold + ' failures in ' + lockout.windowSec + ' s lock for ' + lockout.durationSec + ' s (×' + lockout.growth + ' each time, at most ' + lockout.maxDurationSec + ' s)' : 'off'),
             h('dt', {}, 'Registration throttle'), h('dd', {}, policy.registrationThrottle ? (policy.registrationThrottle.perAddress ? policy.registrationThrottle.perAddress + ' per address per ' + policy.registrationThrottle.windowSec + ' s' : 'off') : 'default'),
             h('dt', {}, 'Confidential clients'), h('dd', {}, policy.confidentialClients.length ? policy.confidentialClients.map((c) => c.id + ' (' + c.allowedScope + ')').join('; ') : 'none'),
-            h('dt', {}, 'Users'), h('dd', {}, policy.users.length ? policy.users.join(', ') : 'none'))));
+            h('dt', {}, 'Users'), h('dd', {}, policy.users.length
+              ? policy.users.flatMap((name, index) => [index ? ', ' : null, h('a', { href: '#/user/' + encodeURIComponent(name) }, name)])
+              : 'none'))));
         }
 
         async function loadEditor() {

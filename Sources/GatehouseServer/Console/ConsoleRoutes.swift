@@ -55,7 +55,7 @@ struct ConsoleRoutes<Context: RequestContext> {
             ("console/console.css", Asset(ConsoleStyle.css, contentType: "text/css; charset=utf-8")),
             ("console/console.js", Asset(ConsoleScript.javascript, contentType: "text/javascript; charset=utf-8")),
             ("console/console-chart.js", Asset(ConsoleChartScript.javascript, contentType: "text/javascript; charset=utf-8")),
-            ("console/console-pages.js", Asset(ConsolePagesScript.javascript + "\n" + ConsoleApplicationsScript.javascript + "\n" + ConsoleDevicesScript.javascript, contentType: "text/javascript; charset=utf-8")),
+            ("console/console-pages.js", Asset(ConsolePagesScript.javascript + "\n" + ConsoleApplicationsScript.javascript + "\n" + ConsoleDevicesScript.javascript + "\n" + ConsoleUsersScript.javascript, contentType: "text/javascript; charset=utf-8")),
             ("console/icon.svg", Asset(ConsoleIcon.svg, contentType: "image/svg+xml")),
         ]
     }

@@ -274,7 +274,7 @@ enum ConsoleScript {
         const current = route();
         const page = GC.pages[current.name] ? current.name : 'dashboard';
         for (const link of document.querySelectorAll('#nav a')) {
-          const active = link.dataset.page === (page === 'client' ? 'registrations' : page === 'device' ? 'devices' : page);
+          const active = link.dataset.page === ({ client: 'registrations', device: 'devices', user: 'users' }[page] || page);
           if (active) link.setAttribute('aria-current', 'page'); else link.removeAttribute('aria-current');
         }
         const number = ++renderCount;

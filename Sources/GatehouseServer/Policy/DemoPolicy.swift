@@ -29,13 +29,21 @@ public enum DemoPolicy {
               blockedStateExpirationSec: 60
               successStateExpirationSec: 3600
               rememberMeDurationSec: 86400
+          # A second factor after the login: an authenticator app's code (RFC 6238), enrolled at the first login.
+          TOTP:
+            class: TOTP
+            requires: [UserLogin]
+            properties:
+              issuer: Gatehouse demo
+              maxAttempts: 3
+              blockedStateExpirationSec: 60
 
         applications:
-          - { id: com.sample.pincodeswift, platform: ios, scopeElementMapping: { accessRestricted: PinCodeAttempts } }
+          - { id: com.sample.pincodeswift, platform: ios, scopeElementMapping: { accessRestricted: PinCodeAttempts, transfers: TOTP } }
           - { id: com.sample.pincodeswift, platform: android, scopeElementMapping: { accessRestricted: PinCodeAttempts } }
           - { id: com.sample.simplecaptcha, platform: ios, scopeElementMapping: { accessRestricted: PinCodeAttempts } }
           - { id: com.sample.simplecaptcha, platform: android, scopeElementMapping: { accessRestricted: PinCodeAttempts } }
-          - { id: com.sample.web, platform: web, scopeElementMapping: { accessRestricted: PinCodeAttempts } }
+          - { id: com.sample.web, platform: web, scopeElementMapping: { accessRestricted: PinCodeAttempts, transfers: TOTP } }
 
         # Demo only: the web console's administrator (/console), secret "demo-admin-secret". A real policy has no
         # default password: define your own confidential client with a hash from `gatehouse hash-password`.

@@ -60,6 +60,16 @@ struct AdminRoutes<Context: ClientRequestContext> {
             let deleted = try await admin.deleteDevice(deviceID, actor: actor, address: context.clientAddress)
             return Self.answer(["deleted": .string(deviceID), "registrations": .array(deleted.map { .string($0) })])
         }
+        api.get("users/:username") { request, context in
+            _ = try await admin.authorize(request, context, write: false)
+            return Self.answer(try await admin.user(Self.decoded(try context.parameters.require("username"))))
+        }
+        api.delete("users/:username/factors/:factor") { request, context in
+            let actor = try await admin.authorize(request, context, write: true)
+            return Self.answer(try await admin.resetFactor(
+                Self.decoded(try context.parameters.require("username")), factor: Self.decoded(try context.parameters.require("factor")),
+                actor: actor, address: context.clientAddress))
+        }
         api.get("accounts") { request, context in
             _ = try await admin.authorize(request, context, write: false)
             return Self.answer(try await admin.lockedAccounts(query: RequestReading.query(request)))
@@ -67,8 +77,7 @@ struct AdminRoutes<Context: ClientRequestContext> {
         api.delete("accounts/:account") { request, context in
             let actor = try await admin.authorize(request, context, write: true)
             // Percent-decoded: a browser sends `user%3Ajohn` (and a user name may hold spaces).
-            let raw = try context.parameters.require("account")
-            let account = raw.removingPercentEncoding ?? raw
+            let account = Self.decoded(try context.parameters.require("account"))
             try await admin.unlock(account, actor: actor, address: context.clientAddress)
             return Self.answer(["unlocked": .string(account)])
         }
@@ -132,6 +141,9 @@ struct AdminRoutes<Context: ClientRequestContext> {
             return Self.answer(try await admin.activity(query: RequestReading.query(request)))
         }
     }
+
+    /// A path parameter percent-decoded: a browser sends `user%3Ajohn` (and names may hold spaces).
+    static func decoded(_ raw: String) -> String { raw.removingPercentEncoding ?? raw }
 
     static func answer(_ body: JSON, status: HTTPResponse.Status = .ok) -> Response {
         JSONBody.response(status, body, headers: [.cacheControl: "no-store"])

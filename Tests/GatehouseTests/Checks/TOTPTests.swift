@@ -21,6 +21,9 @@ import Testing
           - id: com.sample.bank
             platform: ios
             scopeElementMapping: { transfers: TOTP, balance: UserLogin }
+        confidentialClients:
+          - { id: ops, secretHash: "$2b$04$axi4I88RAaRiFuao0JVORezeW1NmWqrlkcjbmbaiCdWPCDsWSH.J2", allowedScope: "gatehouse.admin gatehouse.admin.read" }
+          - { id: ops-viewer, secretHash: "$2b$04$axi4I88RAaRiFuao0JVORezeW1NmWqrlkcjbmbaiCdWPCDsWSH.J2", allowedScope: "gatehouse.admin.read" }
         users:
           - { username: john, displayName: John Doe, passwordHash: "$2b$10$76AvwGKgVW/h00AzoxZvzuD99o1F8N6mS5HjlLgyAdDz5Gn3Cb2uu" }
           - { username: jane, passwordHash: "$2b$10$76AvwGKgVW/h00AzoxZvzuD99o1F8N6mS5HjlLgyAdDz5Gn3Cb2uu" }
@@ -152,6 +155,35 @@ import Testing
             // The next step's code (within the window) works on node 2.
             let next = try await other.preauthorize(scope: "transfers", answers: ["TOTP": ["code": .string(try Self.code(challenge["enrolment"], offset: 30_000))]])
             #expect(next.status == 200, "\(String(decoding: next.body, as: UTF8.self))")
+        }
+    }
+
+    @Test func operatorsSeeEnrolmentsAndResetThem() async throws {
+        try await TestServer.run(policy: Self.policy) { server in
+            let (client, challenge) = try await Self.loggedIn(server)
+            let secret = challenge["enrolment"]?["secret"]
+            #expect(try await client.preauthorize(scope: "transfers", answers: ["TOTP": ["code": .string(try Self.code(challenge["enrolment"]))]]).status == 200)
+            let reader = try await Admin.reader(server)
+            let john = try await Admin.send(.GET, server, "/users/john", token: reader)
+            #expect(john.status == 200)
+            #expect(john.json?["displayName"] == "John Doe")
+            let factor = try #require(john.json?["factors"]?.arrayValue?.first)
+            #expect(factor["factor"] == "TOTP" && factor["recoveryCodesLeft"] == 3 && factor["enrolledAt"]?.intValue != nil)
+            #expect(!String(decoding: john.body, as: UTF8.self).contains(try #require(secret?.stringValue)))
+            #expect(try await Admin.send(.GET, server, "/users/jane", token: reader).json?["factors"] == [])
+            #expect(try await Admin.send(.GET, server, "/users/nobody", token: reader).status == 404)
+            // Reading is not resetting.
+            #expect(try await Admin.send(.DELETE, server, "/users/john/factors/TOTP", token: reader).status == 403)
+            let writer = try await Admin.writer(server)
+            let reset = try await Admin.send(.DELETE, server, "/users/john/factors/TOTP", token: writer)
+            #expect(reset.status == 200)
+            #expect(reset.json == ["reset": "TOTP", "username": "john"])
+            #expect(try await Admin.send(.DELETE, server, "/users/john/factors/TOTP", token: writer).status == 404)
+            // The next login enrols a new secret.
+            let (_, again) = try await Self.loggedIn(server)
+            #expect(again["enrolment"]?["secret"] != nil && again["enrolment"]?["secret"] != secret)
+            let audit = try await Admin.send(.GET, server, "/audit?limit=100", token: reader)
+            #expect(String(decoding: audit.body, as: UTF8.self).contains("admin.user.factor.reset"))
         }
     }
 
