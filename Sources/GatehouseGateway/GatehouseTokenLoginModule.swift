@@ -1,17 +1,25 @@
+import Foundation
 import GatehouseProtocol
 import GatehouseResourceServer
 
 /// Accepts Gatehouse access tokens (`Authorization: Token <jwt>` or `Bearer <jwt>`, or a declared header, query
 /// parameter or cookie), checked by a ``TokenVerifier`` (JWKS or introspection). The roles are the scope's
-/// elements; the subject expires with the token.
+/// elements; the subject expires with the token — or sooner, when `maxAge` ends its user's authentication first.
 public struct GatehouseTokenLoginModule: LoginModule, RememberingLoginModule {
     let verifier: any TokenVerifier
     let requiredScope: Scope?
+    let acrValues: [String]
+    let maxAge: Int?
 
-    /// - Parameter requiredScope: scope elements every token must hold (in addition to service roles).
-    public init(verifier: any TokenVerifier, requiredScope: String? = nil) {
+    /// - Parameters:
+    ///   - requiredScope: scope elements every token must hold (in addition to service roles).
+    ///   - acrValues: the authentication context classes accepted (RFC 9470 step-up); empty: any.
+    ///   - maxAge: the most seconds since the token's user authenticated; `nil`: any.
+    public init(verifier: any TokenVerifier, requiredScope: String? = nil, acrValues: [String] = [], maxAge: Int? = nil) {
         self.verifier = verifier
         self.requiredScope = requiredScope.map { Scope($0) }
+        self.acrValues = acrValues
+        self.maxAge = maxAge
     }
 
     public func login(_ credentials: Credentials, scheme: ChallengeScheme) async -> LoginResult {
@@ -71,6 +79,11 @@ public struct GatehouseTokenLoginModule: LoginModule, RememberingLoginModule {
             return .failure("token bound to a client certificate this connection did not present")
         }
         if let requiredScope, !verified.scope.contains(requiredScope) { return .failure("insufficient scope") }
-        return .success(Subject(name: verified.userID ?? verified.clientID, roles: verified.scope.elements, expiresAt: verified.expiresAt))
+        guard RequireScope<TokenRequestContext>.meets(verified, acrValues: acrValues, maxAge: maxAge) else {
+            return .failure("insufficient user authentication")
+        }
+        var expiresAt = verified.expiresAt
+        if let maxAge, let authTime = verified.authTime { expiresAt = min(expiresAt, authTime.addingTimeInterval(TimeInterval(maxAge))) }
+        return .success(Subject(name: verified.userID ?? verified.clientID, roles: verified.scope.elements, expiresAt: expiresAt))
     }
 }

@@ -128,10 +128,12 @@ extension Gateway {
             if let introspection = module.introspection {
                 return GatehouseTokenLoginModule(
                     verifier: IntrospectionTokenVerifier(serverURL: introspection.serverURL, clientID: introspection.clientID, secret: introspection.secret),
-                    requiredScope: module.requiredScope)
+                    requiredScope: module.requiredScope, acrValues: module.acrValues ?? [], maxAge: module.maxAge)
             }
             guard let jwks = module.jwksURL else { throw GatewayConfigurationError("gatehouse-token module needs jwksURL or introspection") }
-            return GatehouseTokenLoginModule(verifier: LocalTokenVerifier(jwksURL: jwks), requiredScope: module.requiredScope)
+            if let maxAge = module.maxAge, maxAge <= 0 { throw GatewayConfigurationError("gatehouse-token module: maxAge must be a positive number of seconds") }
+            return GatehouseTokenLoginModule(verifier: LocalTokenVerifier(jwksURL: jwks), requiredScope: module.requiredScope,
+                                             acrValues: module.acrValues ?? [], maxAge: module.maxAge)
         case "kerberos5":
             do {
                 return try NegotiateLoginModule(keytab: module.keytab, servicePrincipal: module.servicePrincipal,

@@ -61,6 +61,11 @@ public struct LoginModuleConfiguration: Sendable, Codable {
     public var introspection: IntrospectionConfiguration?
     /// `gatehouse-token`: scope elements every token must hold.
     public var requiredScope: String?
+    /// `gatehouse-token`: the authentication context classes accepted (RFC 9470's `acr`, any one of them): a token
+    /// whose checks proved none of them fails (step-up).
+    public var acrValues: [String]?
+    /// `gatehouse-token`: the most seconds since the token's user authenticated (its `auth_time`).
+    public var maxAge: Int?
     /// `kerberos5`: the keytab with the service's keys (MIT's default keytab when absent).
     public var keytab: String?
     /// `kerberos5`: the only service principal accepted, e.g. `HTTP/gateway.example.com@EXAMPLE.COM` (any key of
@@ -71,7 +76,7 @@ public struct LoginModuleConfiguration: Sendable, Codable {
     public var principalRoles: [String: [String]]?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case type, flag, users, usersFile, jwksURL, introspection, requiredScope, keytab, servicePrincipal, principalRoles
+        case type, flag, users, usersFile, jwksURL, introspection, requiredScope, acrValues, maxAge, keytab, servicePrincipal, principalRoles
     }
 
     /// The keys a login module may hold (``GatewayConfiguration/yamlKeys``).

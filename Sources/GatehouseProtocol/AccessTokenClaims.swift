@@ -29,6 +29,11 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
     public var user: String?
     /// What the token is bound to (RFC 8705 §3): the client's TLS certificate, whose holder alone may use it.
     public var cnf: Confirmation?
+    /// The authentication context class the granting checks proved (RFC 9470, OpenID Connect's `acr`): the policy's
+    /// `acr` of the strongest of ``checks``; absent when none declares one.
+    public var acr: String?
+    /// When the user authenticated, epoch seconds (OpenID Connect's `auth_time`): the login of ``user``.
+    public var auth_time: Int64?
 
     /// A token's confirmation claim (RFC 7800): here only RFC 8705's certificate thumbprint.
     public struct Confirmation: Codable, Sendable, Equatable {
@@ -39,7 +44,7 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
     }
 
     public init(iss: String, sub: String, exp: Int64, iat: Int64, iat_ms: Int64, jti: String, scope: String, client_id: String,
-                app: ApplicationData?, checks: [String], user: String?, cnf: Confirmation? = nil) {
+                app: ApplicationData?, checks: [String], user: String?, cnf: Confirmation? = nil, acr: String? = nil, auth_time: Int64? = nil) {
         self.iss = iss
         self.sub = sub
         self.exp = exp
@@ -52,6 +57,8 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
         self.checks = checks
         self.user = user
         self.cnf = cnf
+        self.acr = acr
+        self.auth_time = auth_time
     }
 
     /// When the token expires.

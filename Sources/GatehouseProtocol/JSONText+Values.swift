@@ -22,6 +22,8 @@ extension AccessTokenClaims: JSONTextEncodable {
             }
             claims.member("checks", checks)
             claims.member("user", user)
+            claims.member("acr", acr)
+            claims.member("auth_time", auth_time)
             if let thumbprint = cnf?.x5tS256 {
                 claims.member("cnf") { object in object.member("x5t#S256", thumbprint) }
             }
@@ -54,8 +56,10 @@ extension TokenIntrospection: JSONTextEncodable {
     public func write(to text: inout JSONText) {
         text.object { answer in
             // Sorted by the coded names, as `encode(to:)` writes them through the sorted encoder.
+            if active { answer.member("acr", acr) }
             answer.member("active", active)
             guard active else { return }
+            answer.member("auth_time", authTime)
             answer.member("client_id", clientID)
             if let cnf { answer.member("cnf", json: cnf) }
             answer.member("exp", exp)

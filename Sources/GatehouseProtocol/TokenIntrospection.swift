@@ -28,6 +28,10 @@ public struct TokenIntrospection: Codable, Sendable, Equatable {
     /// The token's confirmation (RFC 8705 §3.2): `{"x5t#S256": …}` when it is bound to a TLS client certificate, which
     /// the resource server must then see presented.
     public var cnf: JSON?
+    /// The token's authentication context class (RFC 9470), when its checks proved one.
+    public var acr: String?
+    /// When the token's user authenticated, epoch seconds (RFC 9470's `auth_time`).
+    public var authTime: Int64?
 
     /// The answer for anything that is not a valid token now.
     public static let inactive = TokenIntrospection(active: false)
@@ -55,8 +59,8 @@ public struct TokenIntrospection: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case active, scope, exp, iat, sub, iss, jti, username, cnf
-        case clientID = "client_id", tokenType = "token_type"
+        case active, scope, exp, iat, sub, iss, jti, username, cnf, acr
+        case clientID = "client_id", tokenType = "token_type", authTime = "auth_time"
         case application = "mfp-application", device = "mfp-device", user = "mfp-user", checks = "mfp-checks"
     }
 
@@ -64,6 +68,8 @@ public struct TokenIntrospection: Codable, Sendable, Equatable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(active, forKey: .active)
         guard active else { return }
+        try container.encodeIfPresent(acr, forKey: .acr)
+        try container.encodeIfPresent(authTime, forKey: .authTime)
         try container.encodeIfPresent(scope, forKey: .scope)
         try container.encodeIfPresent(clientID, forKey: .clientID)
         try container.encodeIfPresent(cnf, forKey: .cnf)

@@ -57,7 +57,8 @@ public final class IntrospectionTokenVerifier: TokenVerifier {
             let verified = VerifiedToken(
                 scope: Scope(scope), clientID: client, userID: answer.user?["id"]?.stringValue,
                 checks: answer.checks.map { Array($0.keys).sorted() } ?? [],
-                expiresAt: Date(timeIntervalSince1970: Double(exp) / 1000), certificateThumbprint: answer.certificateThumbprint)
+                expiresAt: Date(timeIntervalSince1970: Double(exp) / 1000), certificateThumbprint: answer.certificateThumbprint,
+                acr: answer.acr, authTime: answer.authTime.map { Date(timeIntervalSince1970: TimeInterval($0)) })
             if cacheDuration > 0 {
                 state.withLock { $0.answers[token] = (verified, now.addingTimeInterval(cacheDuration)) }
             }

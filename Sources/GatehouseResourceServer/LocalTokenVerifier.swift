@@ -47,7 +47,8 @@ public final class LocalTokenVerifier: TokenVerifier {
         }
         let verified = VerifiedToken(
             scope: Scope(claims.scope), clientID: claims.client_id, userID: claims.user, checks: claims.checks, expiresAt: claims.expiresAt,
-            certificateThumbprint: claims.cnf?.x5tS256)
+            certificateThumbprint: claims.cnf?.x5tS256, acr: claims.acr,
+            authTime: claims.auth_time.map { Date(timeIntervalSince1970: TimeInterval($0)) })
         _ = state.withLock { $0.verified.insert(verified, for: token, expires: verified.expiresAt, now: now) }
         guard verified.expiresAt > now else { throw .invalidToken }
         return verified

@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseProtocol
 import HTTPTypes
 import Hummingbird
@@ -31,16 +32,46 @@ public struct TokenRequestContext: GatehouseRequestContext, ClientCertificateReq
 /// router.group("accounts").add(middleware: RequireScope(verifier: verifier, scope: "accessRestricted"))
 ///     .get("balance") { _, context in "19938.80 for \(context.token!.clientID)" }
 /// ```
+///
+/// With `acrValues` or `maxAge` it also asks for a strong or recent enough login (RFC 9470 step-up): a token whose
+/// `acr` is none of `acrValues`, or whose user authenticated more than `maxAge` seconds ago, is answered 401
+/// `Bearer error="insufficient_user_authentication", acr_values="...", max_age=N, scope="..."` naming `stepUpScope`,
+/// the scope whose checks prove enough (`scope` by default); Gatehouse's SDK then obtains a token of it (logging in
+/// again when too old) and sends the request once more.
+///
+/// ```swift
+/// // Balances after the login; a transfer after the second factor too (scope "transfers" maps to TOTP).
+/// router.group("transfers").add(middleware: RequireScope(verifier: verifier, scope: "balance", acrValues: ["urn:example:mfa"],
+///                                                        maxAge: 300, stepUpScope: "balance transfers"))
+/// ```
 public struct RequireScope<Context: GatehouseRequestContext>: RouterMiddleware {
     let verifier: any TokenVerifier
     let scope: Scope
+    let acrValues: [String]
+    let maxAge: Int?
+    let stepUpScope: Scope
 
     /// - Parameters:
     ///   - verifier: checks the bearer token (``LocalTokenVerifier`` or ``IntrospectionTokenVerifier``).
     ///   - scope: the required scope elements (`RegisteredClient` is always implied).
-    public init(verifier: any TokenVerifier, scope: String) {
+    ///   - acrValues: the authentication context classes accepted (any one of them); empty: any token of the scope.
+    ///   - maxAge: the most seconds since the user's authentication; `nil`: any.
+    ///   - stepUpScope: the scope a step-up answer names: one whose checks prove an accepted `acr` (`scope` when `nil`).
+    public init(verifier: any TokenVerifier, scope: String, acrValues: [String] = [], maxAge: Int? = nil, stepUpScope: String? = nil) {
         self.verifier = verifier
         self.scope = Scope(scope)
+        self.acrValues = acrValues
+        self.maxAge = maxAge
+        self.stepUpScope = Scope(stepUpScope ?? scope)
+    }
+
+    /// Whether `token`'s authentication is strong and recent enough at `now`.
+    public static func meets(_ token: VerifiedToken, acrValues: [String], maxAge: Int?, now: Date = Date()) -> Bool {
+        if !acrValues.isEmpty, !(token.acr.map(acrValues.contains) ?? false) { return false }
+        if let maxAge {
+            guard let authTime = token.authTime, now.timeIntervalSince(authTime) <= TimeInterval(maxAge) else { return false }
+        }
+        return true
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -48,6 +79,9 @@ public struct RequireScope<Context: GatehouseRequestContext>: RouterMiddleware {
         do throws(TokenRejection) {
             let token = try await verifier.authorize(authorization: request.headers[.authorization], scope: scope)
             try await PresentedCertificate.check(binding: token.certificateThumbprint, of: context)
+            guard Self.meets(token, acrValues: acrValues, maxAge: maxAge) else {
+                throw TokenRejection.insufficientUserAuthentication(acrValues: acrValues, maxAge: maxAge, scope: stepUpScope)
+            }
             context.token = token
         } catch {
             return Self.response(for: error)

@@ -15,15 +15,24 @@ public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertibl
         public static let insufficientScope = Code(description: "insufficient_scope")
         /// 409 with `MFP-Conflict`: the authorization server asked the client to retry.
         public static let conflict = Code(description: "conflict")
+        /// 401 `Bearer error="insufficient_user_authentication", acr_values="...", max_age=N, scope="..."` (RFC 9470):
+        /// the token's authentication is too weak or too old.
+        public static let insufficientUserAuthentication = Code(description: BearerAnswer.insufficientUserAuthentication)
     }
 
     public let code: Code
     /// The scope needed, for ``Code/insufficientScope``.
     public let scope: Scope?
+    /// The `acr` values a token must have, for ``Code/insufficientUserAuthentication``.
+    public let acrValues: [String]
+    /// The most seconds since the user's authentication, for ``Code/insufficientUserAuthentication``.
+    public let maxAge: Int?
 
-    init(_ code: Code, scope: Scope? = nil) {
+    init(_ code: Code, scope: Scope? = nil, acrValues: [String] = [], maxAge: Int? = nil) {
         self.code = code
         self.scope = scope
+        self.acrValues = acrValues
+        self.maxAge = maxAge
     }
 
     /// No token, or not a bearer header.
@@ -34,6 +43,10 @@ public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertibl
     public static let conflict = TokenRejection(.conflict)
     /// The token lacks `scope`.
     public static func insufficientScope(_ scope: Scope) -> TokenRejection { TokenRejection(.insufficientScope, scope: scope) }
+    /// The token's authentication is too weak or too old for a resource of `scope` (RFC 9470).
+    public static func insufficientUserAuthentication(acrValues: [String], maxAge: Int?, scope: Scope) -> TokenRejection {
+        TokenRejection(.insufficientUserAuthentication, scope: scope, acrValues: acrValues, maxAge: maxAge)
+    }
 
     /// The HTTP status.
     public var status: Int {
@@ -49,6 +62,7 @@ public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertibl
         switch code {
         case .missing: BearerAnswer.missing
         case .insufficientScope: BearerAnswer.insufficientScope(scope ?? Scope(nil))
+        case .insufficientUserAuthentication: BearerAnswer.insufficientUserAuthentication(acrValues: acrValues, maxAge: maxAge, scope: scope ?? Scope(nil))
         case .conflict: nil
         default: BearerAnswer.invalidToken
         }

@@ -16,13 +16,20 @@ public struct VerifiedToken: Sendable, Equatable {
     /// The thumbprint (`x5t#S256`) of the TLS client certificate the token is bound to (RFC 8705): only a request on
     /// a connection that presented that certificate may use it (``RequireScope`` refuses it otherwise).
     public var certificateThumbprint: String?
+    /// The authentication context class the token's checks proved (RFC 9470's `acr`), if the policy names one.
+    public var acr: String?
+    /// When the token's user authenticated (RFC 9470's `auth_time`), if a user did.
+    public var authTime: Date?
 
-    public init(scope: Scope, clientID: String, userID: String?, checks: [String], expiresAt: Date, certificateThumbprint: String? = nil) {
+    public init(scope: Scope, clientID: String, userID: String?, checks: [String], expiresAt: Date, certificateThumbprint: String? = nil,
+                acr: String? = nil, authTime: Date? = nil) {
         self.scope = scope
         self.clientID = clientID
         self.userID = userID
         self.checks = checks
         self.expiresAt = expiresAt
         self.certificateThumbprint = certificateThumbprint
+        self.acr = acr
+        self.authTime = authTime
     }
 }

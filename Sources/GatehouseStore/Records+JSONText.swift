@@ -27,6 +27,8 @@ extension AuthorizationCodeRecord: JSONTextEncodable {
             record.member("tokenExpiresAt", tokenExpiresAt)
             record.member("checks", checks)
             record.member("userID", userID)
+            record.member("acr", acr)
+            record.member("authTime", authTime)
         }
     }
 }
@@ -36,7 +38,8 @@ extension AuthorizationCodeRecord: JSONValueDecodable {
         guard case .object = json, let codeHash = json.requiredString("codeHash"), let clientID = json.requiredString("clientID"),
               let scope = json.requiredString("scope"), let redirectURI = json.requiredString("redirectURI"),
               case .int(let expiresAt)? = json["expiresAt"], case .int(let tokenExpiresAt)? = json["tokenExpiresAt"],
-              case .array(let checkValues)? = json["checks"], let userID = json.optionalString("userID")
+              case .array(let checkValues)? = json["checks"], let userID = json.optionalString("userID"),
+              let acr = json.optionalString("acr"), let authTime = json.optionalInt("authTime")
         else { return nil }
         var checks: [String] = []
         checks.reserveCapacity(checkValues.count)
@@ -45,7 +48,7 @@ extension AuthorizationCodeRecord: JSONValueDecodable {
             checks.append(check)
         }
         self.init(codeHash: codeHash, clientID: clientID, scope: scope, redirectURI: redirectURI, expiresAt: expiresAt,
-                  tokenExpiresAt: tokenExpiresAt, checks: checks, userID: userID)
+                  tokenExpiresAt: tokenExpiresAt, checks: checks, userID: userID, acr: acr, authTime: authTime)
     }
 }
 

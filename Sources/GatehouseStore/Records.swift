@@ -62,9 +62,13 @@ public struct AuthorizationCodeRecord: Codable, Sendable, Equatable {
     public var checks: [String]
     /// The active user's id when the code was issued.
     public var userID: String?
+    /// The authentication context class the checks proved (the token's `acr`).
+    public var acr: String?
+    /// When the active user authenticated, epoch milliseconds (the token's `auth_time`).
+    public var authTime: Int64?
 
     public init(codeHash: String, clientID: String, scope: String, redirectURI: String, expiresAt: Int64,
-                tokenExpiresAt: Int64, checks: [String], userID: String?) {
+                tokenExpiresAt: Int64, checks: [String], userID: String?, acr: String? = nil, authTime: Int64? = nil) {
         self.codeHash = codeHash
         self.clientID = clientID
         self.scope = scope
@@ -73,6 +77,8 @@ public struct AuthorizationCodeRecord: Codable, Sendable, Equatable {
         self.tokenExpiresAt = tokenExpiresAt
         self.checks = checks
         self.userID = userID
+        self.acr = acr
+        self.authTime = authTime
     }
 }
 

@@ -32,6 +32,13 @@ public struct AccessToken: Sendable, Hashable, Codable {
         return now >= expiresAt.addingTimeInterval(-lead)
     }
 
+    /// The token's claims as the server wrote them, read without verifying its signature (the server that issued
+    /// it and the resources verify it): what the SDK learns of its `acr`, `auth_time` and checks. `nil` for a
+    /// token that is not a Gatehouse JWS.
+    public var claims: AccessTokenClaims? {
+        try? JWS(compact: value).decodedPayload(as: AccessTokenClaims.self)
+    }
+
     /// The `Authorization` header value: `Bearer <token>`.
     public var authorizationHeaderValue: String { "Bearer \(value)" }
 

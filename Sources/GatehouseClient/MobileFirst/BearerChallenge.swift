@@ -7,6 +7,13 @@ public struct BearerChallenge: Sendable, Equatable {
     public let error: String?
     /// The scope the resource needs, when the resource says.
     public let scope: String?
+    /// The authentication context classes the resource accepts (RFC 9470 `acr_values`), when it says.
+    public let acrValues: [String]?
+    /// The most seconds since the user's login the resource accepts (RFC 9470 `max_age`), when it says.
+    public let maxAge: Int?
+
+    /// Whether the resource wants a stronger or more recent login (RFC 9470 `insufficient_user_authentication`).
+    public var asksForStepUp: Bool { error == "insufficient_user_authentication" }
 
     /// Parses a `WWW-Authenticate` value; `nil` unless it is a Bearer challenge: the scheme token `Bearer` at the
     /// start of the value or of one of its comma-separated challenges, never the word inside a parameter
@@ -16,6 +23,8 @@ public struct BearerChallenge: Sendable, Equatable {
         let parameters = AuthenticationParameters.parse(String(header[start...]))
         error = parameters["error"]
         scope = parameters["scope"]
+        acrValues = parameters["acr_values"].map { $0.split(separator: " ").map(String.init) }
+        maxAge = parameters["max_age"].flatMap { Int($0) }
     }
 
     /// Where the parameters of a `Bearer` challenge begin: after a `Bearer` scheme token that starts the value or

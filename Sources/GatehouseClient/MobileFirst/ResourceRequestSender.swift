@@ -49,7 +49,12 @@ struct ResourceRequestSender {
                             + "Check the resource and authorization server configuration.")
                 }
                 retries += 1
-                if response.status == 403 {
+                if response.status == 401, challenge.asksForStepUp {
+                    // A stronger or more recent login (RFC 9470): a token of the scope the resource names.
+                    let needed = try await StepUp.prepare(challenge, refused: token, requestScope: scope, manager: manager)
+                    scopeCache.set(needed, for: cacheKey)
+                    scope = needed
+                } else if response.status == 403 {
                     let needed = Scope(challenge.scope ?? scope).normalized
                     scopeCache.set(needed, for: cacheKey)
                     if let token, token.scope == needed { await manager.clearAccessToken(token) }

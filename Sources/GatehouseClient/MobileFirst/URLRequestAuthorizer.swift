@@ -47,6 +47,17 @@ public struct URLRequestAuthorizer: Sendable {
         let manager = client.authorizationManager
         let sent = request.value(forHTTPHeaderField: "Authorization")
         let known = client.scopeCache.scope(for: key)
+        if response.statusCode == 401, challenge.asksForStepUp {
+            // A stronger or more recent login (RFC 9470): the refused token forgotten, a token of the scope named.
+            var refused: AccessToken?
+            for candidate in [known, challenge.scope] {
+                if refused == nil, let cached = await manager.cachedAccessToken(forScope: candidate), cached.authorizationHeaderValue == sent { refused = cached }
+            }
+            let needed = try await StepUp.prepare(challenge, refused: refused, requestScope: known, manager: manager)
+            client.scopeCache.set(needed, for: key)
+            _ = try await manager.obtainAccessToken(forScope: needed)
+            return true
+        }
         let needed: String
         if response.statusCode == 403 {
             needed = Scope(challenge.scope ?? known).normalized

@@ -20,6 +20,8 @@ public struct ApplicationPolicy: Sendable {
     public var requireProofOfPossession = false
     /// Origins whose web pages may call the runtime API for this application (CORS), lowercased.
     public var allowedOrigins: Set<String> = []
+    /// The `acr` values the checks prove, and their levels.
+    public var authenticationContexts = AuthenticationContexts()
     /// Check → the checks that must succeed before it runs in a round (`requires` in the policy); acyclic.
     public var dependencies: [String: [String]] = [:]
     /// The status of the application's versions (remote disable, administrator messages), if the policy sets any.
@@ -73,5 +75,30 @@ public struct ApplicationPolicy: Sendable {
         }
         for name in elementsByCheck.keys.sorted() { place(name, for: elementsByCheck[name]!) }
         return ordered.map { (checks[$0]!, elementsByCheck[$0]!) }
+    }
+}
+
+/// Authentication context classes (RFC 9470's `acr`): what each check's success proves, and the levels that rank
+/// them (the policy's `authenticationContexts`, as Keycloak maps ACR values to levels of assurance).
+public struct AuthenticationContexts: Sendable, Equatable {
+    /// `acr` value → level.
+    public var levels: [String: Int] = [:]
+    /// Check name → the `acr` its success proves.
+    public var checks: [String: String] = [:]
+
+    public init(levels: [String: Int] = [:], checks: [String: String] = [:]) {
+        self.levels = levels
+        self.checks = checks
+    }
+
+    /// The `acr` of a token the success of `checks` granted: the highest level among theirs (the first in name
+    /// order on a tie); `nil` when none declares one.
+    public func acr(of checks: [String]) -> String? {
+        var best: (value: String, level: Int)?
+        for name in checks.sorted() {
+            guard let value = self.checks[name], let level = levels[value] else { continue }
+            if best == nil || level > best!.level { best = (value, level) }
+        }
+        return best?.value
     }
 }

@@ -27,7 +27,10 @@ public struct PolicyFile: Codable, Sendable {
         /// Checks that must succeed before this one runs in a round (MobileFirst's checks that depend on another:
         /// a second factor after the user's login); they run for every scope this check is mapped to.
         public var requires: [String]?
-        enum CodingKeys: String, CodingKey, CaseIterable { case `class`, properties, requires }
+        /// The authentication context class (RFC 9470's `acr`) a success of this check proves: a key of
+        /// ``PolicyFile/authenticationContexts``.
+        public var acr: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case `class`, properties, requires, acr }
     }
 
     public struct Application: Codable, Sendable {
@@ -129,9 +132,13 @@ public struct PolicyFile: Codable, Sendable {
     public var confidentialClients: [ConfidentialClientEntry]?
     public var applications: [Application]?
     public var users: [User]?
+    /// Authentication context classes (`acr` values) and their levels, as Keycloak maps ACR to levels of
+    /// assurance: a token carries the `acr` of the highest level among the checks that granted it.
+    public var authenticationContexts: [String: Int]?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case accountLockout, sourceThrottle, registrationThrottle, securityChecks, confidentialClients, applications, users
+        case authenticationContexts
     }
 
     /// The keys a policy may hold: any other is refused, naming its place (a misspelt key would otherwise be a
@@ -144,5 +151,6 @@ public struct PolicyFile: Codable, Sendable {
         .confidentialClients: .list(.mapping(ConfidentialClientEntry.CodingKeys.self)),
         .applications: .list(.mapping(Application.CodingKeys.self, [.versions: .list(.mapping(VersionStatus.CodingKeys.self))])),
         .users: .list(.mapping(User.CodingKeys.self)),
+        .authenticationContexts: .entries(.any),
     ])
 }

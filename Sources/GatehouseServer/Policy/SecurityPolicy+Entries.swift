@@ -36,6 +36,31 @@ extension SecurityPolicy {
         return dependencies
     }
 
+    /// The `acr` each check's success proves and the levels of the `acr` values (`authenticationContexts`): every
+    /// check's `acr` a declared one, levels between 0 and 1000, values without spaces (RFC 9470's `acr_values` is
+    /// a space-separated list).
+    static func authenticationContexts(of policy: PolicyFile, file: String) throws -> AuthenticationContexts {
+        let levels = policy.authenticationContexts ?? [:]
+        for (value, level) in levels {
+            guard !value.isEmpty, !value.contains(where: { $0 == " " || $0 == "\"" || $0 == "\\" }) else {
+                throw PolicyError(file: file, key: "authenticationContexts.\(value.prefix(80))", problem: "must be an acr value without spaces or quotes")
+            }
+            guard (0...1000).contains(level) else {
+                throw PolicyError(file: file, key: "authenticationContexts.\(value.prefix(80))", problem: "must be a level between 0 and 1000")
+            }
+        }
+        var checks: [String: String] = [:]
+        for (name, definition) in policy.securityChecks ?? [:] {
+            guard let acr = definition.acr else { continue }
+            guard levels[acr] != nil else {
+                throw PolicyError(file: file, key: "securityChecks.\(name).acr",
+                                  problem: "'\(acr.prefix(80))' is not in authenticationContexts (the acr values with their levels)")
+            }
+            checks[name] = acr
+        }
+        return AuthenticationContexts(levels: levels, checks: checks)
+    }
+
     /// An application's version rules as its ``RemoteDisable`` check; `nil` without rules.
     static func remoteDisable(_ entries: [PolicyFile.VersionStatus]?, key: String, file: String) throws -> RemoteDisable? {
         guard let entries, !entries.isEmpty else { return nil }

@@ -128,6 +128,7 @@ public struct SecurityPolicy: Sendable {
             }
         }
         let dependencies = try Self.dependencies(of: definitions, file: file)
+        let contexts = try Self.authenticationContexts(of: policy, file: file)
         guard let applicationEntries = policy.applications, !applicationEntries.isEmpty else {
             throw PolicyError(file: file, key: "applications", problem: "must list at least one application")
         }
@@ -184,6 +185,7 @@ public struct SecurityPolicy: Sendable {
                 id: entry.id, platform: entry.platform, version: entry.version, scopeElementMapping: mapping,
                 mandatoryScope: mandatory, maxTokenExpiration: maxTokenExpiration, checks: checks)
             application.dependencies = dependencies
+            application.authenticationContexts = contexts
             if let bits = entry.minimumClientKeyBits {
                 guard (ClientSignature.smallestAllowedBits...16_384).contains(bits) else {
                     throw PolicyError(file: file, key: "\(key).minimumClientKeyBits", problem: "must be between 512 and 16384")

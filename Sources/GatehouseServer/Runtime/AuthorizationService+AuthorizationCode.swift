@@ -16,9 +16,9 @@ extension AuthorizationService {
         guard let clientID = query["client_id"], !clientID.isEmpty else { throw GatehouseError.invalidRequest("client_id is required") }
         let scope = Scope(query["scope"])
         let redirectURI = query["redirect_uri"]
-        let grant: (expiresAt: Int64, checks: [String], user: String?)?
+        let grant: Grant?
         do {
-            grant = try await withRegisteredClient(clientID) { record, application, snapshot -> (expiresAt: Int64, checks: [String], user: String?)? in
+            grant = try await withRegisteredClient(clientID) { record, application, snapshot -> Grant? in
                 guard let redirectURI,
                     RedirectURI.isValid(redirectURI, clientID: clientID, platform: record.data.application.clientPlatform, host: host)
                 else {
@@ -35,7 +35,10 @@ extension AuthorizationService {
                     guard let entry = introspection.entries[check.name], entry.expiresAt > now else { return nil }
                     expiresAt = min(expiresAt, entry.expiresAt)
                 }
-                return (expiresAt, checks.map(\.check.name), snapshot.context.activeUser?.id)
+                let names = checks.map(\.check.name)
+                let user = snapshot.context.activeUser
+                return Grant(expiresAt: expiresAt, checks: names, user: user?.id, acr: application.authenticationContexts.acr(of: names),
+                             authTime: user?.authenticatedAt)
             }
         } catch let refusal as DeviceRefusal {
             throw GatehouseError(.forbidden, "DEVICE_BLOCKED", refusal.message)
@@ -50,7 +53,17 @@ extension AuthorizationService {
         try await store.insertCode(
             AuthorizationCodeRecord(
                 codeHash: Self.hash(code), clientID: clientID, scope: scope.normalized, redirectURI: redirectURI,
-                expiresAt: EpochTime.nowMillis() + codeLifetime, tokenExpiresAt: grant.expiresAt, checks: grant.checks, userID: grant.user))
+                expiresAt: EpochTime.nowMillis() + codeLifetime, tokenExpiresAt: grant.expiresAt, checks: grant.checks, userID: grant.user,
+                acr: grant.acr, authTime: grant.authTime))
         return redirectURI + "?code=" + code
+    }
+
+    /// What a code grants: the token's lifetime, the checks, the user, the `acr` and the user's authentication time.
+    private struct Grant: Sendable {
+        var expiresAt: Int64
+        var checks: [String]
+        var user: String?
+        var acr: String?
+        var authTime: Int64?
     }
 }

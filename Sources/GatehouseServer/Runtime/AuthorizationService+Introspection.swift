@@ -100,6 +100,8 @@ extension AuthorizationService {
             iss: claims.iss, jti: claims.jti, tokenType: "Bearer", username: claims.user ?? "anonymous",
             checks: Dictionary(uniqueKeysWithValues: claims.checks.map { ($0, JSON.object([:])) }))
         if let thumbprint = claims.cnf?.x5tS256 { answer.cnf = ["x5t#S256": .string(thumbprint)] }
+        answer.acr = claims.acr
+        answer.authTime = claims.auth_time
         if let app = claims.app {
             answer.application = ["id": .string(app.id), "clientPlatform": .string(app.clientPlatform), "version": JSON(app.version)]
         }

@@ -55,7 +55,7 @@ extension AuthorizationService {
             jti: Self.randomToken(bytes: 16),
             scope: record.scope, client_id: client.clientID,
             app: app,
-            checks: record.checks, user: record.userID)
+            checks: record.checks, user: record.userID, acr: record.acr, auth_time: record.authTime.map { $0 / 1000 })
         let token = TokenResponse(accessToken: try await signer.sign(claims), expiresIn: expiresIn, scope: record.scope)
         metrics.tokenIssued(grant: "authorization_code")
         audit.record("token.issued", clientID: client.clientID, application: app.id, user: record.userID, address: address,
