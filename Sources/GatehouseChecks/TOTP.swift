@@ -8,7 +8,8 @@ import GatehouseProtocol
 ///
 /// - **Enrolment**: a user without a secret is challenged with a new one —
 ///   `{"errorMsg":null,"remainingAttempts":3,"enrolment":{"secret":"JBSW…","otpauthURI":"otpauth://totp/…",
-///   "algorithm":"SHA1","digits":6,"period":30}}` — and proves a code of it; the success then carries
+///   "qrCodeSVG":"<svg …>","algorithm":"SHA1","digits":6,"period":30}}` (the QR code of the URI, for the app to
+///   show) — and proves a code of it; the success then carries
 ///   `{"recoveryCodes":["ABCD-EFGH-IJKL-MNOP", …]}`, shown this once (stored as SHA-256 digests).
 /// - **Login**: `{"code":"123456"}` (the current step, or one step either side), or `{"recoveryCode":"ABCD-…"}`;
 ///   each code is accepted once per user on every node (the step is recorded as used), each recovery code once.
@@ -208,10 +209,14 @@ public struct TOTP: CredentialsValidationSecurityCheck {
         let secret = state.data.pendingSecret ?? Base32.encode((0..<20).map { _ in UInt8.random(in: 0...255) })
         state.data.pendingSecret = secret
         let generator = OneTimePassword(secret: Base32.decode(secret) ?? [], algorithm: algorithm, digits: digits, period: period)
-        challenge["enrolment"] = .object([
-            "secret": .string(secret), "otpauthURI": .string(generator.uri(issuer: issuer, account: user)),
+        let uri = generator.uri(issuer: issuer, account: user)
+        var enrolment: JSONObject = [
+            "secret": .string(secret), "otpauthURI": .string(uri),
             "algorithm": .string(algorithm.rawValue), "digits": .int(Int64(digits)), "period": .int(Int64(period)),
-        ])
+        ]
+        // What the app shows the user to scan (a very long user name may not fit a QR code: the URI and secret remain).
+        if let code = QRCode(text: uri) { enrolment["qrCodeSVG"] = .string(code.svg()) }
+        challenge["enrolment"] = .object(enrolment)
         return challenge
     }
 

@@ -62,6 +62,9 @@ import Testing
             #expect(enrolment["otpauthURI"]?.stringValue
                 == "otpauth://totp/Example%20Bank:john?secret=\(secret)&issuer=Example%20Bank&algorithm=SHA1&digits=6&period=30")
             #expect(enrolment["digits"] == 6 && enrolment["period"] == 30 && enrolment["algorithm"] == "SHA1")
+            // The QR code of the URI, for the app to show (QRCodeTests reads such codes back with a decoder).
+            let svg = try #require(enrolment["qrCodeSVG"]?.stringValue)
+            #expect(svg.hasPrefix("<svg") && svg == QRCode(text: try #require(enrolment["otpauthURI"]?.stringValue))?.svg())
 
             // The same secret until the user proves it; a wrong code is counted.
             let wrong = try await client.preauthorize(scope: "transfers", answers: ["TOTP": ["code": "000000x"]])
