@@ -64,7 +64,8 @@ import Testing
             #expect(enrolment["digits"] == 6 && enrolment["period"] == 30 && enrolment["algorithm"] == "SHA1")
             // The QR code of the URI, for the app to show (QRCodeTests reads such codes back with a decoder).
             let svg = try #require(enrolment["qrCodeSVG"]?.stringValue)
-            #expect(svg.hasPrefix("<svg") && svg == QRCode(text: try #require(enrolment["otpauthURI"]?.stringValue))?.svg())
+            let uri = try #require(enrolment["otpauthURI"]?.stringValue)
+            #expect(svg.hasPrefix("<svg") && svg == QRCode(text: uri)?.svg())
 
             // The same secret until the user proves it; a wrong code is counted.
             let wrong = try await client.preauthorize(scope: "transfers", answers: ["TOTP": ["code": "000000x"]])
