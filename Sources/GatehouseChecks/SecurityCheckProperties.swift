@@ -60,6 +60,27 @@ public struct SecurityCheckProperties: Sendable {
         }
     }
 
+    /// A list of strings; a single string is read as a list of its comma-separated items (as MobileFirst
+    /// descriptors write lists).
+    public mutating func strings(_ name: String, default defaultValue: [String]) -> [String] {
+        read.insert(name)
+        guard let raw = values[name], raw != .null else { return defaultValue }
+        switch raw {
+        case .string(let text):
+            return text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        case .array(let items):
+            let texts = items.compactMap(\.stringValue)
+            guard texts.count == items.count else {
+                errors[name] = "must be a list of strings"
+                return defaultValue
+            }
+            return texts
+        default:
+            errors[name] = "must be a list of strings"
+            return defaultValue
+        }
+    }
+
     /// Records an error on `property`.
     public mutating func error(_ property: String, _ message: String) { errors[property] = message }
 

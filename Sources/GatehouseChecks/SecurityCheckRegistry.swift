@@ -1,6 +1,6 @@
 /// The check classes a server knows, by the class name a policy uses in `securityChecks.<name>.class`.
 ///
-/// The built-in classes are `SimpleCaptcha`, `PinCodeAttempts`, `UserLogin` and `TOTP`. Register your own before the
+/// The built-in classes are `SimpleCaptcha`, `PinCodeAttempts`, `UserLogin`, `TOTP` and `Passkey`. Register your own before the
 /// server reads its policy:
 /// ```swift
 /// var registry = SecurityCheckRegistry.builtIn
@@ -24,6 +24,7 @@ public struct SecurityCheckRegistry: Sendable {
             UserLogin(name: name, properties: &properties, users: services.users, passwords: services.passwords)
         }
         registry.register("TOTP") { name, properties, services in TOTP(name: name, properties: &properties, services: services) }
+        registry.register("Passkey") { name, properties, services in Passkey(name: name, properties: &properties, services: services) }
         return registry
     }
 

@@ -22,7 +22,7 @@ import urllib.parse
 
 STEPS = ["notify-once-then-token", "notify-not-on-next-token", "disabled-handleFailure-with-link", "enabled-again-token",
          "second-device-login", "lost-device-refused", "other-device-of-the-user-served"]
-WEB_APPLICATION = "  - { id: com.sample.web, platform: web, scopeElementMapping: { accessRestricted: PinCodeAttempts } }"
+WEB_APPLICATION = "  - { id: com.sample.web, platform: web, scopeElementMapping: { accessRestricted: PinCodeAttempts, transfers: TOTP } }"
 NOTICE = "Maintenance tonight from 22:00 to 23:00."
 RETIRED = "This version of the app is retired: please upgrade."
 LINK = "https://apps.example.com/sample-web"

@@ -70,7 +70,7 @@ MODES = ("same-origin", "cross-origin", "nginx", "app-management")
 FORBIDDEN_PAGE_TIMEOUT = 30      # the page itself gives up waiting for a token after 8 s
 REGISTERED = re.compile(r"Registered client (\S+)")
 
-WEB_APPLICATION = "  - { id: com.sample.web, platform: web, scopeElementMapping: { accessRestricted: PinCodeAttempts } }"
+WEB_APPLICATION = "  - { id: com.sample.web, platform: web, scopeElementMapping: { accessRestricted: PinCodeAttempts, transfers: TOTP } }"
 
 
 def cross_origin_policy(gatehouse, allowed_origin):
