@@ -2,9 +2,10 @@
 """Browser test: the official, unmodified IBM MobileFirst 8.0 web SDK in headless Chromium against `gatehouse serve`.
 
     python3 Tests/Browser/run.py [--gatehouse .build/debug/gatehouse] [--sdk ../shared/clients/ibm-mfp-web-sdk]
-                                 [--mode same-origin|cross-origin|nginx|app-management|both|all] [--verbose] [--keep]
+                                 [--mode same-origin|cross-origin|nginx|app-management|second-factors|both|all]
+                                 [--verbose] [--keep]
 
-Four modes run one after the other (by default all; exit status 0 only if every required step of each passed). Each
+Five modes run one after the other (by default all; exit status 0 only if every required step of each passed). Each
 has its own `gatehouse serve --port 0` (fresh data folder) and its own Chromium profile (fresh --user-data-dir, so no
 client id, key pair or token leaks from one mode into the other). The page runs the steps of Tests/Browser/app/test.js
 and reports each in the DOM; this script prints them as `PASS [mode] step: …`.
@@ -16,6 +17,8 @@ nginx         The same behind Debian's nginx with the README's snippet (Examples
 app-management  com.sample.web notified, disabled and enabled again by an operator (admin API) between pages of one
               profile: the page's own wl_remoteDisableRealm handler sees the NOTIFY challenge once and the disabled
               failure with its download link (Tests/Browser/app_management.py).
+second-factors  The TOTP and Passkey checks answered by an app's own handlers through the SDK, in Chromium with a
+              virtual authenticator, the page at http://localhost:<port> (Tests/Browser/second_factors.py).
 cross-origin  The page comes from a static server (origin A, no forwarding) and talks to Gatehouse directly: the SDK
               is initialised with the absolute context root http://127.0.0.1:<gatehouse>/mfp, so every call is a
               preflighted CORS request. Gatehouse runs the demo policy with `allowedOrigins: [origin A]` on
@@ -52,6 +55,7 @@ from pathlib import Path
 import app_management
 import fixtures
 import nginx
+import second_factors
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -66,7 +70,7 @@ REQUIRED_STEPS = [
     "pin-blocked-handleFailure",
 ]
 FORBIDDEN_STEP = "foreign-origin-refused"
-MODES = ("same-origin", "cross-origin", "nginx", "app-management")
+MODES = ("same-origin", "cross-origin", "nginx", "app-management", "second-factors")
 FORBIDDEN_PAGE_TIMEOUT = 30      # the page itself gives up waiting for a token after 8 s
 REGISTERED = re.compile(r"Registered client (\S+)")
 
@@ -838,8 +842,9 @@ def main():
 
     started = time.monotonic()
     modes = {"same-origin": same_origin_mode, "cross-origin": cross_origin_mode, "nginx": nginx_mode,
-             "app-management": lambda *arguments: app_management.mode(sys.modules[__name__], *arguments)}
-    required = {"app-management": app_management.STEPS}
+             "app-management": lambda *arguments: app_management.mode(sys.modules[__name__], *arguments),
+             "second-factors": lambda *arguments: second_factors.mode(sys.modules[__name__], *arguments)}
+    required = {"app-management": app_management.STEPS, "second-factors": second_factors.STEPS}
     selected = MODES if args.mode == "all" else MODES[:2] if args.mode == "both" else (args.mode,)
     runs = [run_mode(modes[label], settings, label, required.get(label, REQUIRED_STEPS)) for label in selected]
 
