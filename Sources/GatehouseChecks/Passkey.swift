@@ -15,13 +15,12 @@ import GatehouseProtocol
 ///
 /// Every challenge is new and answered once; the page's origin must be one of `origins`, the credential registered for
 /// `rpID`; the authenticator's counter must grow (a cloned authenticator is refused). ES256 and RS256 keys, `none`
-/// attestation (``WebAuthn``). Properties: `rpID` (the site's domain, required), `origins` (required), `rpName`
+/// attestation (WebAuthn.swift). Properties: `rpID` (the site's domain, required), `origins` (required), `rpName`
 /// (`Gatehouse`), `userVerification` (`required`, `preferred` — the default — or `discouraged`; `required` refuses an
 /// authenticator that did not verify the user), `timeoutSec` (120, the browser's), and those of
 /// ``CredentialsValidationConfiguration`` (`maxAttempts` 3 by default).
-public struct Passkey: CredentialsValidationSecurityCheck {
-    public struct CheckData: SecurityCheckData {
-        /// The user this state is about: another active user starts afresh.
+public struct Passkey: SecondFactorSecurityCheck {
+    public struct CheckData: SecondFactorCheckData {
         public var userID: String?
         public var errorMsg: String?
         /// The challenge of the last ceremony offered (base64url), answered once.
@@ -75,30 +74,6 @@ public struct Passkey: CredentialsValidationSecurityCheck {
     /// The account its refused answers are counted against in the account lockout.
     public static func account(_ user: String) -> String { "passkey:\(user)" }
 
-    public func authorize(
-        scope: Set<String>, credentials: JSONObject?, request: CheckRequest,
-        state: inout State, client: inout ClientContext, response: inout AuthorizationResponse
-    ) async throws {
-        guard let user = client.activeUser?.id else {
-            response.addFailure(checkName: name, failure: [
-                "failure": .string("No user is logged in: \(name) asks for the passkey of the user a login check made active (requires: [UserLogin] in the policy)"),
-            ])
-            return
-        }
-        if state.data.userID != user {
-            state = makeState()
-            state.data.userID = user
-        }
-        try await validateAndRespond(scope: scope, credentials: credentials, state: &state, client: &client, response: &response)
-    }
-
-    public func introspect(scope: Set<String>, state: inout State, client: inout ClientContext, response: inout IntrospectionResponse) async throws {
-        guard let user = client.activeUser?.id, state.data.userID == user else { return }
-        if state.state(validation, now: client.now) == State.success {
-            response.addIntrospectionData(checkName: name, scope: scope, expiresAt: expiresAt(state: state), customData: nil)
-        }
-    }
-
     public func validateCredentials(_ credentials: JSONObject, state: inout State, client: inout ClientContext) async throws -> Bool {
         guard let user = state.data.userID else { return false }
         // The challenge is answered once, right or wrong.
@@ -117,7 +92,7 @@ public struct Passkey: CredentialsValidationSecurityCheck {
         }
         let expecting = WebAuthn.Expectation(rpID: rpID, origins: origins, challenge: challenge, userVerification: userVerification == "required")
         let stored = try await factors.userFactor(username: user, factor: name)
-        let enrolment = try stored.map { try JSONDecoder().decode(Enrolment.self, from: Data($0.data.utf8)) }
+        let enrolment = try stored?.decoded(as: Enrolment.self)
         do {
             if let stored, var enrolment {
                 guard let id = credential["id"]?.stringValue ?? credential["rawId"]?.stringValue,
@@ -129,7 +104,7 @@ public struct Passkey: CredentialsValidationSecurityCheck {
                     key: enrolment.credentials[index].key, storedCount: enrolment.credentials[index].signCount, expecting: expecting)
                 enrolment.credentials[index].signCount = count
                 var record = stored
-                record.data = try Self.encoded(enrolment)
+                record.data = try UserFactorRecord.encoded(enrolment)
                 // Two sign-ins with one counter value at once: the second write finds the version gone.
                 guard try await factors.saveUserFactor(record, expectedVersion: stored.version) else {
                     throw WebAuthn.Failure("the passkey was used at the same moment elsewhere")
@@ -139,7 +114,7 @@ public struct Passkey: CredentialsValidationSecurityCheck {
                 let made = try WebAuthn.verifyRegistration(clientDataJSON: clientData, attestationObject: attestation, expecting: expecting)
                 let enrolment = Enrolment(credentials: [.init(id: Base64URL.encode(made.credentialID), key: made.key, signCount: made.signCount,
                                                               createdAt: client.now)])
-                let record = UserFactorRecord(username: user, factor: name, data: try Self.encoded(enrolment), enrolledAt: client.now)
+                let record = UserFactorRecord(username: user, factor: name, data: try UserFactorRecord.encoded(enrolment), enrolledAt: client.now)
                 guard try await factors.saveUserFactor(record, expectedVersion: 0) else {
                     throw WebAuthn.Failure("a passkey was registered on another device meanwhile: sign in with it")
                 }
@@ -162,7 +137,7 @@ public struct Passkey: CredentialsValidationSecurityCheck {
         state.data.challenge = nonce
         let timeout = JSON.int(Int64(timeoutSec) * 1000)
         if let stored = try await factors.userFactor(username: user, factor: name),
-           let enrolment = try? JSONDecoder().decode(Enrolment.self, from: Data(stored.data.utf8)), !enrolment.credentials.isEmpty {
+           let enrolment = try? stored.decoded(as: Enrolment.self), !enrolment.credentials.isEmpty {
             challenge["authentication"] = .object([
                 "challenge": .string(nonce), "rpId": .string(rpID), "timeout": timeout, "userVerification": .string(userVerification),
                 "allowCredentials": .array(enrolment.credentials.map { .object(["type": "public-key", "id": .string($0.id)]) }),
@@ -185,11 +160,5 @@ public struct Passkey: CredentialsValidationSecurityCheck {
     /// A base64url member of the answer.
     private func bytes(_ value: JSON?) -> [UInt8]? {
         value?.stringValue.flatMap(Base64URL.decode).map(Array.init)
-    }
-
-    static func encoded(_ enrolment: Enrolment) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return String(decoding: try encoder.encode(enrolment), as: UTF8.self)
     }
 }

@@ -20,9 +20,8 @@ import GatehouseProtocol
 /// `SHA512`), `digits` (6–8), `period` (seconds, 30), `window` (steps either side accepted, 1), `recoveryCodes`
 /// (how many, 10), and those of ``CredentialsValidationConfiguration`` (`maxAttempts` 3 by default). The secret's
 /// algorithm, digits and period are kept with it: changing them later concerns new enrolments only.
-public struct TOTP: CredentialsValidationSecurityCheck {
-    public struct CheckData: SecurityCheckData {
-        /// The user this state is about: another active user starts afresh.
+public struct TOTP: SecondFactorSecurityCheck {
+    public struct CheckData: SecondFactorCheckData {
         public var userID: String?
         public var errorMsg: String?
         /// The secret offered to a user who has none yet (base32), until the user proves a code of it.
@@ -81,35 +80,10 @@ public struct TOTP: CredentialsValidationSecurityCheck {
     /// The account its wrong codes are counted against in the account lockout.
     public static func account(_ user: String) -> String { "totp:\(user)" }
 
-    public func authorize(
-        scope: Set<String>, credentials: JSONObject?, request: CheckRequest,
-        state: inout State, client: inout ClientContext, response: inout AuthorizationResponse
-    ) async throws {
-        guard let user = client.activeUser?.id else {
-            response.addFailure(checkName: name, failure: [
-                "failure": .string("No user is logged in: \(name) asks for the code of the user a login check made active (requires: [UserLogin] in the policy)"),
-            ])
-            return
-        }
-        if state.data.userID != user {
-            state = makeState()
-            state.data.userID = user
-        }
-        var own = AuthorizationResponse()
-        try await validateAndRespond(scope: scope, credentials: credentials, state: &state, client: &client, response: &own)
-        if own.type == .success, let codes = state.data.newRecoveryCodes {
-            own.addSuccess(scope: scope, expiresAt: expiresAt(state: state), checkName: name, data: ["recoveryCodes": .array(codes.map(JSON.string))])
-        }
-        state.data.newRecoveryCodes = nil
-        response.merge(own)
-    }
-
-    public func introspect(scope: Set<String>, state: inout State, client: inout ClientContext, response: inout IntrospectionResponse) async throws {
-        // A success proves the code of the user it was made for only.
-        guard let user = client.activeUser?.id, state.data.userID == user else { return }
-        if state.state(validation, now: client.now) == State.success {
-            response.addIntrospectionData(checkName: name, scope: scope, expiresAt: expiresAt(state: state), customData: nil)
-        }
+    /// The recovery codes an enrolment made in this round: shown in its success, once.
+    public func takeSuccessData(state: inout State) -> JSONObject? {
+        defer { state.data.newRecoveryCodes = nil }
+        return state.data.newRecoveryCodes.map { ["recoveryCodes": .array($0.map(JSON.string))] }
     }
 
     public func validateCredentials(_ credentials: JSONObject, state: inout State, client: inout ClientContext) async throws -> Bool {
@@ -121,7 +95,7 @@ public struct TOTP: CredentialsValidationSecurityCheck {
             return false
         }
         let stored = try await factors.userFactor(username: user, factor: name)
-        let enrolment = try stored.map { try JSONDecoder().decode(Enrolment.self, from: Data($0.data.utf8)) }
+        let enrolment = try stored?.decoded(as: Enrolment.self)
         if let answer = credentials["recoveryCode"]?.stringValue {
             guard let stored, let enrolment else {
                 state.data.errorMsg = "There are no recovery codes before enrolment: enter a code of the new secret."
@@ -156,7 +130,7 @@ public struct TOTP: CredentialsValidationSecurityCheck {
             guard let secret = state.data.pendingSecret else { return false }
             let codes = (0..<recoveryCodeCount).map { _ in Self.newRecoveryCode() }
             let made = Enrolment(secret: secret, algorithm: algorithm, digits: digits, period: period, recoveryCodes: codes.map(Self.digest))
-            let record = UserFactorRecord(username: user, factor: name, data: try Self.encoded(made), enrolledAt: now)
+            let record = UserFactorRecord(username: user, factor: name, data: try UserFactorRecord.encoded(made), enrolledAt: now)
             guard try await factors.saveUserFactor(record, expectedVersion: 0) else {
                 state.data.pendingSecret = nil
                 state.data.errorMsg = "You enrolled on another device meanwhile: enter a code of that secret."
@@ -187,7 +161,7 @@ public struct TOTP: CredentialsValidationSecurityCheck {
         var updated = enrolment
         updated.recoveryCodes = remaining
         var record = stored
-        record.data = try Self.encoded(updated)
+        record.data = try UserFactorRecord.encoded(updated)
         guard try await factors.saveUserFactor(record, expectedVersion: stored.version) else {
             state.data.errorMsg = "The recovery code is not valid."
             return false
@@ -202,7 +176,7 @@ public struct TOTP: CredentialsValidationSecurityCheck {
         var challenge: JSONObject = ["errorMsg": JSON(message), "remainingAttempts": JSON(state.remainingAttempts(validation))]
         guard let user = state.data.userID else { return challenge }
         if let stored = try await factors.userFactor(username: user, factor: name) {
-            let enrolment = try? JSONDecoder().decode(Enrolment.self, from: Data(stored.data.utf8))
+            let enrolment = try? stored.decoded(as: Enrolment.self)
             challenge["recoveryCodesLeft"] = .int(Int64(enrolment?.recoveryCodes.count ?? 0))
             return challenge
         }
@@ -230,11 +204,5 @@ public struct TOTP: CredentialsValidationSecurityCheck {
     static func digest(_ code: String) -> String {
         let normalized = code.uppercased().filter { $0 != "-" && !$0.isWhitespace }
         return SHA256.hash(data: Data(normalized.utf8)).map { String(format: "%02x", $0) }.joined()
-    }
-
-    static func encoded(_ enrolment: Enrolment) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return String(decoding: try encoder.encode(enrolment), as: UTF8.self)
     }
 }

@@ -1,0 +1,69 @@
+import Foundation
+import GatehouseProtocol
+
+/// The data of a ``SecondFactorSecurityCheck``: which user its state is about.
+public protocol SecondFactorCheckData: SecurityCheckData {
+    /// The user the state is about: another active user starts afresh.
+    var userID: String? { get set }
+}
+
+/// A check that asks for something of the user another check made active — a second factor (``TOTP``'s code,
+/// a ``Passkey``) — declared after that check with `requires: [UserLogin]` in the policy.
+///
+/// Provides `authorize` (a failure when no user is active; the state started afresh when the active user changed;
+/// then the credentials-validation algorithm, the success carrying ``takeSuccessData(state:)``) and `introspect` (a
+/// success holds for the user it was made for only). Implement `validateCredentials` and `createChallenge`, reading
+/// the user from `state.data.userID`.
+public protocol SecondFactorSecurityCheck: CredentialsValidationSecurityCheck where CheckData: SecondFactorCheckData {
+    /// What a success of this round carries beyond the scope (TOTP's new recovery codes), taken out of the state so
+    /// that it is shown once; `nil` by default.
+    func takeSuccessData(state: inout State) -> JSONObject?
+}
+
+extension SecondFactorSecurityCheck {
+    public func takeSuccessData(state: inout State) -> JSONObject? { nil }
+
+    public func authorize(
+        scope: Set<String>, credentials: JSONObject?, request: CheckRequest,
+        state: inout State, client: inout ClientContext, response: inout AuthorizationResponse
+    ) async throws {
+        guard let user = client.activeUser?.id else {
+            response.addFailure(checkName: name, failure: [
+                "failure": .string("No user is logged in: \(name) asks for a second factor of the user a login check made active (requires: [UserLogin] in the policy)"),
+            ])
+            return
+        }
+        if state.data.userID != user {
+            state = makeState()
+            state.data.userID = user
+        }
+        var own = AuthorizationResponse()
+        try await validateAndRespond(scope: scope, credentials: credentials, state: &state, client: &client, response: &own)
+        let data = takeSuccessData(state: &state)
+        if own.type == .success, let data {
+            own.addSuccess(scope: scope, expiresAt: expiresAt(state: state), checkName: name, data: data)
+        }
+        response.merge(own)
+    }
+
+    public func introspect(scope: Set<String>, state: inout State, client: inout ClientContext, response: inout IntrospectionResponse) async throws {
+        guard let user = client.activeUser?.id, state.data.userID == user else { return }
+        if state.state(validation, now: client.now) == State.success {
+            response.addIntrospectionData(checkName: name, scope: scope, expiresAt: expiresAt(state: state), customData: nil)
+        }
+    }
+}
+
+extension UserFactorRecord {
+    /// A check's factor data as stored: JSON with sorted keys.
+    public static func encoded(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// The check's data, decoded.
+    public func decoded<T: Decodable>(as type: T.Type) throws -> T {
+        try JSONDecoder().decode(type, from: Data(data.utf8))
+    }
+}
