@@ -120,18 +120,14 @@ public struct Passkey: SecondFactorSecurityCheck {
                 }
             }
         } catch let refusal as WebAuthn.Failure {
-            try await lockouts.recordFailure(account, now: client.now)
-            state.data.errorMsg = "The passkey was refused: \(refusal.description)."
-            return false
+            return try await concluded(false, message: "The passkey was refused: \(refusal.description).", account: account, lockouts: lockouts,
+                                       state: &state, now: client.now)
         }
-        try await lockouts.recordSuccess(account)
-        state.data.errorMsg = nil
-        return true
+        return try await concluded(true, account: account, lockouts: lockouts, state: &state, now: client.now)
     }
 
     public func createChallenge(state: inout State, client: inout ClientContext) async throws -> JSONObject? {
-        let message = state.usedAttempts == 0 ? nil : state.data.errorMsg
-        var challenge: JSONObject = ["errorMsg": JSON(message), "remainingAttempts": JSON(state.remainingAttempts(validation))]
+        var challenge = attemptsChallenge(state: state)
         guard let user = state.data.userID else { return challenge }
         let nonce = Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255) })
         state.data.challenge = nonce

@@ -5,6 +5,8 @@ import GatehouseProtocol
 public protocol SecondFactorCheckData: SecurityCheckData {
     /// The user the state is about: another active user starts afresh.
     var userID: String? { get set }
+    /// Why the last answer was refused, shown with the next challenge.
+    var errorMsg: String? { get set }
 }
 
 /// A check that asks for something of the user another check made active — a second factor (``TOTP``'s code,
@@ -22,6 +24,26 @@ public protocol SecondFactorSecurityCheck: CredentialsValidationSecurityCheck wh
 
 extension SecondFactorSecurityCheck {
     public func takeSuccessData(state: inout State) -> JSONObject? { nil }
+
+    /// The members every challenge of a second factor has: `{"errorMsg": null|"…", "remainingAttempts": N}` (no
+    /// message in a fresh round of attempts).
+    public func attemptsChallenge(state: State) -> JSONObject {
+        ["errorMsg": JSON(state.usedAttempts == 0 ? nil : state.data.errorMsg), "remainingAttempts": JSON(state.remainingAttempts(validation))]
+    }
+
+    /// Ends an answer's verification: a success forgets the user's counted refusals, a refusal is counted (on
+    /// `account` of the policy's account lockout, on every node) with the message the next challenge shows.
+    func concluded(_ accepted: Bool, message: String? = nil, account: String, lockouts: any AccountLockouts, state: inout State,
+                   now: Int64) async throws -> Bool {
+        if accepted {
+            try await lockouts.recordSuccess(account)
+            state.data.errorMsg = nil
+        } else {
+            try await lockouts.recordFailure(account, now: now)
+            state.data.errorMsg = message
+        }
+        return accepted
+    }
 
     public func authorize(
         scope: Set<String>, credentials: JSONObject?, request: CheckRequest,

@@ -116,9 +116,7 @@ public struct TOTP: SecondFactorSecurityCheck {
             }
         }
         guard let generator, let step = generator.matchingStep(of: code, at: now, window: window) else {
-            try await lockouts.recordFailure(account, now: now)
-            state.data.errorMsg = "The code is not valid."
-            return false
+            return try await concluded(false, message: "The code is not valid.", account: account, lockouts: lockouts, state: &state, now: now)
         }
         // Once per user and step, on every node: a code seen over a shoulder or in a log is spent.
         let expires = (step + Int64(window) + 1) * Int64(generator.period) * 1000
@@ -139,9 +137,7 @@ public struct TOTP: SecondFactorSecurityCheck {
             state.data.pendingSecret = nil
             state.data.newRecoveryCodes = codes
         }
-        try await lockouts.recordSuccess(account)
-        state.data.errorMsg = nil
-        return true
+        return try await concluded(true, account: account, lockouts: lockouts, state: &state, now: now)
     }
 
     private func useRecoveryCode(
@@ -154,9 +150,7 @@ public struct TOTP: SecondFactorSecurityCheck {
             if ConstantTime.equals(code, digest) { matched = true } else { remaining.append(code) }
         }
         guard matched else {
-            try await lockouts.recordFailure(account, now: now)
-            state.data.errorMsg = "The recovery code is not valid."
-            return false
+            return try await concluded(false, message: "The recovery code is not valid.", account: account, lockouts: lockouts, state: &state, now: now)
         }
         var updated = enrolment
         updated.recoveryCodes = remaining
@@ -166,14 +160,11 @@ public struct TOTP: SecondFactorSecurityCheck {
             state.data.errorMsg = "The recovery code is not valid."
             return false
         }
-        try await lockouts.recordSuccess(account)
-        state.data.errorMsg = nil
-        return true
+        return try await concluded(true, account: account, lockouts: lockouts, state: &state, now: now)
     }
 
     public func createChallenge(state: inout State, client: inout ClientContext) async throws -> JSONObject? {
-        let message = state.usedAttempts == 0 ? nil : state.data.errorMsg
-        var challenge: JSONObject = ["errorMsg": JSON(message), "remainingAttempts": JSON(state.remainingAttempts(validation))]
+        var challenge = attemptsChallenge(state: state)
         guard let user = state.data.userID else { return challenge }
         if let stored = try await factors.userFactor(username: user, factor: name) {
             let enrolment = try? stored.decoded(as: Enrolment.self)
