@@ -114,7 +114,8 @@ public final class Realm: Sendable {
     /// The challenge for credentials the chain never sees: none, or only an `Authorization` of another scheme.
     private func refusal(of credentials: Credentials) -> Decision? {
         if credentials.isEmpty { return .challenge(reason: "no credentials") }
-        // An `Authorization` header with another scheme and no other credentials: challenge again (PR #898).
+        // An `Authorization` header with another scheme and no other credentials is no answer to this realm's
+        // challenge (a browser's cached `Basic` sent to a token realm): challenge again rather than refuse.
         if credentials.named.isEmpty, let given = credentials.scheme,
            !HeaderText.equalsIgnoringCase(given, scheme.baseScheme),
            !(scheme == .applicationToken && HeaderText.equalsIgnoringCase(given, "Bearer")) {
