@@ -131,6 +131,8 @@ enum WebAuthn {
         guard let origin = data["origin"]?.stringValue, expecting.origins.contains(origin) else {
             throw Failure("the page's origin \(data["origin"]?.stringValue?.prefix(100) ?? "none") is not one of the check's origins")
         }
+        // A ceremony in a frame of another site (§5.10.6's crossOrigin): not one of the check's own pages.
+        if data["crossOrigin"]?.boolValue == true { throw Failure("the ceremony ran in a frame of another site") }
     }
 
     /// The authenticator data's RP ID hash and flags against the expectation (§7.1 steps 13-15, §7.2 steps 15-17).
