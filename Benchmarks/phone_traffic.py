@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""What a phone's traffic costs `gatehouse serve` (issue 39): apps that each open a new connection (TCP, or TLS 1.3
+with an ECDSA P-256 certificate), run one complete MobileFirst flow on it (register, challenge, answer, authorization
+code, token: five requests) and go away, arriving at a fixed rate well under saturation — against the same flows over
+connections kept alive, in the same run (the baseline). The server's CPU comes from its own counters
+(/proc/<pid>/stat), never from the load generator; latencies are the apps' (p50/p99 of a whole flow).
+
+Then the cost of a request on a new connection (`GET /health`, one request a connection, at a fixed rate) for
+`gatehouse serve` and for Debian's nginx answering the same on the same machine: CPU µs per request and the ratio.
+
+    Benchmarks/phone_traffic.py --gatehouse .build-release/release/gatehouse [--flows 300] [--rate 40] [--tls]
+                                [--requests 2000] [--request-rate 400] [--no-nginx]
+
+scripts/bench-phone builds the release binary and runs this. Every loop is bounded in count and time; everything
+listens on loopback ports the kernel chose.
+"""
+import argparse
+import base64
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+# The FlowBenchmark's policy (Benchmarks/BenchmarkSupport/FlowClient.swift): one PIN check, no registration throttle.
+POLICY = """registrationThrottle: { perAddress: 0 }
+securityChecks:
+  PinCodeAttempts:
+    class: PinCodeAttempts
+    properties: { pinCode: "1234", maxAttempts: 3, successStateExpirationSec: 3600 }
+applications:
+  - id: com.bench.app
+    platform: ios
+    scopeElementMapping: { accessRestricted: PinCodeAttempts }
+"""
+REDIRECT = "https://mfpredirecturi"
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def cpu_seconds(pids):
+    """User + system CPU of the processes (and their exited children), from the kernel's counters."""
+    total = 0.0
+    for pid in pids:
+        try:
+            text = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        total += sum(int(fields[index]) for index in (11, 12, 13, 14)) / TICKS
+    return total
+
+
+class App:
+    """One simulated app: an RSA key (shared by a few apps: key generation is the client's cost, not the server's)."""
+
+    def __init__(self, key, number):
+        self.key = key
+        self.device = f"phone-{number}"
+        numbers = key.public_key().public_numbers()
+        to_bytes = lambda value: value.to_bytes((value.bit_length() + 7) // 8, "big")  # noqa: E731
+        self.public = {"kty": "RSA", "n": b64url(to_bytes(numbers.n)), "e": b64url(to_bytes(numbers.e))}
+
+    def sign(self, payload, kid=None):
+        jwk = dict(self.public, kid=kid) if kid else self.public
+        header = b64url(json.dumps({"alg": "RS256", "jwk": jwk}, separators=(",", ":")).encode())
+        body = b64url(json.dumps(payload, separators=(",", ":")).encode())
+        signature = self.key.sign(f"{header}.{body}".encode(), padding.PKCS1v15(), hashes.SHA256())
+        return header, body, b64url(signature)
+
+    def flow(self, connection):
+        """The five requests of a complete flow on `connection`; raises on any unexpected answer."""
+        def call(method, path, body=None, headers=None):
+            connection.request(method, path, body=body, headers=headers or {})
+            response = connection.getresponse()
+            data = response.read()
+            return response.status, response.getheader("Location"), data
+
+        data = {"device": {"id": self.device, "hardware": "phone", "platform": "ios 18"},
+                "application": {"id": "com.bench.app", "clientPlatform": "ios", "version": "1.0"},
+                "attributes": {"sdk_protocol_version": 1}}
+        header, payload, signature = self.sign(data)
+        json_headers = {"Content-Type": "application/json"}
+        status, location, _ = call("POST", "/mfp/api/registration/v1/self", json.dumps(
+            {"signedRegistrationData": {"header": header, "payload": payload, "signature": signature}}), json_headers)
+        assert status == 201 and location, f"register answered {status}"
+        client_id = location.rstrip("/").split("/")[-1]
+        status, _, _ = call("POST", "/mfp/api/preauth/v1/preauthorize",
+                            json.dumps({"client_id": client_id, "scope": "accessRestricted"}), json_headers)
+        assert status == 401, f"preauthorize answered {status}"
+        status, _, _ = call("POST", "/mfp/api/preauth/v1/preauthorize", json.dumps(
+            {"client_id": client_id, "scope": "accessRestricted", "challengeResponse": {"PinCodeAttempts": {"pin": "1234"}}}), json_headers)
+        assert status == 200, f"answer answered {status}"
+        query = urllib.parse.urlencode({"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT,
+                                        "scope": "accessRestricted"})
+        status, location, _ = call("GET", "/mfp/api/az/v1/authorization?" + query)
+        assert status == 302 and location, f"authorization answered {status}"
+        code = urllib.parse.parse_qs(urllib.parse.urlsplit(location).query)["code"][0]
+        now = int(time.time() * 1000)
+        assertion = ".".join(self.sign({"iss": "com.bench.app$ios", "sub": client_id, "aud": "az/v1/token", "iat": now,
+                                        "exp": now + 60000, "jti": code}, kid=client_id))
+        form = urllib.parse.urlencode({"grant_type": "authorization_code", "code": code, "client_id": client_id,
+                                       "redirect_uri": REDIRECT, "client_assertion": assertion,
+                                       "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"})
+        status, _, _ = call("POST", "/mfp/api/az/v1/token", form, {"Content-Type": "application/x-www-form-urlencoded"})
+        assert status == 200, f"token answered {status}"
+
+
+class Target:
+    """Where the load goes: a host and port, plain or TLS (the certificate trusted by the generator)."""
+
+    def __init__(self, port, tls_context=None):
+        self.port = port
+        self.tls = tls_context
+
+    def connect(self):
+        if self.tls:
+            return http.client.HTTPSConnection("127.0.0.1", self.port, timeout=20, context=self.tls)
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=20)
+
+
+def paced(count, rate, seconds, work, concurrency):
+    """Runs `work(index)` `count` times, started at `rate` per second (at most `concurrency` at once, at most
+    `seconds` in all); the durations of the completed ones and how many failed."""
+    durations, failures = [], []
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+    start = time.monotonic()
+
+    def run(index):
+        if time.monotonic() > deadline:
+            return
+        began = time.monotonic()
+        try:
+            work(index)
+            with lock:
+                durations.append(time.monotonic() - began)
+        except Exception as error:  # noqa: BLE001 - counted and reported
+            with lock:
+                failures.append(repr(error))
+
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        for index in range(count):
+            delay = start + index / rate - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            if time.monotonic() > deadline:
+                break
+            pool.submit(run, index)
+    return durations, failures
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
+
+
+def measure_flows(label, target, apps, count, rate, keep_alive, concurrency, pids, seconds):
+    """Flows at `rate`: on a new connection each (a phone), or over kept-alive connections (one per worker)."""
+    local = threading.local()
+
+    def work(index):
+        app = apps[index % len(apps)]
+        if keep_alive:
+            if getattr(local, "connection", None) is None:
+                local.connection = target.connect()
+            try:
+                app.flow(local.connection)
+            except Exception:
+                local.connection.close()
+                local.connection = None
+                raise
+        else:
+            connection = target.connect()
+            try:
+                app.flow(connection)
+            finally:
+                connection.close()
+
+    before = cpu_seconds(pids)
+    durations, failures = paced(count, rate, seconds, work, concurrency)
+    cpu = cpu_seconds(pids) - before
+    return {"label": label, "flows": len(durations), "failures": failures, "cpu_ms": cpu * 1000 / max(1, len(durations)),
+            "p50_ms": percentile(durations, 0.5) * 1000, "p99_ms": percentile(durations, 0.99) * 1000}
+
+
+def measure_new_connection_requests(label, port, path, count, rate, pids, seconds, concurrency=8):
+    """`GET path`, one request on each new connection, at `rate`: CPU µs per request of `pids`."""
+    def work(_):
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        try:
+            connection.request("GET", path, headers={"Connection": "close"})
+            response = connection.getresponse()
+            response.read()
+            assert response.status == 200, f"{path} answered {response.status}"
+        finally:
+            connection.close()
+
+    before = cpu_seconds(pids)
+    durations, failures = paced(count, rate, seconds, work, concurrency)
+    cpu = cpu_seconds(pids) - before
+    return {"label": label, "requests": len(durations), "failures": failures, "cpu_us": cpu * 1e6 / max(1, len(durations)),
+            "p50_ms": percentile(durations, 0.5) * 1000}
+
+
+def start_gatehouse(binary, folder, tls):
+    command = [binary, "serve", "--port", "0", "--data", str(folder / "data"), "--policy", str(folder / "policy.yaml"),
+               "--log-level", "warning"]
+    if tls:
+        command += ["--tls-certificate", str(folder / "cert.pem"), "--tls-key", str(folder / "key.pem")]
+    log = open(folder / ("gatehouse-tls.log" if tls else "gatehouse.log"), "w+")
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        log.flush()
+        match = re.search(r"https?://127\.0\.0\.1:(\d+)", Path(log.name).read_text())
+        if match:
+            return process, int(match.group(1))
+        if process.poll() is not None:
+            break
+        time.sleep(0.1)
+    process.kill()
+    raise SystemExit(f"gatehouse did not start: {Path(log.name).read_text()[-2000:]}")
+
+
+def start_nginx(folder):
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not os.path.exists(nginx):
+        return None, None, None
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    root = folder / "nginx"
+    (root / "logs").mkdir(parents=True, exist_ok=True)
+    (root / "nginx.conf").write_text(f"""worker_processes 1;
+pid {root}/nginx.pid;
+error_log {root}/logs/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path {root}/body; proxy_temp_path {root}/proxy; fastcgi_temp_path {root}/fastcgi;
+    uwsgi_temp_path {root}/uwsgi; scgi_temp_path {root}/scgi;
+    server {{ listen 127.0.0.1:{port}; location = /health {{ return 200 "ok\\n"; }} }}
+}}
+""")
+    process = subprocess.Popen([nginx, "-p", str(root), "-c", str(root / "nginx.conf"), "-g", "daemon off;"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
+    for _ in range(100):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+        except OSError:
+            time.sleep(0.05)
+    children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+    return process, port, [process.pid] + [int(pid) for pid in children]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gatehouse", default=".build-release/release/gatehouse")
+    parser.add_argument("--flows", type=int, default=300, help="flows per mode (default 300)")
+    parser.add_argument("--rate", type=float, default=40, help="flows started per second (default 40)")
+    parser.add_argument("--concurrency", type=int, default=16, help="flows in flight at most (default 16)")
+    parser.add_argument("--tls", action="store_true", help="also over TLS 1.3 (ECDSA P-256 certificate)")
+    parser.add_argument("--requests", type=int, default=2000, help="new-connection /health requests per server")
+    parser.add_argument("--request-rate", type=float, default=400, help="their rate per second (default 400)")
+    parser.add_argument("--no-nginx", action="store_true", help="skip nginx's /health baseline")
+    parser.add_argument("--seconds", type=float, default=120, help="the most any one measurement may take")
+    args = parser.parse_args()
+
+    folder = Path(tempfile.mkdtemp(prefix="gatehouse-phone-"))
+    processes = []
+
+    def stop_all(*_):
+        for process in processes:
+            try:
+                os.killpg(process.pid, signal.SIGTERM)
+                process.wait(timeout=10)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        shutil.rmtree(folder, ignore_errors=True)
+
+    signal.signal(signal.SIGTERM, lambda *_: (stop_all(), sys.exit(1)))
+    try:
+        (folder / "policy.yaml").write_text(POLICY)
+        keys = [rsa.generate_private_key(public_exponent=65537, key_size=2048) for _ in range(8)]
+        apps = [App(keys[index % len(keys)], index) for index in range(64)]
+        rows = []
+        gatehouse, port = start_gatehouse(args.gatehouse, folder, tls=False)
+        processes.append(gatehouse)
+        plain = Target(port)
+        print(f"gatehouse serve (pid {gatehouse.pid}) on 127.0.0.1:{port}; {args.flows} flows per mode at {args.rate}/s, "
+              f"at most {args.concurrency} in flight; CPU from /proc/<pid>/stat")
+        measure_flows("warm-up", plain, apps, min(100, args.flows), args.rate * 2, True, args.concurrency, [gatehouse.pid], args.seconds)
+        rows.append(measure_flows("plain, kept-alive connections", plain, apps, args.flows, args.rate, True, args.concurrency, [gatehouse.pid], args.seconds))
+        rows.append(measure_flows("plain, a new connection per app", plain, apps, args.flows, args.rate, False, args.concurrency, [gatehouse.pid], args.seconds))
+        if args.tls:
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+                            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                            "-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem")], check=True, capture_output=True, timeout=60)
+            secure, tls_port = start_gatehouse(args.gatehouse, folder, tls=True)
+            processes.append(secure)
+            context = ssl.create_default_context(cafile=str(folder / "cert.pem"))
+            context.minimum_version = ssl.TLSVersion.TLSv1_3
+            target = Target(tls_port, context)
+            measure_flows("warm-up", target, apps, min(100, args.flows), args.rate * 2, True, args.concurrency, [secure.pid], args.seconds)
+            rows.append(measure_flows("TLS 1.3, kept-alive connections", target, apps, args.flows, args.rate, True, args.concurrency, [secure.pid], args.seconds))
+            rows.append(measure_flows("TLS 1.3, a new connection (full handshake) per app", target, apps, args.flows, args.rate, False,
+                                      args.concurrency, [secure.pid], args.seconds))
+        baseline = rows[0]
+        print(f"\n{'flows':54}{'done':>6}{'failed':>8}{'CPU ms/flow':>13}{'÷ base':>8}{'p50 ms':>9}{'p99 ms':>9}")
+        for row in rows:
+            print(f"{row['label']:54}{row['flows']:>6}{len(row['failures']):>8}{row['cpu_ms']:>13.3f}"
+                  f"{row['cpu_ms'] / baseline['cpu_ms']:>8.2f}{row['p50_ms']:>9.2f}{row['p99_ms']:>9.2f}")
+        failures = [failure for row in rows for failure in row["failures"]]
+
+        requests = [measure_new_connection_requests("gatehouse serve", port, "/health", args.requests, args.request_rate,
+                                                    [gatehouse.pid], args.seconds)]
+        if not args.no_nginx:
+            nginx, nginx_port, nginx_pids = start_nginx(folder)
+            if nginx is None:
+                print("nginx is not installed (apt-get install nginx-light): its baseline is skipped")
+            else:
+                processes.append(nginx)
+                requests.append(measure_new_connection_requests("nginx", nginx_port, "/health", args.requests, args.request_rate,
+                                                                nginx_pids, args.seconds))
+        print(f"\n{'GET /health, one request per new connection':54}{'done':>6}{'failed':>8}{'CPU µs/req':>13}{'÷ nginx':>8}{'p50 ms':>9}")
+        reference = requests[-1]["cpu_us"] if len(requests) > 1 else float("nan")
+        for row in requests:
+            print(f"{row['label']:54}{row['requests']:>6}{len(row['failures']):>8}{row['cpu_us']:>13.1f}"
+                  f"{row['cpu_us'] / reference:>8.2f}{row['p50_ms']:>9.2f}")
+        failures += [failure for row in requests for failure in row["failures"]]
+        if failures:
+            print(f"\n{len(failures)} failed, e.g. {failures[0]}")
+            return 1
+        return 0
+    finally:
+        stop_all()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
