@@ -29,6 +29,9 @@ import Testing
         let router = Router(context: TokenRequestContext.self)
         router.group("balance").add(middleware: RequireScope(verifier: verifier, scope: "balance"))
             .get { _, context in "balance of \(context.token?.userID ?? "?")" }
+        // A recent login, whatever its strength (max_age alone).
+        router.group("recent").add(middleware: RequireScope(verifier: verifier, scope: "balance", maxAge: maxAge))
+            .get { _, context in "recent login of \(context.token?.userID ?? "?")" }
         router.group("transfers")
             .add(middleware: RequireScope(verifier: verifier, scope: "balance", acrValues: [mfa], maxAge: maxAge, stepUpScope: "balance transfers"))
             .get { _, context in "transfer by \(context.token?.userID ?? "?") with \(context.token?.acr ?? "?")" }
@@ -114,18 +117,25 @@ import Testing
     }
 
     @Test func aLoginOlderThanMaxAgeIsAskedAgain() async throws {
+        // The login alone (a second factor cannot be asked for three times within two 30-s steps): a resource that
+        // wants a login of the last 5 s. A loaded machine may take that long for the first flow: then the SDK already
+        // logged in again once; what must hold is that a login older than max_age is asked again.
         try await TestServer.run(policy: Self.policy) { server in
-            let service = try await Self.service(server, maxAge: 2)
+            let service = try await Self.service(server, maxAge: 5)
             let (logins, codes) = (Calls<JSONObject>(), Calls<JSONObject>())
             let client = try Self.bankClient(server, logins: logins, codes: codes)
-            let transfers = URL(string: "http://127.0.0.1:\(service.port)/transfers")!
-            #expect(try await ResourceRequest(client: client, url: transfers, scope: "balance transfers").send().status == 200)
-            #expect(logins.count == 1 && codes.count == 1)
-            try await Task.sleep(for: .milliseconds(3_200))
-            // Too old now: the SDK logs out of the token's checks and passes them again, then the request goes through.
-            let again = try await ResourceRequest(client: client, url: transfers, scope: "balance transfers").send()
+            let recent = URL(string: "http://127.0.0.1:\(service.port)/recent")!
+            let first = try await ResourceRequest(client: client, url: recent, scope: "balance").send()
+            #expect(first.status == 200, "\(first.text)")
+            #expect(first.text == "recent login of john")
+            let before = logins.count
+            #expect(before >= 1)
+            try await Task.sleep(for: .milliseconds(6_200))
+            // Too old now: the SDK logs out of the token's checks and logs in again, then the request goes through.
+            let again = try await ResourceRequest(client: client, url: recent, scope: "balance").send()
             #expect(again.status == 200, "\(again.text)")
-            #expect(logins.count == 2 && codes.count == 2)
+            #expect(logins.count > before, "the login was not asked again")
+            #expect(codes.count == 0)
             await service.stop()
         }
     }
