@@ -61,7 +61,7 @@ public struct Passkey: SecondFactorSecurityCheck {
         if rpID.isEmpty || rpID.contains("/") || rpID.contains(":") {
             properties.error("rpID", "is required: the site's domain (example.com), as the pages' origins have it")
         }
-        if origins.isEmpty || origins.contains(where: { !$0.hasPrefix("https://") && !$0.hasPrefix("http://localhost") }) {
+        if origins.isEmpty || !origins.allSatisfy(Self.isPageOrigin) {
             properties.error("origins", "is required: the pages' origins (https://example.com; http only for localhost)")
         }
         if !["required", "preferred", "discouraged"].contains(userVerification) {
@@ -69,6 +69,15 @@ public struct Passkey: SecondFactorSecurityCheck {
         }
         factors = services.factors
         lockouts = services.passwords.lockouts
+    }
+
+    /// Whether `origin` is a page origin WebAuthn runs on: `https://host[:port]`, or `http://localhost[:port]` (a
+    /// secure context too), without a path.
+    static func isPageOrigin(_ origin: String) -> Bool {
+        guard let components = URLComponents(string: origin), let host = components.host, !host.isEmpty,
+              components.path.isEmpty, components.query == nil, components.fragment == nil, components.user == nil
+        else { return false }
+        return components.scheme == "https" || (components.scheme == "http" && host == "localhost")
     }
 
     /// The account its refused answers are counted against in the account lockout.

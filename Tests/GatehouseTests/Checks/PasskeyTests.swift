@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 @testable import GatehouseChecks
 import GatehouseProtocol
+import GatehouseServer
 import Testing
 
 /// A software authenticator: what a phone's platform authenticator sends, made with a P-256 key (CTAP2's CBOR by
@@ -170,6 +171,26 @@ struct SoftwareAuthenticator {
                 #expect(answered.status == 401 || answered.status == 403)
             }
         }
+    }
+
+    @Test func thePolicyNamesTheSiteAndItsPageOrigins() {
+        func refusal(_ properties: String) -> String? {
+            do {
+                _ = try SecurityPolicy.parse(yaml: "securityChecks: { P: { class: Passkey, properties: \(properties) } }\napplications: [{ id: a, platform: ios }]\n",
+                                             file: "p.yaml", registry: .builtIn, services: SecurityCheckServices(users: PolicyTests.NoUsers()))
+                return nil
+            } catch {
+                return (error as? PolicyError)?.key
+            }
+        }
+        #expect(refusal(#"{ rpID: example.com, origins: "https://example.com, https://app.example.com:8443" }"#) == nil)
+        #expect(refusal(#"{ rpID: localhost, origins: "http://localhost:8080" }"#) == nil)
+        for origins in ["http://example.com", "http://localhost.evil.example", "https://example.com/login", "example.com", ""] {
+            #expect(refusal(#"{ rpID: example.com, origins: "\#(origins)" }"#) == "securityChecks.P.properties.origins", "\(origins)")
+        }
+        #expect(refusal(#"{ origins: "https://example.com" }"#) == "securityChecks.P.properties.rpID")
+        #expect(refusal(#"{ rpID: "https://example.com", origins: "https://example.com" }"#) == "securityChecks.P.properties.rpID")
+        #expect(refusal(#"{ rpID: example.com, origins: "https://example.com", userVerification: always }"#) == "securityChecks.P.properties.userVerification")
     }
 
     static func replacingID(_ answer: JSON, with id: [UInt8]) -> JSON {
