@@ -173,6 +173,20 @@ def percentile(values, fraction):
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
 
 
+# CPU seconds per second each server spends with no load at all (timers, pollers, writers), measured in the run.
+IDLE = {}
+
+
+def measured(pids, load):
+    """Runs `load` (paced work: its durations and failures); with the CPU seconds `pids` spent per completed unit, in
+    all and less their idle CPU over the same time (``IDLE``, when measured)."""
+    before, started = cpu_seconds(pids), time.monotonic()
+    durations, failures = load()
+    cpu, elapsed = cpu_seconds(pids) - before, time.monotonic() - started
+    done = max(1, len(durations))
+    return durations, failures, cpu / done, (cpu - IDLE.get(tuple(pids), 0) * elapsed) / done
+
+
 def measure_flows(label, target, apps, count, rate, keep_alive, concurrency, pids, seconds):
     """Flows at `rate`: on a new connection each (a phone), or over kept-alive connections (one per worker)."""
     local = threading.local()
@@ -195,12 +209,8 @@ def measure_flows(label, target, apps, count, rate, keep_alive, concurrency, pid
             finally:
                 connection.close()
 
-    before, started = cpu_seconds(pids), time.monotonic()
-    durations, failures = paced(count, rate, seconds, work, concurrency)
-    cpu, elapsed = cpu_seconds(pids) - before, time.monotonic() - started
-    done = max(1, len(durations))
-    return {"label": label, "flows": len(durations), "failures": failures, "cpu_ms": cpu * 1000 / done,
-            "busy_ms": (cpu - IDLE.get(tuple(pids), 0) * elapsed) * 1000 / done,
+    durations, failures, cpu, busy = measured(pids, lambda: paced(count, rate, seconds, work, concurrency))
+    return {"label": label, "flows": len(durations), "failures": failures, "cpu_ms": cpu * 1000, "busy_ms": busy * 1000,
             "p50_ms": percentile(durations, 0.5) * 1000, "p99_ms": percentile(durations, 0.99) * 1000}
 
 
@@ -216,16 +226,10 @@ def measure_new_connection_requests(label, port, path, count, rate, pids, second
         finally:
             connection.close()
 
-    before, started = cpu_seconds(pids), time.monotonic()
-    durations, failures = paced(count, rate, seconds, work, concurrency)
-    cpu, elapsed = cpu_seconds(pids) - before, time.monotonic() - started
-    done = max(1, len(durations))
-    return {"label": label, "requests": len(durations), "failures": failures, "cpu_us": cpu * 1e6 / done,
-            "busy_us": (cpu - IDLE.get(tuple(pids), 0) * elapsed) * 1e6 / done, "p50_ms": percentile(durations, 0.5) * 1000}
+    durations, failures, cpu, busy = measured(pids, lambda: paced(count, rate, seconds, work, concurrency))
+    return {"label": label, "requests": len(durations), "failures": failures, "cpu_us": cpu * 1e6, "busy_us": busy * 1e6,
+            "p50_ms": percentile(durations, 0.5) * 1000}
 
-
-# CPU seconds per second each server spends with no load at all (timers, pollers, writers), measured in the run.
-IDLE = {}
 
 
 def measure_idle(label, pids, seconds=8):

@@ -37,7 +37,7 @@ public struct TOTP: SecondFactorSecurityCheck {
         var algorithm: OneTimePassword.Algorithm
         var digits: Int
         var period: Int
-        /// SHA-256 digests (hex) of the unused recovery codes.
+        /// Base64url SHA-256 digests of the unused recovery codes.
         var recoveryCodes: [String]
 
         var generator: OneTimePassword? {
@@ -62,11 +62,9 @@ public struct TOTP: SecondFactorSecurityCheck {
         self.name = name
         validation = CredentialsValidationConfiguration(properties: &properties, defaults: .init(maxAttempts: 3))
         issuer = properties.string("issuer", default: "Gatehouse")
-        let algorithmName = properties.string("algorithm", default: "SHA1")
-        algorithm = OneTimePassword.Algorithm(rawValue: algorithmName.uppercased().replacingOccurrences(of: "-", with: "")) ?? .sha1
-        if OneTimePassword.Algorithm(rawValue: algorithmName.uppercased().replacingOccurrences(of: "-", with: "")) == nil {
-            properties.error("algorithm", "must be SHA1, SHA256 or SHA512")
-        }
+        let algorithm = OneTimePassword.Algorithm(rawValue: properties.string("algorithm", default: "SHA1").uppercased().replacingOccurrences(of: "-", with: ""))
+        if algorithm == nil { properties.error("algorithm", "must be SHA1, SHA256 or SHA512") }
+        self.algorithm = algorithm ?? .sha1
         digits = properties.int("digits", default: 6, range: 6...8)
         period = properties.int("period", default: 30, range: 15...300)
         window = properties.int("window", default: 1, range: 0...10)
@@ -191,9 +189,10 @@ public struct TOTP: SecondFactorSecurityCheck {
         return stride(from: 0, to: 16, by: 4).map { String(characters[$0..<$0 + 4]) }.joined(separator: "-")
     }
 
-    /// How a recovery code is stored and compared: SHA-256 (hex) of its characters without separators, upper case.
+    /// How a recovery code is stored and compared: the base64url SHA-256 of its characters without separators, upper
+    /// case (as authorization codes are stored).
     static func digest(_ code: String) -> String {
         let normalized = code.uppercased().filter { $0 != "-" && !$0.isWhitespace }
-        return SHA256.hash(data: Data(normalized.utf8)).map { String(format: "%02x", $0) }.joined()
+        return Base64URL.encode(Array(SHA256.hash(data: Data(normalized.utf8))))
     }
 }

@@ -79,7 +79,7 @@ public struct GatehouseTokenLoginModule: LoginModule, RememberingLoginModule {
             return .failure("token bound to a client certificate this connection did not present")
         }
         if let requiredScope, !verified.scope.contains(requiredScope) { return .failure("insufficient scope") }
-        guard RequireScope<TokenRequestContext>.meets(verified, acrValues: acrValues, maxAge: maxAge) else {
+        guard verified.meets(acrValues: acrValues, maxAge: maxAge) else {
             return .failure("insufficient user authentication")
         }
         var expiresAt = verified.expiresAt

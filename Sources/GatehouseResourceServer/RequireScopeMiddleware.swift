@@ -65,21 +65,13 @@ public struct RequireScope<Context: GatehouseRequestContext>: RouterMiddleware {
         self.stepUpScope = Scope(stepUpScope ?? scope)
     }
 
-    /// Whether `token`'s authentication is strong and recent enough at `now`.
-    public static func meets(_ token: VerifiedToken, acrValues: [String], maxAge: Int?, now: Date = Date()) -> Bool {
-        if !acrValues.isEmpty, !(token.acr.map(acrValues.contains) ?? false) { return false }
-        if let maxAge {
-            guard let authTime = token.authTime, now.timeIntervalSince(authTime) <= TimeInterval(maxAge) else { return false }
-        }
-        return true
-    }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         do throws(TokenRejection) {
             let token = try await verifier.authorize(authorization: request.headers[.authorization], scope: scope)
             try await PresentedCertificate.check(binding: token.certificateThumbprint, of: context)
-            guard Self.meets(token, acrValues: acrValues, maxAge: maxAge) else {
+            guard token.meets(acrValues: acrValues, maxAge: maxAge) else {
                 throw TokenRejection.insufficientUserAuthentication(acrValues: acrValues, maxAge: maxAge, scope: stepUpScope)
             }
             context.token = token

@@ -33,3 +33,15 @@ public struct VerifiedToken: Sendable, Equatable {
         self.authTime = authTime
     }
 }
+
+extension VerifiedToken {
+    /// Whether the token's authentication is strong and recent enough at `now` (RFC 9470): its `acr` one of
+    /// `acrValues` (any, when empty) and its user authenticated at most `maxAge` seconds ago (any time, when `nil`).
+    public func meets(acrValues: [String], maxAge: Int?, at now: Date = Date()) -> Bool {
+        if !acrValues.isEmpty, !(acr.map(acrValues.contains) ?? false) { return false }
+        if let maxAge {
+            guard let authTime, now.timeIntervalSince(authTime) <= TimeInterval(maxAge) else { return false }
+        }
+        return true
+    }
+}

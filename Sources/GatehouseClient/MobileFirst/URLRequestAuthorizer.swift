@@ -47,28 +47,23 @@ public struct URLRequestAuthorizer: Sendable {
         let manager = client.authorizationManager
         let sent = request.value(forHTTPHeaderField: "Authorization")
         let known = client.scopeCache.scope(for: key)
-        if response.statusCode == 401, challenge.asksForStepUp {
-            // A stronger or more recent login (RFC 9470): the refused token forgotten, a token of the scope named.
-            var refused: AccessToken?
-            for candidate in [known, challenge.scope] {
-                if refused == nil, let cached = await manager.cachedAccessToken(forScope: candidate), cached.authorizationHeaderValue == sent { refused = cached }
+        /// The cached token the request was sent with, among those of `scopes`.
+        func sentToken(among scopes: [String?]) async -> AccessToken? {
+            for scope in scopes {
+                if let cached = await manager.cachedAccessToken(forScope: scope), cached.authorizationHeaderValue == sent { return cached }
             }
-            let needed = try await StepUp.prepare(challenge, refused: refused, requestScope: known, manager: manager)
-            client.scopeCache.set(needed, for: key)
-            _ = try await manager.obtainAccessToken(forScope: needed)
-            return true
+            return nil
         }
         let needed: String
-        if response.statusCode == 403 {
-            needed = Scope(challenge.scope ?? known).normalized
+        if response.statusCode == 401, challenge.asksForStepUp {
+            // A stronger or more recent login (RFC 9470): a token of the scope named (StepUp forgets the refused one).
+            needed = try await StepUp.prepare(challenge, refused: await sentToken(among: [known, challenge.scope]), requestScope: known, manager: manager)
         } else {
-            needed = known ?? Scope.registeredClient
+            needed = response.statusCode == 403 ? Scope(challenge.scope ?? known).normalized : known ?? Scope.registeredClient
+            // The refused token is forgotten, so that the next one is new.
+            if let refused = await sentToken(among: [needed]) { await manager.clearAccessToken(refused) }
         }
         client.scopeCache.set(needed, for: key)
-        // The refused token is forgotten, so that the next one is new.
-        if let cached = await manager.cachedAccessToken(forScope: needed), cached.authorizationHeaderValue == sent {
-            await manager.clearAccessToken(cached)
-        }
         _ = try await manager.obtainAccessToken(forScope: needed)
         return true
     }

@@ -1,5 +1,6 @@
 // One file on purpose: one script served as one asset, whose functions share the console's closure (GC); the
-// pages added since live in their own files (ConsoleApplicationsScript, ConsoleDevicesScript), appended to it.
+// pages added since live in their own files (ConsoleApplicationsScript, ConsoleDevicesScript, ConsoleUsersScript),
+// appended to it.
 // A web asset embedded in Swift source: the console's pages (dashboard, registrations, a client, accounts, keys,
 // the audit trail, the policy and its editor), served at `/console/console-pages.js` by ConsoleRoutes so the
 // single `gatehouse` binary serves the whole console (no file on disk, no CDN). Loaded before console.js.
