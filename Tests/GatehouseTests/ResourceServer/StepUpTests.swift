@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import GatehouseChecks
 import GatehouseClient
 import GatehouseGateway
@@ -112,6 +115,32 @@ import Testing
             // Learnt: the next request goes with the stronger token at once.
             #expect(try await ResourceRequest(client: client, url: transfers).send().status == 200)
             #expect(codes.count == 1)
+            await service.stop()
+        }
+    }
+
+    @Test func aPlainURLSessionStepsUpThroughTheAuthorizer() async throws {
+        // Networking code the SDK did not write (URLSession) with URLRequestAuthorizer: the step-up answer is read by
+        // shouldRetry, the stronger token obtained (the TOTP handler asked), and the request sent again goes through.
+        try await TestServer.run(policy: Self.policy) { server in
+            let service = try await Self.service(server)
+            let (logins, codes) = (Calls<JSONObject>(), Calls<JSONObject>())
+            let authorizer = URLRequestAuthorizer(client: try Self.bankClient(server, logins: logins, codes: codes))
+            let transfers = URLRequest(url: URL(string: "http://127.0.0.1:\(service.port)/transfers")!)
+            var request = try await authorizer.authorize(transfers, scope: "balance")
+            var statuses: [Int] = []
+            var body = Data()
+            for attempt in 0..<4 {
+                let (data, response) = try await URLSession.shared.data(for: request)
+                let http = try #require(response as? HTTPURLResponse)
+                statuses.append(http.statusCode)
+                body = data
+                guard try await authorizer.shouldRetry(request, response: http, attempt: attempt) else { break }
+                request = try await authorizer.authorize(transfers)
+            }
+            #expect(statuses == [401, 200], "\(statuses)")
+            #expect(String(decoding: body, as: UTF8.self) == "transfer by john with \(Self.mfa)")
+            #expect(logins.count == 1 && codes.count == 1)
             await service.stop()
         }
     }
