@@ -15,13 +15,13 @@ extension PostgresStore {
         let text = try encode(state)
         let written: [String]
         if expectedVersion == 0 {
-            written = try await texts(
+            written = try await writtenTexts(
                 """
                 INSERT INTO account_failures (account, record, locked_until, version) VALUES (\(account), \(text), \(state.lockedUntil), 1)
                 ON CONFLICT DO NOTHING RETURNING account
                 """)
         } else {
-            written = try await texts(
+            written = try await writtenTexts(
                 """
                 UPDATE account_failures SET record = \(text), locked_until = \(state.lockedUntil), version = version + 1
                 WHERE account = \(account) AND version = \(expectedVersion) RETURNING account
@@ -31,7 +31,7 @@ extension PostgresStore {
     }
 
     public func deleteAccountFailures(_ account: String) async throws {
-        try await client.query("DELETE FROM account_failures WHERE account = \(account)", logger: logger).collect()
+        try await written("DELETE FROM account_failures WHERE account = \(account)")
     }
 
     public func lockedAccounts(now: Int64, limit: Int) async throws -> [AccountFailureRecord] {

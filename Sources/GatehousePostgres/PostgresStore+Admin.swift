@@ -47,23 +47,15 @@ extension PostgresStore {
     }
 
     public func setActiveUser(clientID: String, userID: String?) async throws {
-        try await client.query("UPDATE registrations SET user_id = \(userID) WHERE client_id = \(clientID)", logger: logger).collect()
+        try await written("UPDATE registrations SET user_id = \(userID) WHERE client_id = \(clientID)")
     }
 
     public func deleteRegistration(clientID: String) async throws -> Bool {
         let logger = self.logger
-        return try await client.withConnection { connection in
-            try await connection.query("BEGIN", logger: logger)
-            do {
-                try await connection.query("DELETE FROM client_states WHERE client_id = \(clientID)", logger: logger).collect()
-                let deleted = try await connection.query(
-                    "DELETE FROM registrations WHERE client_id = \(clientID) RETURNING client_id", logger: logger).collect()
-                try await connection.query("COMMIT", logger: logger)
-                return !deleted.isEmpty
-            } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
-                throw error
-            }
+        return try await committed { connection in
+            try await connection.query("DELETE FROM client_states WHERE client_id = \(clientID)", logger: logger).collect()
+            return try await !connection.query(
+                "DELETE FROM registrations WHERE client_id = \(clientID) RETURNING client_id", logger: logger).collect().isEmpty
         }
     }
 
@@ -80,26 +72,23 @@ extension PostgresStore {
     public func saveDeviceAccess(_ record: DeviceAccessRecord) async throws {
         if record.blocksAnything {
             let text = try encode(record)
-            try await client.query("""
+            try await written("""
                 INSERT INTO device_access (device_id, record) VALUES (\(record.deviceID), \(text))
                 ON CONFLICT (device_id) DO UPDATE SET record = EXCLUDED.record
-                """, logger: logger).collect()
+                """)
         } else {
-            try await client.query("DELETE FROM device_access WHERE device_id = \(record.deviceID)", logger: logger).collect()
+            try await written("DELETE FROM device_access WHERE device_id = \(record.deviceID)")
         }
     }
 
     public func deleteDevice(deviceID: String) async throws -> [String] {
         // One statement: the device's states, registrations and hold go together.
-        let rows = try await client.query("""
+        try await writtenTexts("""
             WITH clients AS (DELETE FROM registrations WHERE device_id = \(deviceID) RETURNING client_id),
                  states AS (DELETE FROM client_states WHERE client_id IN (SELECT client_id FROM clients)),
                  access AS (DELETE FROM device_access WHERE device_id = \(deviceID))
             SELECT client_id FROM clients
-            """, logger: logger)
-        var deleted: [String] = []
-        for try await clientID in rows.decode(String.self) { deleted.append(clientID) }
-        return deleted
+            """)
     }
 
     // MARK: Audit log
@@ -107,7 +96,7 @@ extension PostgresStore {
     public func appendAudit(_ events: [AuditEvent]) async throws {
         guard !events.isEmpty else { return }
         // One statement, one round trip: all the events or none, in order.
-        _ = try await rows(PreparedStatements.AppendAudit(times: events.map(\.time), records: try events.map { try encode($0) }))
+        _ = try await written(PreparedStatements.AppendAudit(times: events.map(\.time), records: try events.map { try encode($0) }))
     }
 
     public func auditEvents(after: Int64, limit: Int) async throws -> [AuditEvent] {
@@ -124,6 +113,6 @@ extension PostgresStore {
 
     @discardableResult
     public func deleteAudit(before time: Int64) async throws -> Int {
-        try await client.query("DELETE FROM audit_events WHERE time < \(time) RETURNING id", logger: logger).collect().count
+        try await written("DELETE FROM audit_events WHERE time < \(time) RETURNING id").count
     }
 }

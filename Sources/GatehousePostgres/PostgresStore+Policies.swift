@@ -16,7 +16,7 @@ extension PostgresStore {
 
     public func insertPolicy(_ policy: StoredPolicy) async throws {
         let text = try encode(policy)
-        let inserted = try await texts(
+        let inserted = try await writtenTexts(
             "INSERT INTO policies (version, record) VALUES (\(policy.version), \(text)) ON CONFLICT DO NOTHING RETURNING record")
         if inserted.isEmpty { throw StoreError.duplicate }
     }

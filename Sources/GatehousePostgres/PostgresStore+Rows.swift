@@ -43,7 +43,7 @@ extension PostgresStore: StoreRowAccess {
             }
             let sql = "INSERT INTO \(table.name) (\(table.columns.map(\.name).joined(separator: ", "))) VALUES "
                 + tuples.joined(separator: ", ") + " ON CONFLICT DO NOTHING RETURNING 1"
-            inserted += try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect().count
+            inserted += try await written(PostgresQuery(unsafeSQL: sql, binds: binds)).count
         }
         return inserted
     }

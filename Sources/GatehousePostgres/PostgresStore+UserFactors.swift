@@ -16,13 +16,13 @@ extension PostgresStore {
     public func saveUserFactor(_ record: UserFactorRecord, expectedVersion: Int64) async throws -> Bool {
         let written: [String]
         if expectedVersion == 0 {
-            written = try await texts("""
+            written = try await writtenTexts("""
                 INSERT INTO user_factors (username, factor, data, enrolled_at, version)
                 VALUES (\(record.username), \(record.factor), \(record.data), \(record.enrolledAt), 1)
                 ON CONFLICT DO NOTHING RETURNING username
                 """)
         } else {
-            written = try await texts("""
+            written = try await writtenTexts("""
                 UPDATE user_factors SET data = \(record.data), version = version + 1
                 WHERE username = \(record.username) AND factor = \(record.factor) AND version = \(expectedVersion) RETURNING username
                 """)
@@ -43,9 +43,9 @@ extension PostgresStore {
     public func deleteUserFactors(username: String, factor: String?) async throws -> Int {
         let deleted: [String]
         if let factor {
-            deleted = try await texts("DELETE FROM user_factors WHERE username = \(username) AND factor = \(factor) RETURNING factor")
+            deleted = try await writtenTexts("DELETE FROM user_factors WHERE username = \(username) AND factor = \(factor) RETURNING factor")
         } else {
-            deleted = try await texts("DELETE FROM user_factors WHERE username = \(username) RETURNING factor")
+            deleted = try await writtenTexts("DELETE FROM user_factors WHERE username = \(username) RETURNING factor")
         }
         return deleted.count
     }

@@ -28,6 +28,8 @@ import Glibc
         func registered(_ clientID: String, node: Int) { registered.withLock { $0.append((node, clientID)) } }
         var all: [Entry] { entries.withLock { $0 } }
         var clients: [String] { registered.withLock { $0.map(\.clientID) } }
+        /// The node that answered `clientID`'s registration.
+        func node(of clientID: String) -> Int? { registered.withLock { $0.first { $0.clientID == clientID }?.node } }
 
         /// Requests by status (`error` for transport failures).
         var byStatus: [String: Int] {
@@ -127,7 +129,12 @@ import Glibc
         let unaudited = ledger.clients.filter { !audited.contains($0) }
         await store.shutdown()
         #expect(lost.isEmpty, "registrations answered 201 and lost: \(lost)")
-        #expect(unaudited.isEmpty, "registrations answered 201 without their audit event: \(unaudited.count)")
+        // The nodes' own words on their audit logs (dropped batches, waits), for a failure to be read afterwards.
+        let auditLines = nodes.map { node in
+            "exit \(node.process.terminationStatus): " + node.output.split(separator: "\n").filter { $0.localizedCaseInsensitiveContains("audit") }.suffix(10).joined(separator: " | ")
+                + " … " + node.output.split(separator: "\n").suffix(8).joined(separator: " | ")
+        }
+        #expect(unaudited.isEmpty, "registrations answered 201 without their audit event: \(unaudited.map { "\($0) (node \(ledger.node(of: $0) ?? -1))" }) — the nodes said: \(auditLines.suffix(20))")
         let statuses = ledger.byStatus.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
         print("drill \(name): \(entries.count) requests (\(statuses)), \(ledger.clients.count) registrations (lost \(lost.count), "
               + "without their audit event \(unaudited.count)), slowest request \(String(format: "%.2f", slowest)) s, nodes alive \(alive)/2")
