@@ -9,7 +9,7 @@ Then the cost of a request on a new connection (`GET /health`, one request a con
 `gatehouse serve` and for Debian's nginx answering the same on the same machine: CPU µs per request and the ratio.
 
     Benchmarks/phone_traffic.py --gatehouse .build-release/release/gatehouse [--flows 300] [--rate 40] [--tls]
-                                [--requests 2000] [--request-rate 400] [--no-nginx]
+                                [--requests 2000] [--request-rate 400] [--no-nginx] [--compare=ARGS]
 
 scripts/bench-phone builds the release binary and runs this. Every loop is bounded in count and time; everything
 listens on loopback ports the kernel chose.
@@ -240,12 +240,12 @@ def measure_idle(label, pids, seconds=8):
     print(f"{label} idle: {IDLE[tuple(pids)] * 1000:.1f} ms of CPU per second")
 
 
-def start_gatehouse(binary, folder, tls):
-    command = [binary, "serve", "--port", "0", "--data", str(folder / "data"), "--policy", str(folder / "policy.yaml"),
-               "--log-level", "warning"]
+def start_gatehouse(binary, folder, tls, extra=(), name="gatehouse"):
+    command = [binary, "serve", "--port", "0", "--data", str(folder / f"{name}-data"), "--policy", str(folder / "policy.yaml"),
+               "--log-level", "warning", *extra]
     if tls:
         command += ["--tls-certificate", str(folder / "cert.pem"), "--tls-key", str(folder / "key.pem")]
-    log = open(folder / ("gatehouse-tls.log" if tls else "gatehouse.log"), "w+")
+    log = open(folder / (f"{name}-tls.log" if tls else f"{name}.log"), "w+")
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -303,6 +303,8 @@ def main():
     parser.add_argument("--request-rate", type=float, default=400, help="their rate per second (default 400)")
     parser.add_argument("--no-nginx", action="store_true", help="skip nginx's /health baseline")
     parser.add_argument("--seconds", type=float, default=120, help="the most any one measurement may take")
+    parser.add_argument("--compare", metavar="ARGS", help="also run a second plain `gatehouse serve` with these extra "
+                        "arguments (e.g. --compare="--connections-on-event-loop false"), measured the same way in the same run")
     args = parser.parse_args()
 
     folder = Path(tempfile.mkdtemp(prefix="gatehouse-phone-"))
@@ -332,6 +334,18 @@ def main():
         measure_idle("gatehouse serve", [gatehouse.pid])
         rows.append(measure_flows("plain, kept-alive connections", plain, apps, args.flows, args.rate, True, args.concurrency, [gatehouse.pid], args.seconds))
         rows.append(measure_flows("plain, a new connection per app", plain, apps, args.flows, args.rate, False, args.concurrency, [gatehouse.pid], args.seconds))
+        compared = None
+        if args.compare:
+            compared, compared_port = start_gatehouse(args.gatehouse, folder, tls=False, extra=args.compare.split(), name="compared")
+            processes.append(compared)
+            other = Target(compared_port)
+            print(f"compared: gatehouse serve {args.compare} (pid {compared.pid})")
+            measure_flows("warm-up", other, apps, min(100, args.flows), args.rate * 2, True, args.concurrency, [compared.pid], args.seconds)
+            measure_idle(f"gatehouse serve {args.compare}", [compared.pid])
+            rows.append(measure_flows(f"{args.compare}: plain, kept-alive", other, apps, args.flows, args.rate, True, args.concurrency,
+                                      [compared.pid], args.seconds))
+            rows.append(measure_flows(f"{args.compare}: plain, new connection", other, apps, args.flows, args.rate, False, args.concurrency,
+                                      [compared.pid], args.seconds))
         if args.tls:
             subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
                             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
@@ -355,6 +369,9 @@ def main():
 
         requests = [measure_new_connection_requests("gatehouse serve", port, "/health", args.requests, args.request_rate,
                                                     [gatehouse.pid], args.seconds)]
+        if compared is not None:
+            requests.append(measure_new_connection_requests(f"gatehouse serve {args.compare}", compared_port, "/health", args.requests,
+                                                            args.request_rate, [compared.pid], args.seconds))
         if not args.no_nginx:
             nginx, nginx_port, nginx_pids = start_nginx(folder)
             if nginx is None:

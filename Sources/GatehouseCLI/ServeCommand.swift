@@ -69,6 +69,11 @@ struct ServeCommand: AsyncParsableCommand {
     var headerReadTimeout: Int = 10
 
     @Option(help: ArgumentHelp(
+        "Run each connection's requests on the thread that owns its socket (NIO's event loop): true or false.",
+        discussion: "false only for custom security checks that block their thread (synchronous I/O), which would stall the other connections of that thread."))
+    var connectionsOnEventLoop: Bool = true
+
+    @Option(help: ArgumentHelp(
         "Who may read /metrics: open (anyone who reaches the port) or token (a confidential client's bearer token with scope gatehouse.metrics or an admin scope).",
         discussion: "Default: open on a loopback --host, token beyond it."))
     var metricsAccess: ServerConfiguration.MetricsAccess?
@@ -152,6 +157,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.signingKeyMaxAge = retireSigningKeysAfterDays.map { .seconds($0 * 86_400) }
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.headerReadTimeout = .seconds(headerReadTimeout)
+        configuration.connectionTasksOnEventLoop = connectionsOnEventLoop
         configuration.nodeName = nodeName
         configuration.metricsAccess = metricsAccess
         do {

@@ -40,6 +40,10 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(60)
     /// How long a new connection has to send its first complete request head (slowloris), plain HTTP; `408` after.
     public var headerReadTimeout: Duration = .seconds(10)
+    /// Whether each connection's task runs on the connection's event loop (``EventLoopTaskExecutor``: no thread hop
+    /// per read and write) rather than on Swift concurrency's shared threads. Off only for custom security checks
+    /// that block their thread (synchronous I/O), which would stall every connection of that event loop.
+    public var connectionTasksOnEventLoop = true
     /// Who may read `/metrics`: anyone who reaches the port (`.open`), or a confidential client's bearer token with
     /// scope `gatehouse.metrics` (or an admin scope: `.token`; Prometheus' `oauth2` client credentials get one).
     /// `nil`: open on a loopback host, a token beyond it.
@@ -141,19 +145,25 @@ public enum Gatehouse {
             logger.warning("Serving plain HTTP on \(configuration.host): tokens, PINs and passwords cross the network in clear. Use --tls-certificate/--tls-key, or a TLS-terminating proxy on this machine.")
         }
         let idle = TimeAmount.seconds(Int64(configuration.idleTimeout.components.seconds))
-        let server: HTTPServerBuilder = if let tls = configuration.tls {
-            try .http2Upgrade(tlsChannelConfiguration: tls.channelConfiguration(
-                                  clientCertificates: configuration.requestClientCertificates || configuration.clientCertificateAuthorities != nil),
-                              configuration: .init(idleTimeout: configuration.idleTimeout, streamConfiguration: .init(idleTimeout: idle)))
+        let tlsChannel = try configuration.tls.map {
+            try $0.channelConfiguration(clientCertificates: configuration.requestClientCertificates || configuration.clientCertificateAuthorities != nil)
+        }
+        let server: HTTPServerBuilder = if let tlsChannel {
+            HTTPServerBuilder { responder in
+                EventLoopConnectionChannel(onEventLoop: configuration.connectionTasksOnEventLoop, inner: try HTTP2UpgradeChannel(
+                    tlsChannelConfiguration: tlsChannel,
+                    configuration: .init(idleTimeout: configuration.idleTimeout, streamConfiguration: .init(idleTimeout: idle)),
+                    responder: responder))
+            }
         } else {
             HTTPServerBuilder { responder in
-                LoopAnswersChannel(
+                EventLoopConnectionChannel(onEventLoop: configuration.connectionTasksOnEventLoop, inner: LoopAnswersChannel(
                     inner: HTTP10Channel(inner: HeadTimeoutChannel(
                         inner: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idle)),
                         headerReadTimeout: .nanoseconds(configuration.headerReadTimeout.wholeNanoseconds),
                         answerBody: #"{"errorCode":"REQUEST_TIMEOUT","errorMsg":"The request head did not arrive in time."}"#)),
                     answers: LoopAnswers(routes: configuration.tracer == nil ? runtime.loopRoutes : [], serverName: Self.serverName, metrics: service.metrics,
-                                         trustedProxies: configuration.trustedProxies))
+                                         trustedProxies: configuration.trustedProxies)))
             }
         }
         return Application(
