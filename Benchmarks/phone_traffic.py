@@ -304,7 +304,7 @@ def main():
     parser.add_argument("--no-nginx", action="store_true", help="skip nginx's /health baseline")
     parser.add_argument("--seconds", type=float, default=120, help="the most any one measurement may take")
     parser.add_argument("--compare", metavar="ARGS", help="also run a second plain `gatehouse serve` with these extra "
-                        "arguments (e.g. --compare="--connections-on-event-loop false"), measured the same way in the same run")
+                        "arguments (e.g. --compare='--connections-on-event-loop false'), measured the same way in the same run")
     args = parser.parse_args()
 
     folder = Path(tempfile.mkdtemp(prefix="gatehouse-phone-"))
