@@ -8,6 +8,7 @@ import GatehouseHTTP
 import Hummingbird
 import Logging
 import NIOCore
+import NIOPosix
 import Synchronization
 
 /// `gatehouse serve`: runs the authorization server.
@@ -212,7 +213,15 @@ struct ServeCommand: AsyncParsableCommand {
             throw CommandFailure("Policy error: \(error)")
         }
         do {
-            try await app.runService()
+            if connectionsOnEventLoop {
+                // The accept loop, and each connection's task until it moves to its own loop, start on an event loop
+                // too: an accepted connection is not handed through Swift concurrency's shared threads.
+                try await withTaskExecutorPreference(EventLoopTaskExecutor(MultiThreadedEventLoopGroup.singleton.next())) {
+                    try await app.runService()
+                }
+            } else {
+                try await app.runService()
+            }
         } catch let error as IOError {
             throw CommandFailure("Cannot serve on \(host):\(port)", error)
         }
