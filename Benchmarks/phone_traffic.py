@@ -260,7 +260,9 @@ def start_gatehouse(binary, folder, tls, extra=(), name="gatehouse"):
     raise SystemExit(f"gatehouse did not start: {Path(log.name).read_text()[-2000:]}")
 
 
-def start_nginx(folder):
+def start_nginx(folder, tls=False):
+    """nginx answering `GET /health` (one worker), plain or over TLS 1.3 with the run's certificate (cert.pem/key.pem),
+    session tickets on (nginx's default)."""
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.path.exists(nginx):
         return None, None, None
@@ -269,6 +271,8 @@ def start_nginx(folder):
         port = probe.getsockname()[1]
     root = folder / "nginx"
     (root / "logs").mkdir(parents=True, exist_ok=True)
+    tls_lines = (f"ssl_certificate {folder / 'cert.pem'}; ssl_certificate_key {folder / 'key.pem'}; ssl_protocols TLSv1.3; "
+                 "ssl_session_tickets on;") if tls else ""
     (root / "nginx.conf").write_text(f"""worker_processes 1;
 pid {root}/nginx.pid;
 error_log {root}/logs/error.log warn;
@@ -277,7 +281,7 @@ http {{
     access_log off;
     client_body_temp_path {root}/body; proxy_temp_path {root}/proxy; fastcgi_temp_path {root}/fastcgi;
     uwsgi_temp_path {root}/uwsgi; scgi_temp_path {root}/scgi;
-    server {{ listen 127.0.0.1:{port}; location = /health {{ return 200 "ok\\n"; }} }}
+    server {{ listen 127.0.0.1:{port}{" ssl" if tls else ""}; {tls_lines} location = /health {{ return 200 "ok\\n"; }} }}
 }}
 """)
     process = subprocess.Popen([nginx, "-p", str(root), "-c", str(root / "nginx.conf"), "-g", "daemon off;"],

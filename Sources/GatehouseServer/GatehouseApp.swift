@@ -150,10 +150,10 @@ public enum Gatehouse {
         }
         let server: HTTPServerBuilder = if let tlsChannel {
             HTTPServerBuilder { responder in
-                EventLoopConnectionChannel(onEventLoop: configuration.connectionTasksOnEventLoop, inner: try HTTP2UpgradeChannel(
+                EventLoopConnectionChannel(onEventLoop: configuration.connectionTasksOnEventLoop, inner: HTTP10UpgradeChannel(inner: try HTTP2UpgradeChannel(
                     tlsChannelConfiguration: tlsChannel,
                     configuration: .init(idleTimeout: configuration.idleTimeout, streamConfiguration: .init(idleTimeout: idle)),
-                    responder: responder))
+                    responder: responder)))
             }
         } else {
             HTTPServerBuilder { responder in

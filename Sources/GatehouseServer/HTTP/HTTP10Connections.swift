@@ -1,7 +1,10 @@
 import HummingbirdCore
+import HummingbirdHTTP2
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
+import NIOTLS
 import NIOHTTPTypesHTTP1
 
 /// HTTP/1.0 clients answered as RFC 9112 §9.3 asks: Hummingbird's HTTP types carry no version, so every answer went
@@ -68,14 +71,51 @@ struct HTTP10Channel<Inner: ServerChildChannel>: ServerChildChannel {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            let pipeline = channel.pipeline.syncOperations
-            let codec = try pipeline.handler(type: HTTP1ToHTTPServerCodec.self)
-            try pipeline.addHandler(HTTP10ResponseHandler(), position: .before(codec))
+            try HTTP10ResponseHandler.add(to: channel.pipeline.syncOperations)
             return value
         }
     }
 
     func handle(value: Value, logger: Logger) async {
         await inner.handle(value: value, logger: logger)
+    }
+}
+
+/// A TLS connection (Hummingbird's `HTTP2UpgradeChannel`) whose HTTP/1.1 pipeline, when ALPN chose it or chose
+/// nothing, gets an ``HTTP10ResponseHandler`` as a plain one does; one that negotiated HTTP/2 is left as it is. The
+/// handler is added when the negotiation's result is announced, which NIO does before it lets the requests it
+/// held during the handshake through, so that it sees the first request too.
+struct HTTP10UpgradeChannel: ServerChildChannel {
+    typealias Value = HTTP2UpgradeChannel.Value
+    /// The negotiation handler `HTTP2UpgradeChannel` puts in the pipeline.
+    typealias Negotiation = NIOTypedApplicationProtocolNegotiationHandler<NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Channel.Value>>
+
+    let inner: HTTP2UpgradeChannel
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            let negotiation = try channel.pipeline.syncOperations.handler(type: Negotiation.self)
+            negotiation.protocolNegotiationResult.assumeIsolated().whenSuccess { version in
+                guard case .http1_1 = version else { return }
+                do {
+                    try HTTP10ResponseHandler.add(to: channel.pipeline.syncOperations)
+                } catch {
+                    logger.debug("HTTP/1.0 handling not added to a TLS connection: \(error)")
+                }
+            }
+            return value
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
+}
+
+extension HTTP10ResponseHandler {
+    /// Adds a handler before the pipeline's conversion of HTTP/1 parts to HTTP types.
+    static func add(to pipeline: ChannelPipeline.SynchronousOperations) throws {
+        let codec = try pipeline.handler(type: HTTP1ToHTTPServerCodec.self)
+        try pipeline.addHandler(HTTP10ResponseHandler(), position: .before(codec))
     }
 }

@@ -55,6 +55,33 @@ import Testing
         #expect(still.output == "200")
     }
 
+    /// HTTP/1.0 over TLS is answered in 1.0 and closed as over plain HTTP (it was left open: ApacheBench without `-k`
+    /// and `openssl s_time -www` waited for the idle timeout), and HTTP/2 by ALPN still works beside it.
+    @Test func apacheBenchOverTLSCompletesWithAndWithoutKeepAlive() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ab") else {
+            Issue.record("ab is not installed (apt-get install apache2-utils; scripts/test installs it)")
+            return
+        }
+        let certificates = try await TestCertificates.make(commonName: "gatehouse-ab")
+        defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
+        let server = try GatehouseProcess.start([
+            "serve", "--port", "0", "--data", TestServer.temporaryDirectory(),
+            "--tls-certificate", certificates.certificatePath, "--tls-key", certificates.keyPath,
+        ])
+        defer { server.stop() }
+        let banner = try await server.waitForLine(containing: "listens on https://")
+        let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("https://") }.map(String.init))
+        for keepAlive in [false, true] {
+            let (status, text) = try await runOffThePool("/usr/bin/timeout", ["60", "/usr/bin/ab", "-q", "-s", "5", "-n", "300", "-c", "4"]
+                                                          + (keepAlive ? ["-k"] : []) + [base + "/health"])
+            #expect(status == 0, "ab\(keepAlive ? " -k" : ""): \(text)")
+            #expect(text.contains("Complete requests:      300"), "\(text)")
+            #expect(text.contains("Failed requests:        0"), "\(text)")
+        }
+        let h2 = try await curl(["--cacert", certificates.caPath, "--http2", "-w", "%{http_version} %{http_code}", "-o", "/dev/null", base + "/health"])
+        #expect(h2.output == "2 200")
+    }
+
     @Test func onlyLoopbackCountsAsPrivate() {
         #expect(ServingWarnings.isLoopback("127.0.0.1"))
         #expect(ServingWarnings.isLoopback("localhost"))
