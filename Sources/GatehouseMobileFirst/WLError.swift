@@ -40,7 +40,7 @@ public struct WLError: Error, CustomNSError, LocalizedError, Sendable {
     init(_ error: GatehouseClientError) {
         let code: WLErrorCode = switch error.code {
         case .challengeCancelled, .cancelled: .challengeHandlingCanceled
-        case .timedOut, .challengeTimedOut: .requestTimeout
+        case .timedOut, .challengeTimedOut, .flowWaitTimedOut: .requestTimeout
         case .transport: .unresponsiveHost
         case .securityCheckFailed: .authorizationFailure
         case .applicationDisabled: .applicationDisabled

@@ -34,6 +34,11 @@ public struct ClientConfiguration: Sendable {
     /// platforms, an owner-only file elsewhere) and used by the next client on that store until they need
     /// refreshing. Off by default: a token is then lost with the process, as MobileFirst's Android SDK loses it.
     public var persistsTokens = false
+    /// How long a flow waits for the flows before it (a client runs one authorization flow at a time: a token, a
+    /// login, a logout) before it fails with ``GatehouseClientError/flowWaitTimedOut(after:)`` instead of waiting on:
+    /// a flow stuck behind a challenge nobody answers, or a hook that waits for the flow it was called from. Five
+    /// minutes by default, several challenge timeouts.
+    public var flowWaitTimeout: Duration = .seconds(300)
 
     /// - Parameters:
     ///   - serverURL: the server's base URL (`http://127.0.0.1:8080`).

@@ -119,6 +119,11 @@ public struct GatehouseClientError: Error, Sendable, Equatable, CustomStringConv
     public static func timedOut(url: String, underlying: (any Error)? = nil) -> Self {
         Self(Details(code: .timedOut, url: url), underlying: underlying)
     }
+    /// The flows before this one (a token, a login, a logout of the same client) held the client longer than
+    /// ``ClientConfiguration/flowWaitTimeout``; this one gave up waiting for its turn and sent nothing.
+    public static func flowWaitTimedOut(after limit: Duration) -> Self {
+        Self(Details(code: .flowWaitTimedOut, message: "another authorization flow held the client longer than \(limit)"))
+    }
     /// The server could not be reached, or the connection failed; `underlying` is the transport's error.
     public static func transport(_ message: String, underlying: (any Error)? = nil) -> Self {
         Self(Details(code: .transport, message: message), underlying: underlying)
@@ -176,6 +181,7 @@ public struct GatehouseClientError: Error, Sendable, Equatable, CustomStringConv
             return "\(what) \(status ?? 0)\(serverErrorCode.map { " \($0)" } ?? ""))\(message.map { ": \($0)" } ?? "")"
         case .conflict: return "The server kept answering 409 MFP-Conflict."
         case .timedOut: return "The request to \(url ?? "?") timed out."
+        case .flowWaitTimedOut: return "Gave up waiting: \(message ?? "another authorization flow held the client too long")."
         case .transport: return "Network error: \(message ?? "")\(cause)"
         case .keyStore: return "Key store error: \(message ?? "")\(cause)"
         case .duplicateChallengeHandler: return "A challenge handler is already registered for \(check)."
@@ -226,6 +232,8 @@ extension ErrorCode where Domain == GatehouseClientError {
     public static var conflict: Self { Self(rawValue: "conflict") }
     /// A request did not complete in time.
     public static var timedOut: Self { Self(rawValue: "timedOut") }
+    /// ``GatehouseClientError/flowWaitTimedOut(after:)``.
+    public static var flowWaitTimedOut: Self { Self(rawValue: "flowWaitTimedOut") }
     /// The server could not be reached, or the connection failed.
     public static var transport: Self { Self(rawValue: "transport") }
     /// The key store could not be read or written.

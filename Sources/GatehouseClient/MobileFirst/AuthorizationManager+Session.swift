@@ -15,7 +15,7 @@ extension AuthorizationManager {
             return try outcome.get()
         }
         let origin = registry.nextSequence()
-        let outcome = await inTurn { () async -> Result<[String: JSON], GatehouseClientError> in
+        let outcome = try await inTurn { () async -> Result<[String: JSON], GatehouseClientError> in
             do throws(GatehouseClientError) {
                 return .success(try await self.withRegistration { (identity) async throws(GatehouseClientError) -> [String: JSON] in
                     try await self.preauthorizer.run(
@@ -25,14 +25,13 @@ extension AuthorizationManager {
                 return .failure(error)
             }
         }
-        guard let outcome else { throw .cancelled(underlying: CancellationError()) }
         return try outcome.get()[securityCheck]?.objectValue ?? [:]
     }
 
     /// Logs out of `securityCheck` (`POST preauth/v1/logout`) and forgets every cached token. Logging out a
     /// client that never registered does nothing.
     public func logout(securityCheck: String) async throws(GatehouseClientError) {
-        let outcome = await inTurn { () async -> Result<Void, GatehouseClientError> in
+        let outcome = try await inTurn { () async -> Result<Void, GatehouseClientError> in
             do throws(GatehouseClientError) {
                 try await self.logoutInTurn(securityCheck: securityCheck)
                 return .success(())
@@ -40,7 +39,6 @@ extension AuthorizationManager {
                 return .failure(error)
             }
         }
-        guard let outcome else { throw .cancelled(underlying: CancellationError()) }
         try outcome.get()
     }
 

@@ -30,7 +30,7 @@ public actor AuthorizationManager {
     private var flows: [String: (id: UInt64, flow: SharedFlow<AccessToken>)] = [:]
     private var nextFlow: UInt64 = 0
     private var busy = false
-    private var turns: [(id: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
+    private var turns: [(id: UInt64, continuation: CheckedContinuation<TurnWait, Never>)] = []
     private var nextTurn: UInt64 = 0
 
     init(api: RuntimeAPI, registrar: Registrar, registry: ChallengeHandlerRegistry) {
@@ -129,10 +129,11 @@ public actor AuthorizationManager {
 
     private func tokenFlow(key: String, id: UInt64, origin: UInt64) async -> Result<AccessToken, GatehouseClientError> {
         defer { if flows[key]?.id == id { flows[key] = nil } }
-        guard let result = await inTurn({ await self.tokenFlowInTurn(key: key, origin: origin) }) else {
-            return .failure(.cancelled(underlying: CancellationError()))
+        do {
+            return try await inTurn { await self.tokenFlowInTurn(key: key, origin: origin) }
+        } catch {
+            return .failure(error)
         }
-        return result
     }
 
     private func tokenFlowInTurn(key: String, origin: UInt64) async -> Result<AccessToken, GatehouseClientError> {
@@ -206,10 +207,12 @@ public actor AuthorizationManager {
 
     // MARK: One flow at a time
 
-    /// Runs `body` in a turn of its own, and after the turn the app's hooks it called (``DeferredHooks``); `nil`
-    /// when the task was cancelled before its turn came.
-    func inTurn<T: Sendable>(_ body: () async -> T) async -> T? {
-        guard await takeTurn() else { return nil }
+    /// Runs `body` in a turn of its own, and after the turn the app's hooks it called (``DeferredHooks``).
+    ///
+    /// - Throws: `cancelled` when the task was cancelled before its turn came; `flowWaitTimedOut` when the flows
+    ///   before it held the client longer than ``ClientConfiguration/flowWaitTimeout``.
+    func inTurn<T: Sendable>(_ body: () async -> T) async throws(GatehouseClientError) -> T {
+        try await takeTurn()
         let hooks = DeferredHooks()
         let result = await DeferredHooks.$current.withValue(hooks) { await body() }
         await saveTokens()
@@ -218,33 +221,53 @@ public actor AuthorizationManager {
         return result
     }
 
-    /// Waits for this flow's turn; `false` when the task was cancelled first (it then has no turn to end).
-    func takeTurn() async -> Bool {
-        guard !Task.isCancelled else { return false }
+    /// How a wait for a turn ended.
+    enum TurnWait: Sendable {
+        case granted, cancelled, timedOut
+    }
+
+    /// Waits for this flow's turn, at most ``ClientConfiguration/flowWaitTimeout``; a flow that throws has no turn
+    /// to end.
+    func takeTurn() async throws(GatehouseClientError) {
+        guard !Task.isCancelled else { throw .cancelled(underlying: CancellationError()) }
         guard busy else {
             busy = true
-            return true
+            return
         }
         nextTurn += 1
         let id = nextTurn
-        return await withTaskCancellationHandler {
+        let limit = api.configuration.flowWaitTimeout
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: limit)
+            guard !Task.isCancelled else { return }
+            await self?.leaveQueue(id, because: .timedOut)
+        }
+        defer { timer.cancel() }
+        let wait = await withTaskCancellationHandler {
             await withCheckedContinuation { turns.append((id, $0)) }
         } onCancel: {
-            Task { await self.leaveQueue(id) }
+            Task { await self.leaveQueue(id, because: .cancelled) }
+        }
+        switch wait {
+        case .granted: return
+        case .cancelled: throw .cancelled(underlying: CancellationError())
+        case .timedOut:
+            api.configuration.logger.warning("An authorization flow gave up waiting: the flows before it held the client longer than \(limit)")
+            throw .flowWaitTimedOut(after: limit)
         }
     }
 
-    /// A cancelled flow leaves the queue without its turn.
-    private func leaveQueue(_ id: UInt64) {
+    /// A cancelled or timed-out flow leaves the queue without its turn.
+    private func leaveQueue(_ id: UInt64, because wait: TurnWait) {
         guard let index = turns.firstIndex(where: { $0.id == id }) else { return }
-        turns.remove(at: index).continuation.resume(returning: false)
+        turns.remove(at: index).continuation.resume(returning: wait)
     }
 
     func endTurn() {
         if turns.isEmpty {
             busy = false
         } else {
-            turns.removeFirst().continuation.resume(returning: true)
+            turns.removeFirst().continuation.resume(returning: .granted)
         }
     }
 }

@@ -49,6 +49,31 @@ import Testing
         }
     }
 
+    /// A flow queued behind one that waits on a challenge nobody answers gives up after the client's
+    /// `flowWaitTimeout` with its own error, having sent nothing; the flow before it is not disturbed.
+    @Test func aFlowWaitingTooLongForItsTurnFailsClearly() async throws {
+        try await TestServer.run { server in
+            let client = SDK.client(server, challengeTimeout: .seconds(30), flowWaitTimeout: .milliseconds(800))
+            try client.registerChallengeHandler(SDK.captchaHandler(Calls<JSONObject>()))
+            let asked = Calls<String>()
+            try client.registerChallengeHandler(ClosureChallengeResponder(securityCheck: "PinCodeAttempts") { _ in
+                asked.record("pin")
+                try? await Task.sleep(for: .seconds(30))   // nobody answers
+                return .cancel
+            })
+            let stuck = Task { try await client.obtainAccessToken(forScope: "accessRestricted") }
+            defer { stuck.cancel() }
+            for _ in 0..<200 where asked.all.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(asked.all == ["pin"], "the first flow is waiting on its PIN challenge")
+            let start = ContinuousClock.now
+            let error = await SDK.error { _ = try await SDK.bounded(20) { try await client.login(securityCheck: "UserLogin", credentials: [:]) } }
+            #expect(error?.code == .flowWaitTimedOut, "\(String(describing: error))")
+            #expect(ContinuousClock.now - start < .seconds(10))
+            #expect(error?.description.contains("held the client longer than") == true)
+            #expect(asked.all == ["pin"], "the first flow's challenge was not asked again")
+        }
+    }
+
     @Test func challengeAbandonedMayLogIn() async throws {
         try await TestServer.run(policy: SDK.policy(userLoginSuccessSec: 60)) { server in
             let inner = Calls<String>()

@@ -80,12 +80,13 @@ enum SDK {
     static func client(
         _ server: TestServer, app: String = pinApp, platform: String = "ios", version: String = "1.0",
         keyStore: any KeyStore = InMemoryKeyStore(), transport: (any HTTPTransport)? = nil, challengeTimeout: Duration = .seconds(30),
-        logger: Logger = quietLogger
+        flowWaitTimeout: Duration = .seconds(300), logger: Logger = quietLogger
     ) -> GatehouseClient {
-        let configuration = ClientConfiguration(
+        var configuration = ClientConfiguration(
             serverURL: URL(string: server.baseURL)!, applicationID: app, platform: platform, version: version,
             device: DeviceData(id: "sdk-test-device", hardware: "TestPhone", platform: "ios 18"), challengeTimeout: challengeTimeout,
             logger: logger)
+        configuration.flowWaitTimeout = flowWaitTimeout
         return GatehouseClient(configuration: configuration, keyStore: keyStore, transport: transport ?? URLSessionTransport())
     }
 
