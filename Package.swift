@@ -212,8 +212,8 @@ let package = Package(
             dependencies: ["GatehouseProtocol", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
-        // The SDK over SwiftNIO, for Linux servers and tools: an HTTP transport on AsyncHTTPClient and the gateway's
-        // WebSocket client on HummingbirdWSClient.
+        // The SDK over SwiftNIO, for Linux servers and tools: an HTTP transport on AsyncHTTPClient, one that pins
+        // servers' public keys (NIOSSL), and the gateway's WebSocket client on HummingbirdWSClient.
         .target(
             name: "GatehouseClientNIO",
             dependencies: [
@@ -224,6 +224,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -15,7 +15,9 @@ that relays to an echo upstream: this script itself, started again as a separate
 4. the active connections again with N open: echo p50/p99, and the same load straight to the upstream (the client's
    and upstream's own share of the round trip);
 5. every idle connection sends one more message (still alive after sitting idle?), then all are closed and the
-   gateway's `/metrics` must come back to no open WebSocket.
+   gateway's `/metrics` must come back to no open WebSocket;
+6. N are opened again and closed (`--no-reopen` skips it): RSS with the second wave against the first (memory the
+   allocator kept is used again; a leak would add another N's worth).
 
 Memory per connection = (RSS with N open after the idle wait - RSS before) / N, in KiB: it covers both sides of the
 relay (the client's socket and the upstream's), not the kernel's socket buffers (kernel TCP memory is printed apart,
@@ -189,17 +191,31 @@ def metrics(port):
 # --- The client side -------------------------------------------------------------------------------------------------
 
 class Client:
+    TRIES = 4  # a handshake answered 429 (the source throttle) is tried again after its Retry-After, at most this often
+
     def __init__(self, url, authorization, timeout):
         self.url, self.timeout = url, timeout
         self.headers = {"Authorization": authorization} if authorization else {}
+        self.throttled = 0  # handshakes answered 429, tried again
 
     async def open(self, label):
-        """A WebSocket that has sent one message and had it echoed; with the seconds that took."""
+        """A WebSocket that has sent one message and had it echoed; with the seconds that took (429s and the waits
+        they asked for included)."""
         from websockets.asyncio.client import connect
+        from websockets.exceptions import InvalidStatus
         began = time.perf_counter()
-        connection = await connect(self.url, additional_headers=self.headers, ping_interval=None, compression=None,
-                                   open_timeout=self.timeout, close_timeout=5, proxy=None, max_size=1 << 16,
-                                   user_agent_header=None)
+        for attempt in range(self.TRIES):
+            try:
+                connection = await connect(self.url, additional_headers=self.headers, ping_interval=None, compression=None,
+                                           open_timeout=self.timeout, close_timeout=5, proxy=None, max_size=1 << 16,
+                                           user_agent_header=None)
+                break
+            except InvalidStatus as error:
+                if error.response.status_code != 429 or attempt == self.TRIES - 1:
+                    raise
+                self.throttled += 1
+                retry_after = error.response.headers.get("Retry-After", "1")
+                await asyncio.sleep(min(5.0, float(retry_after) if retry_after.isdigit() else 1.0))
         try:
             await echo(connection, f"hello from {label}", self.timeout)
         except BaseException:
@@ -299,9 +315,9 @@ async def run(args, gateway, gateway_port, upstream_port, gateway_log):
     print(f"gateway pid {pid} on 127.0.0.1:{gateway_port}, echo upstream on 127.0.0.1:{upstream_port}; "
           f"open-file limits: gateway {gateway_soft} (hard {gateway_hard}), this client {own_soft}")
     if gateway_soft < need or own_soft < args.connections + 2 * args.active + SPARE_FDS:
-        raise SystemExit(f"N={args.connections} needs {need} descriptors in the gateway and "
-                         f"{args.connections + 2 * args.active + SPARE_FDS} here (gateway {gateway_soft}, here {own_soft}): "
-                         f"lower --connections")
+        print(f"N={args.connections} needs {need} descriptors in the gateway and {args.connections + 2 * args.active + SPARE_FDS} "
+              f"here (gateway {gateway_soft}, here {own_soft}): lower --connections", file=sys.stderr)
+        return 2
 
     # 1. Idle, nothing open.
     await asyncio.sleep(1)
@@ -313,7 +329,8 @@ async def run(args, gateway, gateway_port, upstream_port, gateway_log):
     actives, failures, _ = await bounded(range(args.active), lambda i, _: through.open(f"active {i}"), args.active, 30)
     actives = [connection for connection, _ in actives]
     if failures or not actives:
-        raise SystemExit(f"the active connections could not open: {dict(failures)}")
+        print(f"the active connections could not open: {dict(failures)}", file=sys.stderr)
+        return 1
     base_rtts, base_failures = await active_load(actives, args.active_seconds, args.interval, args.timeout)
     await asyncio.sleep(1)
     rss_before, anon_before, tcp_before = status(pid, "VmRSS"), status(pid, "RssAnon"), kernel_tcp_kib()
@@ -325,6 +342,7 @@ async def run(args, gateway, gateway_port, upstream_port, gateway_log):
     opened, open_failures, open_skipped = await bounded(
         range(args.connections), lambda i, _: through.open(f"idle {i}"), args.concurrency, min(args.open_seconds, left() - 60))
     open_seconds = time.monotonic() - open_started
+    throttled_first = through.throttled
     idles = [connection for connection, _ in opened]
     handshakes = [seconds * 1000 for _, seconds in opened]
     count = len(idles)
@@ -373,12 +391,37 @@ async def run(args, gateway, gateway_port, upstream_port, gateway_log):
             break
         await asyncio.sleep(0.5)
     await asyncio.sleep(1)
-    rss_closed = status(pid, "VmRSS")
+    rss_closed, anon_closed = status(pid, "VmRSS"), status(pid, "RssAnon")
+
+    # 6. N again (memory kept by the allocator is used again; a leak would add another N's worth), then closed.
+    rss_again, again_count, again_failures, again_open = -1, 0, collections.Counter(), -1
+    if args.reopen and left() > 40:
+        again, again_failures, _ = await bounded(
+            range(args.connections), lambda i, _: through.open(f"again {i}"), args.concurrency, min(args.open_seconds, left() - 20))
+        again = [connection for connection, _ in again]
+        again_count = len(again)
+        await asyncio.sleep(2)
+        rss_again = status(pid, "VmRSS")
+        await close_all(again, args.concurrency, max(10, min(60, left() + 20)))
+        for _ in range(30):
+            try:
+                again_open = metrics(gateway_port).get("gatehouse_gateway_websockets_open", -1)
+            except Exception:  # noqa: BLE001 - reported as -1
+                again_open = -1
+            if again_open == 0:
+                break
+            await asyncio.sleep(0.5)
+
+    try:
+        final = metrics(gateway_port)
+    except Exception as error:  # noqa: BLE001 - reported
+        final = after_close
+        problems.append(f"/metrics at the end: {describe(error)}")
 
     # The table.
     per = lambda after: (after - rss_before) / count if count else float("nan")  # noqa: E731 - KiB per connection
     row("WebSockets asked / open / failed / not tried", f"{args.connections} / {count} / {sum(open_failures.values())} / {open_skipped}",
-        f"{args.concurrency} handshakes at a time")
+        f"{args.concurrency} handshakes at a time; {throttled_first} answered 429 and tried again")
     row("open rate (handshake + first echo)", f"{count / open_seconds:.0f} /s",
         f"each p50 {percentile(handshakes, 0.5):.1f} ms, p99 {percentile(handshakes, 0.99):.1f} ms")
     row("gateway RSS before (active ones open)", f"{rss_before / 1024:.1f} MiB", f"RssAnon {anon_before / 1024:.1f} MiB")
@@ -393,8 +436,10 @@ async def run(args, gateway, gateway_port, upstream_port, gateway_log):
     row("kernel TCP memory (all sockets, sockstat)", f"{(tcp_idle - tcp_before) / 1024:+.1f} MiB",
         f"{(tcp_idle - tcp_before) / max(1, count):.2f} KiB per connection, gateway+client+upstream sockets")
     row("gateway file descriptors", f"{fds_before} -> {fds_open}", f"limit {gateway_soft}; {(fds_open - fds_before) / max(1, count):.2f} per connection")
-    row("gateway CPU, idle, nothing open", f"{idle_empty * 1000:.2f} ms/s")
-    row("gateway CPU, idle, N open", f"{idle_open * 1000:.2f} ms/s", f"over {args.idle_seconds:.0f} s with no traffic")
+    row("gateway CPU, idle, nothing open", f"{idle_empty * 1000:.2f} ms/s",
+        f"over {args.baseline_idle_seconds:.0f} s; /proc ticks: resolution {1000 / TICKS / args.baseline_idle_seconds:.1f} ms/s")
+    row("gateway CPU, idle, N open", f"{idle_open * 1000:.2f} ms/s",
+        f"over {args.idle_seconds:.0f} s with no traffic; resolution {1000 / TICKS / args.idle_seconds:.1f} ms/s")
     echo_note = f"{args.active} connections, one message per {args.interval * 1000:.0f} ms each"
     row("echo via gateway, 0 idle: p50 / p99", f"{percentile(base_rtts, 0.5):.2f} / {percentile(base_rtts, 0.99):.2f} ms",
         f"{len(base_rtts)} messages; {echo_note}")
@@ -408,12 +453,18 @@ async def run(args, gateway, gateway_port, upstream_port, gateway_log):
         f"{sum(verify_failures.values())} failed, {verify_skipped} not tried")
     row("closed cleanly", f"{closed} / {len(idles) + len(actives)}",
         f"{sum(close_failures.values())} failed, {close_skipped} not tried; websockets_open after: {open_after:.0f}")
-    row("gateway RSS after closing all", f"{rss_closed / 1024:.1f} MiB", f"RSS after active phase {rss_after_active / 1024:.1f} MiB")
+    row("gateway RSS after closing all", f"{rss_closed / 1024:.1f} MiB",
+        f"RssAnon {anon_closed / 1024:.1f} MiB; RSS after the active phase {rss_after_active / 1024:.1f} MiB")
+    if rss_again >= 0:
+        row("gateway RSS with N open again (2nd wave)", f"{rss_again / 1024:.1f} MiB",
+            f"{again_count} open, {sum(again_failures.values())} failed, {through.throttled - throttled_first} answered 429 and "
+            f"tried again; {(rss_again - rss_idle) / max(1, again_count):+.2f} KiB "
+            f"per connection vs the 1st wave; websockets_open after closing: {again_open:.0f}")
     for name in ("gatehouse_gateway_websocket_upgrades_total", "authentications success", "authentications failure",
                  "authentications challenge", "authentications throttled", "gatehouse_gateway_accept_refused_total",
                  "gatehouse_gateway_upstream_errors_total", "gatehouse_gateway_websockets_expired_total"):
-        if name in before_close or name in after_close:
-            row(f"metric {name.replace('gatehouse_gateway_', '')}", f"{after_close.get(name, before_close.get(name, 0)):.0f}")
+        if name in final:
+            row(f"metric {name.replace('gatehouse_gateway_', '')} (whole run)", f"{final[name]:.0f}")
 
     width = max(len(name) for name, _, _ in rows) + 2
     print(f"\nidle authenticated WebSockets through `gatehouse gateway` (N = {args.connections}, loopback, "
@@ -422,20 +473,23 @@ async def run(args, gateway, gateway_port, upstream_port, gateway_log):
         print(f"{name:{width}}{value:>22}  {note}")
 
     for label, counter in (("opening", open_failures), ("active, 0 idle", base_failures), ("active, N idle", active_failures),
-                           ("direct", direct_failures), ("still echoing", verify_failures), ("closing", close_failures)):
+                           ("direct", direct_failures), ("still echoing", verify_failures), ("closing", close_failures),
+                           ("opening again", again_failures)):
         for kind, times in counter.most_common(3):
             problems.append(f"{label}: {times} x {kind}")
     if open_after != 0:
         problems.append(f"the gateway's websockets_open is {open_after:.0f} after every WebSocket was closed")
     log_lines = [line for line in Path(gateway_log).read_text(errors="replace").splitlines()
                  if re.search(r"\b(warning|error|critical)\b", line, re.I)]
+    if through.throttled:
+        problems.append(f"{through.throttled} handshakes with the right password were answered 429 (source throttle) and tried again")
     if log_lines:
         problems.append(f"the gateway logged {len(log_lines)} warning/error lines, e.g.: " + " | ".join(log_lines[:3])[:600])
     if problems:
         print("\nproblems:")
         for problem in problems:
             print(f"  {problem}")
-    return 1 if (open_failures or open_skipped or verify_failures or active_failures or base_failures) else 0
+    return 1 if (open_failures or open_skipped or verify_failures or active_failures or base_failures or again_failures) else 0
 
 
 def main():
@@ -452,6 +506,9 @@ def main():
     parser.add_argument("--open-seconds", type=float, default=150, help="the most opening N may take (150)")
     parser.add_argument("--timeout", type=float, default=10, help="every network wait, seconds (10)")
     parser.add_argument("--max-seconds", type=float, default=280, help="the whole run (280)")
+    parser.add_argument("--no-reopen", dest="reopen", action="store_false",
+                        help="skip the second wave of N (opened after all are closed: does the memory come back?)")
+    parser.add_argument("--gateway-log", metavar="PATH", help="copy the gateway's log there at the end")
     parser.add_argument("--echo-upstream", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -484,6 +541,8 @@ def main():
         gateway, gateway_port, gateway_log = start_gateway(args.gatehouse, folder, upstream_port)
         processes.append(gateway)
         code = asyncio.run(asyncio.wait_for(run(args, gateway, gateway_port, upstream_port, gateway_log), args.max_seconds))
+        if args.gateway_log:
+            shutil.copyfile(gateway_log, args.gateway_log)
         upstream_log = (folder / "upstream.log").read_text(errors="replace")
         errors = [line for line in upstream_log.splitlines() if "Error" in line or "error" in line]
         if errors:
