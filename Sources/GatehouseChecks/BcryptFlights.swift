@@ -41,7 +41,7 @@ public final class BcryptFlights: Sendable {
     /// names made two unknown names with one password answer faster than a known name raced against one (a timing
     /// that told which names exist).
     public func verify(_ password: String, hash: String, account: String = "") async throws -> Bool {
-        let key = account + "\u{0}" + hash + "\u{0}" + password
+        let key = Self.key(password, hash: hash, account: account)
         let threads = self.threads
         let flight = try flights.withLock { flights throws(Busy) in
             if let running = flights[key] { return running }
@@ -61,6 +61,15 @@ public final class BcryptFlights: Sendable {
             }
         }
         return try await flight.value
+    }
+
+    /// The verification of this very pair (and account) running now, if any: joining it costs no bcrypt run.
+    public func running(_ password: String, hash: String, account: String = "") -> Task<Bool, any Error>? {
+        flights.withLock { $0[Self.key(password, hash: hash, account: account)] }
+    }
+
+    private static func key(_ password: String, hash: String, account: String) -> String {
+        account + "\u{0}" + hash + "\u{0}" + password
     }
 
     /// How many bcrypt runs were started (for tests).

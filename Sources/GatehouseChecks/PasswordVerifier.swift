@@ -57,18 +57,34 @@ public struct PasswordVerifier: Sendable {
     ///
     /// A wrong password is counted against the account here, and against the request's source by the round that asked
     /// (as every wrong answer to a check is), not here: once per guess.
+    ///
+    /// A check identical to one running (the same password for the same account: a client's burst of requests with
+    /// the same credentials) joins that run without a place in its source's lane: it costs no bcrypt run, and waiting
+    /// in the lane behind the very run it would share made such a burst wait in turn, one run each, and overflow the
+    /// lane (`429` for right passwords).
     public func verify(_ password: String, hash: String?, account: String, now: Int64) async throws -> Bool {
-        try await throttled(now: now, countsFailure: false) {
-            let locked = hash == nil ? false : try await lockouts.isLocked(account, now: now)
-            let matches = try await Self.bcrypt(password, hash: hash ?? decoyHash, account: account)
-            guard hash != nil else { return false }
-            if matches, !locked {
-                try await lockouts.recordSuccess(account)
-                return true
-            }
-            try await lockouts.recordFailure(account, now: now)
-            return false
+        let checked = hash ?? decoyHash
+        if let running = Self.flights.running(password, hash: checked, account: account) {
+            try await refuseIfSourceLocked(now: now)
+            return try await settle(hash: hash, account: account, now: now) { try await running.value }
         }
+        return try await throttled(now: now, countsFailure: false) {
+            try await settle(hash: hash, account: account, now: now) { try await Self.bcrypt(password, hash: checked, account: account) }
+        }
+    }
+
+    /// Whether `matches` says yes for an account that exists (`hash` given) and is not locked; counts the outcome
+    /// against the account.
+    private func settle(hash: String?, account: String, now: Int64, _ matches: () async throws -> Bool) async throws -> Bool {
+        let locked = hash == nil ? false : try await lockouts.isLocked(account, now: now)
+        let matched = try await matches()
+        guard hash != nil else { return false }
+        if matched, !locked {
+            try await lockouts.recordSuccess(account)
+            return true
+        }
+        try await lockouts.recordFailure(account, now: now)
+        return false
     }
 
     /// A machine's secret (a confidential client's): one bcrypt run against `hash` or the decoy, throttled by source
