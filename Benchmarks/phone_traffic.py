@@ -260,6 +260,28 @@ def start_gatehouse(binary, folder, tls, extra=(), name="gatehouse"):
     raise SystemExit(f"gatehouse did not start: {Path(log.name).read_text()[-2000:]}")
 
 
+def make_certificate(folder):
+    """A self-signed ECDSA P-256 certificate for 127.0.0.1: folder/cert.pem and folder/key.pem."""
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem")], check=True, capture_output=True, timeout=60)
+
+
+def cleaner(processes, folder):
+    """A function that stops `processes` (their process groups) and deletes `folder`; also run on SIGTERM."""
+    def stop_all(*_):
+        for process in processes:
+            try:
+                os.killpg(process.pid, signal.SIGTERM)
+                process.wait(timeout=10)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        shutil.rmtree(folder, ignore_errors=True)
+
+    signal.signal(signal.SIGTERM, lambda *_: (stop_all(), sys.exit(1)))
+    return stop_all
+
+
 def start_nginx(folder, tls=False):
     """nginx answering `GET /health` (one worker), plain or over TLS 1.3 with the run's certificate (cert.pem/key.pem),
     session tickets on (nginx's default)."""
@@ -313,17 +335,7 @@ def main():
 
     folder = Path(tempfile.mkdtemp(prefix="gatehouse-phone-"))
     processes = []
-
-    def stop_all(*_):
-        for process in processes:
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=10)
-            except Exception:  # noqa: BLE001 - already gone
-                pass
-        shutil.rmtree(folder, ignore_errors=True)
-
-    signal.signal(signal.SIGTERM, lambda *_: (stop_all(), sys.exit(1)))
+    stop_all = cleaner(processes, folder)
     try:
         (folder / "policy.yaml").write_text(POLICY)
         keys = [rsa.generate_private_key(public_exponent=65537, key_size=2048) for _ in range(8)]
@@ -351,9 +363,7 @@ def main():
             rows.append(measure_flows(f"{args.compare}: plain, new connection", other, apps, args.flows, args.rate, False, args.concurrency,
                                       [compared.pid], args.seconds))
         if args.tls:
-            subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
-                            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-                            "-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem")], check=True, capture_output=True, timeout=60)
+            make_certificate(folder)
             secure, tls_port = start_gatehouse(args.gatehouse, folder, tls=True)
             processes.append(secure)
             context = ssl.create_default_context(cafile=str(folder / "cert.pem"))

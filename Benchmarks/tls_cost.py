@@ -15,8 +15,6 @@ every measurement is bounded in time.
 """
 import argparse
 import re
-import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -24,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from phone_traffic import IDLE, POLICY, cpu_seconds, measure_idle, start_gatehouse, start_nginx  # noqa: E402
+from phone_traffic import IDLE, POLICY, cleaner, cpu_seconds, make_certificate, measure_idle, start_gatehouse, start_nginx  # noqa: E402
 
 
 def handshakes(port, mode, seconds, pids):
@@ -67,22 +65,10 @@ def main():
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="gatehouse-tls-"))
     processes = []
-
-    def stop_all(*_):
-        for process in processes:
-            try:
-                process.send_signal(signal.SIGTERM)
-                process.wait(timeout=10)
-            except Exception:  # noqa: BLE001 - already gone
-                pass
-        shutil.rmtree(folder, ignore_errors=True)
-
-    signal.signal(signal.SIGTERM, lambda *_: (stop_all(), sys.exit(1)))
+    stop_all = cleaner(processes, folder)
     try:
         (folder / "policy.yaml").write_text(POLICY)
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
-                        "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-                        "-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem")], check=True, capture_output=True, timeout=60)
+        make_certificate(folder)
         gatehouse, gatehouse_port = start_gatehouse(args.gatehouse, folder, tls=True)
         processes.append(gatehouse)
         nginx, nginx_port, nginx_pids = start_nginx(folder, tls=True)

@@ -20,17 +20,8 @@ import Testing
     @Test func aRightPinCompletesTheFlowAndAWrongOneSendsNothing() async throws {
         let certificates = try await TestCertificates.make(commonName: "localhost")
         defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
-        let directory = TestServer.temporaryDirectory()
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let policyPath = directory + "/policy.yaml"
-        try TestPolicies.standard.write(toFile: policyPath, atomically: true, encoding: .utf8)
-        let server = try GatehouseProcess.start([
-            "serve", "--port", "0", "--data", directory, "--policy", policyPath, "--sample-adapter", "true",
-            "--tls-certificate", certificates.certificatePath, "--tls-key", certificates.keyPath,
-        ])
+        let (server, base) = try await certificates.serveStandardPolicy()
         defer { server.stop() }
-        let banner = try await server.waitForLine(containing: "listens on https://")
-        let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("https://") }.map(String.init))
         let testCA = NIOSSLTrustRoots.certificates(try NIOSSLCertificate.fromPEMFile(certificates.caPath))
         let pin = try await Self.opensslPin(of: certificates.certificatePath)
         let otherKeysPin = try await Self.opensslPin(of: certificates.caPath)   // a real key, not the server's

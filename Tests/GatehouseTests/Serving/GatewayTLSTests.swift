@@ -51,13 +51,8 @@ import Testing
     @Test func httpsUpstreamsAreVerifiedNeverBlindlyTrusted() async throws {
         let certificates = try await TestCertificates.make(commonName: "upstream-test")
         defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
-        let server = try GatehouseProcess.start([
-            "serve", "--port", "0", "--data", TestServer.temporaryDirectory(),
-            "--tls-certificate", certificates.certificatePath, "--tls-key", certificates.keyPath,
-        ])
+        let (server, upstream) = try await certificates.serve()
         defer { server.stop() }
-        let banner = try await server.waitForLine(containing: "listens on https://")
-        let upstream = try #require(banner.split(separator: " ").first { $0.hasPrefix("https://") }.map(String.init))
         func gateway(caFile: String?, _ body: (GatewayFixture) async throws -> Void) async throws {
             try await GatewayFixture.run({ _ in
                 var configuration = GatewayConfiguration(services: [ServiceConfiguration(name: "auth", path: "/auth", upstream: upstream)])

@@ -13,13 +13,8 @@ import Testing
     @Test func httpsWithHTTP2ReloadedOnSIGHUP() async throws {
         let certificates = try await TestCertificates.make(commonName: "gatehouse-first")
         defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
-        let data = TestServer.temporaryDirectory()
-        let server = try GatehouseProcess.start([
-            "serve", "--port", "0", "--data", data, "--tls-certificate", certificates.certificatePath, "--tls-key", certificates.keyPath,
-        ])
+        let (server, base) = try await certificates.serve()
         defer { server.stop() }
-        let banner = try await server.waitForLine(containing: "listens on https://")
-        let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("https://") }.map(String.init))
 
         // HTTP/2 by ALPN, verified against the CA.
         let h2 = try await curl(["--cacert", certificates.caPath, "--http2", "-w", "%{http_version} %{http_code}", "-o", "/dev/null", base + "/health"])
@@ -64,13 +59,8 @@ import Testing
         }
         let certificates = try await TestCertificates.make(commonName: "gatehouse-ab")
         defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
-        let server = try GatehouseProcess.start([
-            "serve", "--port", "0", "--data", TestServer.temporaryDirectory(),
-            "--tls-certificate", certificates.certificatePath, "--tls-key", certificates.keyPath,
-        ])
+        let (server, base) = try await certificates.serve()
         defer { server.stop() }
-        let banner = try await server.waitForLine(containing: "listens on https://")
-        let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("https://") }.map(String.init))
         for keepAlive in [false, true] {
             let (status, text) = try await runOffThePool("/usr/bin/timeout", ["60", "/usr/bin/ab", "-q", "-s", "5", "-n", "300", "-c", "4"]
                                                           + (keepAlive ? ["-k"] : []) + [base + "/health"])
@@ -118,17 +108,8 @@ import Testing
     @Test func theSDKAndCurlCompleteFlowsOverHTTPS() async throws {
         let certificates = try await TestCertificates.make(commonName: "localhost")
         defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
-        let directory = TestServer.temporaryDirectory()
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let policyPath = directory + "/policy.yaml"
-        try TestPolicies.standard.write(toFile: policyPath, atomically: true, encoding: .utf8)
-        let server = try GatehouseProcess.start([
-            "serve", "--port", "0", "--data", directory, "--policy", policyPath, "--sample-adapter", "true",
-            "--tls-certificate", certificates.certificatePath, "--tls-key", certificates.keyPath,
-        ])
+        let (server, base) = try await certificates.serveStandardPolicy()
         defer { server.stop() }
-        let banner = try await server.waitForLine(containing: "listens on https://")
-        let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("https://") }.map(String.init))
         let named = base.replacingOccurrences(of: "127.0.0.1", with: "localhost")   // SNI needs a name
 
         // The SDK, over AsyncHTTPClient trusting only the test CA.

@@ -18,6 +18,33 @@ struct TestCertificates {
         return certificates
     }
 
+    /// `gatehouse serve` over TLS with this server certificate (and `arguments`), and its `https://` base URL once it
+    /// listens.
+    func serve(_ arguments: [String] = [], data: String = TestServer.temporaryDirectory()) async throws -> (process: GatehouseProcess, base: String) {
+        let server = try GatehouseProcess.start(["serve", "--port", "0", "--data", data,
+                                                 "--tls-certificate", certificatePath, "--tls-key", keyPath] + arguments)
+        do {
+            let banner = try await server.waitForLine(containing: "listens on https://")
+            guard let base = banner.split(separator: " ").first(where: { $0.hasPrefix("https://") }).map(String.init) else {
+                throw TestFailure("no https:// URL in the banner: \(banner)")
+            }
+            return (server, base)
+        } catch {
+            server.stop()
+            throw error
+        }
+    }
+
+    /// ``serve(_:data:)`` with the suite's standard policy (``TestPolicies/standard``) and the sample adapter (the
+    /// protected balance).
+    func serveStandardPolicy() async throws -> (process: GatehouseProcess, base: String) {
+        let directory = TestServer.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let policyPath = directory + "/policy.yaml"
+        try TestPolicies.standard.write(toFile: policyPath, atomically: true, encoding: .utf8)
+        return try await serve(["--policy", policyPath, "--sample-adapter", "true"], data: directory)
+    }
+
     /// Issues (again) the server certificate and key, replacing the files.
     func issue(commonName: String) async throws {
         try await Self.run(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=\(commonName)",
