@@ -14,11 +14,13 @@ struct Options: Sendable {
     var connections = 32
     /// Swift concurrency's jobs on NIO's event loops instead of Dispatch's pool (`gatehouse serve` keeps Dispatch's).
     var eventLoopExecutor = false
+    /// Each connection's task on its event loop (`gatehouse serve --connections-on-event-loop`, default true).
+    var connectionsOnEventLoop = true
 
     static let usage = """
         usage: FlowBenchmark [--workers N] [--seconds S] [--max-flows M]
                FlowBenchmark --operations [--seconds S] [--connections C] [--rounds R] [--only K]
-               (either with --event-loop-executor)
+               (either with --event-loop-executor, --connections-on-event-loop false)
 
         Runs complete MobileFirst flows (register, preauthorize 401, preauthorize 200, authorize 302, token 200)
         against an in-process Gatehouse server on 127.0.0.1 and prints flows per second.
@@ -41,6 +43,8 @@ struct Options: Sendable {
           --connections C wrk's connections (1...1000, default 32)
           --event-loop-executor  Swift concurrency's jobs on NIO's event loops (NIO's executor take-over) instead of
                           Dispatch's pool, which `gatehouse serve` uses (a measured comparison)
+          --connections-on-event-loop true|false  each connection's task on its event loop (default true, as
+                          `gatehouse serve`), or on Swift concurrency's shared threads
         """
 
     /// Parses `arguments` (without the program name); exits with the usage on an error.
@@ -76,6 +80,9 @@ struct Options: Sendable {
             case "--only":
                 guard let k = Int(value(argument)), (1...8).contains(k) else { fail("--only must be 1...8") }
                 options.only = k
+            case "--connections-on-event-loop":
+                guard let on = Bool(value(argument)) else { fail("--connections-on-event-loop takes true or false") }
+                options.connectionsOnEventLoop = on
             case "--connections":
                 guard let c = Int(value(argument)), (1...1000).contains(c) else { fail("--connections must be 1...1000") }
                 options.connections = c

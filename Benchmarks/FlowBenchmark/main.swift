@@ -28,7 +28,8 @@ if options.eventLoopExecutor {
         exit(1)
     }
 }
-print("Swift concurrency on \(options.eventLoopExecutor ? "NIO's event loops" : "Dispatch's pool (as gatehouse serve)")")
+print("Swift concurrency on \(options.eventLoopExecutor ? "NIO's event loops" : "Dispatch's pool (as gatehouse serve)"); "
+      + "connections' tasks \(options.connectionsOnEventLoop ? "on their event loop" : "on the shared pool")")
 
 let policyYAML = benchmarkPolicyYAML
 
@@ -45,6 +46,7 @@ func withServer<T: Sendable>(_ body: (_ baseURL: String, _ dataDirectory: String
     configuration.port = 0
     configuration.policyPath = policyPath
     configuration.adapters = [ResourceAdapter()]
+    configuration.connectionTasksOnEventLoop = options.connectionsOnEventLoop
     var logger = Logger(label: "gatehouse-bench")
     logger.logLevel = .warning
 
