@@ -119,10 +119,18 @@ public final class PostgresStore: GatehouseStore {
                 try await connection.query("COMMIT", logger: logger)
                 return result
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
+                // A connection that failed or closed has no transaction left to roll back (PostgreSQL rolls it back
+                // when the connection ends), and a query on it is not sent.
+                if !Self.connectionEnded(error) { _ = try? await connection.query("ROLLBACK", logger: logger) }
                 throw error
             }
         }
+    }
+
+    /// Whether `error` says the connection itself is gone (not a statement's failure on a live connection).
+    static func connectionEnded(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        return [.serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .poolClosed].contains(error.code)
     }
 
     /// Every row of a prepared statement that writes, committed (``committed(_:)``).
