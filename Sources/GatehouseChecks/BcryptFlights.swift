@@ -64,7 +64,7 @@ public final class BcryptFlights: Sendable {
     }
 
     /// The verification of this very pair (and account) running now, if any: joining it costs no bcrypt run.
-    public func running(_ password: String, hash: String, account: String = "") -> Task<Bool, any Error>? {
+    func running(_ password: String, hash: String, account: String = "") -> Task<Bool, any Error>? {
         flights.withLock { $0[Self.key(password, hash: hash, account: account)] }
     }
 
