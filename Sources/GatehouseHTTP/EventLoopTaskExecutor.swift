@@ -1,3 +1,4 @@
+import GatehouseProtocol
 import NIOCore
 
 /// A Swift concurrency task executor that runs its jobs on one NIO event loop.
@@ -24,8 +25,7 @@ package final class EventLoopTaskExecutor: TaskExecutor {
     /// Runs `body` on the event loop after `delay` (NIO's own timer: no other thread woken), unless the returned
     /// cancel is called first.
     package func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
-        let scheduled = eventLoop.scheduleTask(in: .nanoseconds(Int64(delay.components.seconds) * 1_000_000_000
-                                                            + delay.components.attoseconds / 1_000_000_000)) { body() }
+        let scheduled = eventLoop.scheduleTask(in: .nanoseconds(delay.wholeNanoseconds)) { body() }
         return { scheduled.cancel() }
     }
 }
