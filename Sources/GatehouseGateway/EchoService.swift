@@ -17,7 +17,7 @@ public enum EchoService {
         let describe: @Sendable (Request, BasicWebSocketRequestContext) async throws -> String = { request, _ in
             var request = request
             let body = try await request.collectBody(upTo: 1 << 20)
-            let user = request.headers.first { $0.name.canonicalName == HTTPProxy.userHeader.lowercased() }?.value ?? "-"
+            let user = request.headers.first { $0.name.canonicalName == GatewayRequestPolicy.userHeader.lowercased() }?.value ?? "-"
             let authorization = request.headers[.authorization] ?? "-"
             return "\(request.method) \(request.uri) user=\(user) authorization=\(authorization) body=\(String(buffer: body))"
         }
@@ -28,7 +28,10 @@ public enum EchoService {
         let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
         let echo: WebSocketDataHandler<WebSocketRouterContext<BasicWebSocketRequestContext>> = { inbound, outbound, _ in
             for try await message in inbound.messages(maxSize: 1 << 20) {
-                try await outbound.write(WebSocketRelay.frame(message))
+                switch message {
+                case .text(let text): try await outbound.write(.text(text))
+                case .binary(let bytes): try await outbound.write(.binary(bytes))
+                }
             }
         }
         // The first sub-protocol the client offers is selected, as an application's server would select one.

@@ -12,8 +12,8 @@ import Logging
 import NIOCore
 import Synchronization
 
-/// What an accepted WebSocket upgrade is relayed with, on either path (``GatewayHTTPHandler`` or Hummingbird's
-/// upgrader): the upstream request, its deadline and its in-band revalidation.
+/// What an accepted WebSocket upgrade is relayed with (a ``WebSocketBridge`` on the connection's event loop):
+/// the upstream request, its deadline and its in-band revalidation.
 extension Gateway {
     /// The relay of an accepted WebSocket upgrade for `service`: the upstream URL, the fields it gets (forwarding,
     /// `X-Gateway-User`), the connection's deadline and, when the realm revalidates, how an in-band answer is checked.
@@ -39,7 +39,7 @@ extension Gateway {
         for (name, value) in forwarding.fields {
             if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
         }
-        if let name = subject?.name, let field = HTTPField.Name(HTTPProxy.userHeader) { headers[field] = name }
+        if let name = subject?.name, let field = HTTPField.Name(GatewayRequestPolicy.userHeader) { headers[field] = name }
         let realmName = service.realm?.name ?? ""
         return WebSocketRelay(
             upstreamURL: service.upstreamURL(remainder: rest, query: Self.forwardedQuery(target, service: service), webSocket: true),

@@ -41,13 +41,8 @@ public final class Gateway: Sendable {
     public let clientCertificates: Bool
     /// Trust for `https`/`wss` upstreams: the system's roots, or a configured CA file's. Never verification off.
     let upstreamTLS: TLSConfiguration?
-    let proxy: HTTPProxy
     /// Keep-alive connections to the upstreams, one pool per event loop (``GatewayHTTPHandler``).
     let upstreamPools: UpstreamPools
-    /// Answers decided while checking a refused upgrade, written in place of the upgrader's `400`.
-    let refusedUpgrades = RefusedUpgradeAnswers()
-    /// Upgrades accepted, waiting for their WebSocket handler.
-    let acceptedUpgrades = Mutex<[ObjectIdentifier: WebSocketRelay]>([:])
     /// The WebSockets relayed now (closed with 1001 on graceful shutdown).
     let openWebSockets = OpenWebSockets()
     /// KAAZING's emulated WebSockets open now, by id.
@@ -85,7 +80,6 @@ public final class Gateway: Sendable {
         self.idleTimeout = idleTimeout
         self.tls = tls
         self.upstreamTLS = upstreamTLS?.configuration
-        proxy = HTTPProxy(timeout: TimeAmount(upstreamReadTimeout), upstreamTLS: upstreamTLS)
         upstreamPools = UpstreamPools(tls: upstreamTLS?.configuration, readTimeout: TimeAmount(upstreamReadTimeout))
         self.tracer = tracer
         self.clientCertificates = clientCertificates && tls != nil
@@ -105,11 +99,6 @@ public final class Gateway: Sendable {
     enum Admission: Sendable {
         case allow(Subject?)
         case answer(GatewayAnswer)
-    }
-
-    /// Challenges a request for `service`; `query` is the target's checked query.
-    func admit(_ request: Request, query: String?, to service: ProtectedService, peer: String?) async -> Admission {
-        await admit(headers: request.headers, query: query, to: service, peer: peer)
     }
 
     /// Challenges a request with `headers` for `service` from `peer` (the connection's address), running its realm's
@@ -178,26 +167,11 @@ public final class Gateway: Sendable {
         }
     }
 
-    /// A request's target, checked and normalised (``RequestTarget``), or the `400`/`414` to answer.
-    func target(of request: Request) -> Result<RequestTarget, RequestTargetError> {
-        do {
-            return .success(try RequestTarget(parsing: request.head.path ?? "/"))
-        } catch {
-            logger.debug("refused a request target", metadata: ["reason": .string(error.description)])
-            return .failure(error)
-        }
-    }
-
     /// The query forwarded upstream: the checked query without the realm's credential parameters.
     static func forwardedQuery(_ target: RequestTarget, service: ProtectedService) -> String? {
         CredentialCarriers.query(target.query, removing: Set(service.realm?.queryParameters ?? []))
     }
 
-    /// The forwarding fields for a request on `context`'s connection.
-    func forwarding(_ request: Request, context: GatewayRequestContext) -> ForwardingHeaders {
-        ForwardingHeaders(headers: request.headers, host: request.head.authority, peer: context.channel.remoteAddress?.ipAddress,
-                          trusted: trustedProxies, proto: tls == nil ? "http" : "https")
-    }
 }
 
 extension Gateway {

@@ -1,5 +1,4 @@
 import HTTPTypes
-import Hummingbird
 import NIOCore
 
 /// An answer the gateway gives instead of the upstream's: a `401` challenge, a `403`, or a `400`/`414` for a
@@ -11,11 +10,6 @@ struct GatewayAnswer: Sendable {
 
     /// The body as text.
     var bodyText: String { String(buffer: body) }
-
-    /// The answer as a Hummingbird response (plain HTTP requests).
-    var response: Response {
-        Response(status: status, headers: headers, body: .init(byteBuffer: body))
-    }
 
     /// `{"error":"invalid_request","error_description":"..."}` with `status` (`400` unless told).
     static func invalidRequest(_ description: String, status: Int = 400) -> GatewayAnswer {

@@ -1,12 +1,11 @@
-// One file on purpose (about 1,250 lines): a channel handler is one state machine — the bytes read, the exchange in
-// flight and its phase, the held reads, the kept upstream connection and route, the idle and later-head timers, the
-// hand-over to Hummingbird, a WebSocket bridge, KAAZING's handshake or an emulated WebSocket's downstream — whose
-// state is private to it; split across
-// files it would have to be made internal to the module. What is not that state lives apart:
-// `GatewayHTTPHandler+Exchange` (an exchange and its route), `ClientRequestHead` (a request read in place),
-// `UpstreamRequestHead` and `HeadBytesWriter` (header rules, heads as bytes), `GatewayAnswer+Bytes`,
-// `UpstreamConnectionPool`, `UpstreamConnection` and `UpstreamResponseHandler` (upstream side), `WebSocketBridge`
-// (after an upgrade), `KaazingHandshakeHandler` (KAAZING's upgrade, its answer's bytes included).
+// One file on purpose (about 1,200 lines): a channel handler is one state machine — the bytes read, the exchange in
+// flight and its phase, the held reads, the kept upstream connection and route, the head and idle timers, and the
+// hand-over to a WebSocket bridge, KAAZING's handshake or an emulated WebSocket's downstream — whose state is private
+// to it; split across files it would have to be made internal to the module. What is not that state lives apart:
+// `GatewayRequestPolicy` (what the gateway answers itself), `GatewayHTTPHandler+Exchange` (an exchange and its route),
+// `ClientRequestHead` (a request read in place), `UpstreamRequestHead` and `HeadBytesWriter` (header rules, heads as
+// bytes), `GatewayAnswer+Bytes`, `UpstreamConnectionPool`, `UpstreamConnection` and `UpstreamResponseHandler`
+// (upstream side), `WebSocketBridge` (after an upgrade), `KaazingHandshakeHandler` (KAAZING's upgrade).
 
 import Crypto
 import Foundation
@@ -26,23 +25,22 @@ import NIOWebSocket
 /// (chunks included), the answer's bytes to the client as they come (``UpstreamResponseHandler`` reads them; only the
 /// answer's head is rewritten) — no task, no copy of a body, no HTTP codec objects.
 ///
-/// It sits in front of NIO's HTTP/1.1 codec and Hummingbird's WebSocket upgrader, which see nothing of the
-/// connections it serves: a first request asking for an `Upgrade` that it does not bridge itself is handed to them
-/// as the bytes it came in. A request NIO's decoder would refuse, it refuses (`400`; `431` for a head over
-/// ``RequestHeadLimits``), and more (``HTTPMessageHead``'s strictness), and closes the connection. Admission runs here
+/// It is the gateway's only request path (``GatewayChannel``: TLS, then this handler): every request of a connection
+/// is read and answered here. A request it cannot read it refuses (`400`; `431` for a head over
+/// ``RequestHeadLimits``; `408` for a head not whole in time) and closes the connection. What it answers itself, before
+/// a realm, is ``GatewayRequestPolicy``'s decision. Admission runs here
 /// when the realm decides without suspending (no realm, no credentials, or credentials its login modules remember:
 /// ``Gateway/admitNow(headers:query:to:)``); otherwise the login chain runs on a task (bcrypt, token introspection,
 /// Kerberos) and the exchange goes on on the loop when it answers, the client's reads held meanwhile.
 ///
-/// A first request asking for an `Upgrade` that is not a WebSocket it bridges is handed to Hummingbird (the
-/// WebSocket upgrader, ``Gateway/shouldUpgrade``), and the handler leaves the pipeline: the connection is
-/// Hummingbird's from then on. A WebSocket upgrade on a
-/// connection already used for HTTP is redirected (`307` to its normalised target, `400` for a malformed one), as
-/// Hummingbird does. One exchange at a time: pipelined requests wait, unread, until the answer before them is
+/// A connection's first request may be a WebSocket handshake: allowed, it is answered `101` and the handler leaves the
+/// pipeline to a ``WebSocketBridge`` (or to KAAZING's handshake). A WebSocket upgrade on a
+/// connection already used for HTTP is redirected (`307` to its normalised target, `400` for a malformed one). One
+/// exchange at a time: pipelined requests wait, unread, until the answer before them is
 /// complete. Bodies stream both ways with backpressure: the client's reads stop while the upstream socket is full,
-/// the upstream's while the client's is. Hummingbird's behaviours are kept: `Connection: close`, HTTP/1.0, the idle
+/// the upstream's while the client's is. `Connection: close`, HTTP/1.0, the idle
 /// timeout (between requests, or while a request's body stalls), graceful shutdown (`ChannelShouldQuiesceEvent`:
-/// closed when idle, or after the answer in progress), empty lines before a request line ignored.
+/// closed when idle, or after the answer in progress) and empty lines before a request line ignored, as Hummingbird does.
 final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamExchange {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -63,9 +61,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     let gateway: Gateway
-    private let progress: FirstRequestProgress
+    private let policy: GatewayRequestPolicy
     private let idleTimeout: TimeAmount
-    /// How long a later request's head may take from its first byte (the first request's is `RequestHeadTimeoutHandler`'s).
+    /// How long a request's head may take: the first from the connection's opening, a later one from its first byte.
     private let headTimeout: TimeAmount
     /// When the head being read began to arrive, while it is incomplete: a head dribbled a byte at a time kept the
     /// idle timer from ever firing.
@@ -81,7 +79,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private var readHeld = false
     private var quiescing = false
     private var closing = false
-    /// Handed to Hummingbird (a first request asking for an upgrade), or to a ``WebSocketBridge``.
+    /// Handed to what serves the connection after an upgrade (a ``WebSocketBridge``, KAAZING's handshake) or to an
+    /// emulated WebSocket's downstream.
     private var removed = false
     /// A WebSocket upgrade was accepted: what the client sends until the bridge's handlers are in place is kept.
     private var upgrading = false
@@ -122,9 +121,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// The request metrics the last exchange was counted with.
     private var lastMetrics: (service: String, status: Int, handles: KeyedMetricHandles<GatewayStatistics.RequestKey>.Handles)?
 
-    init(gateway: Gateway, progress: FirstRequestProgress) {
+    init(gateway: Gateway) {
         self.gateway = gateway
-        self.progress = progress
+        self.policy = GatewayRequestPolicy(gateway: gateway)
         self.idleTimeout = TimeAmount(gateway.idleTimeout)
         self.headTimeout = TimeAmount(gateway.headerReadTimeout)
     }
@@ -134,6 +133,12 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         allocator = context.channel.allocator
         clientWritable = context.channel.isWritable
         pool = gateway.upstreamPools.pool(for: context.eventLoop)
+        if context.channel.isActive { firstHeadDue(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        firstHeadDue(context)
+        context.fireChannelActive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -348,7 +353,6 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         closing = true
         idleTimer?.cancel()
         idleTimer = nil
-        progress.answered = true
         LingeringClose.answerAndClose(context, wrapOutboundOut(refusal.bytes(minorVersion: 1, close: true, withBody: true,
                                                                            allocator: allocator)))
     }
@@ -415,25 +419,23 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         if case .head = reading { exchange.requestEnded = true }
         self.exchange = exchange
         // Only a WebSocket upgrade is one: any other protocol (`h2c`, `TLS/1.0`) is not switched to, and the request
-        // is answered as it is (RFC 9110 §7.8; `Upgrade` is hop-by-hop, never forwarded). It was handed to
-        // Hummingbird, which closed the connection without an answer.
+        // is answered as it is (RFC 9110 §7.8; `Upgrade` is hop-by-hop, never forwarded).
         if let upgrade = head.first("upgrade"), HeaderText.equalsIgnoringCase(upgrade, "websocket") {
             if requests == 1 {
-                if !acceptWebSocket(exchange) { handOver(head) }
+                if beginWebSocket(exchange) { return }
+            } else {
+                // An upgrade on a used connection: to be tried again on a new one (`307`, as Hummingbird does), never
+                // to another host (the normalised target always starts with a single `/`).
+                armIdleTimer()
+                do {
+                    let target = try RequestTarget(parsing: head.target)
+                    answer(exchange, GatewayAnswer(status: .temporaryRedirect, headers: [.location: target.description], body: ByteBuffer()))
+                } catch {
+                    answer(exchange, GatewayAnswer.refused(error))
+                }
                 return
             }
-            // An upgrade on a used connection: to be tried again on a new one (Hummingbird's 307), never to another
-            // host (the normalised target always starts with a single `/`).
-            armIdleTimer()
-            do {
-                let target = try RequestTarget(parsing: head.target)
-                answer(exchange, GatewayAnswer(status: .temporaryRedirect, headers: [.location: target.description], body: ByteBuffer()))
-            } catch {
-                answer(exchange, GatewayAnswer.refused(error))
-            }
-            return
         }
-        if requests == 1 { leaveHummingbird() }
         armIdleTimer()
         let route: Route
         if let lastRoute, head.target(is: lastRoute.text) {
@@ -448,27 +450,15 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 answer(exchange, GatewayAnswer.refused(error))
                 return
             }
-            // The gateway's own probes for load balancers (before any service: a service at `/` cannot hide them;
-            // never remembered as a route).
-            if head.method == .get, target.segments.count == 1, target.segments[0] == "health" || target.segments[0] == "ready" {
-                answer(exchange, GatewayAnswer.probe(target.segments[0] == "health" ? "ok" : "ready"))
+            switch policy.route(target, method: head.method) {
+            case .answer(let local):
+                // The gateway's own endpoints and `404`: never remembered as a route.
+                answer(exchange, local)
                 return
+            case .service(let service, let remainder):
+                route = Route(text: text, target: target, service: service, remainder: remainder)
+                lastRoute = route
             }
-            if head.method == .get, target.segments == ["metrics"] {
-                answer(exchange, GatewayAnswer(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-                                             body: ByteBuffer(bytes: gateway.statistics.exposition())))
-                return
-            }
-            if KaazingBridgePage.isRequested(target, method: head.method) {
-                answer(exchange, gateway.kaazingBridgePage)
-                return
-            }
-            guard let (service, remainder) = gateway.route(target) else {
-                answer(exchange, .notFound)
-                return
-            }
-            route = Route(text: text, target: target, service: service, remainder: remainder)
-            lastRoute = route
         }
         let service = route.service
         exchange.service = service.name
@@ -484,9 +474,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 return
             }
         }
-        if head.method == .other, case let method = head.methodName, Gateway.refusedMethods.contains(method) {
-            var refusal = GatewayAnswer.invalidRequest("the gateway does not relay \(method)", status: 405)
-            refusal.headers[.allow] = Gateway.relayedMethods
+        if head.method == .other, let refusal = GatewayRequestPolicy.refusal(ofMethod: head.methodName) {
             answer(exchange, refusal)
             return
         }
@@ -532,17 +520,29 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         }
     }
 
-    /// A first request that is a well-formed WebSocket upgrade for a WebSocket service: admitted here and, when
-    /// allowed, relayed on the event loop by a ``WebSocketBridge``; refused with the realm's `401`/`403` and closed.
-    /// Anything else asking for an upgrade (`false`) goes to Hummingbird's upgrader, which refuses it as before.
-    private func acceptWebSocket(_ exchange: Exchange) -> Bool {
+    /// A connection's first request asking for `Upgrade: websocket` (``GatewayRequestPolicy/webSocketUpgrade(_:to:)``):
+    /// a handshake to a WebSocket service is decided by its realm (KAAZING's extended handshake inside the WebSocket)
+    /// and, allowed, relayed on the event loop by a ``WebSocketBridge``; refused with the realm's `401`/`403`, a
+    /// malformed handshake with `400`/`426`, and closed. `false`: not an upgrade the gateway switches to, answered as a
+    /// plain request.
+    private func beginWebSocket(_ exchange: Exchange) -> Bool {
         let head = exchange.head
-        let upgrades = head.values("upgrade")
-        guard head.method == .get, !exchange.hasBody, upgrades.count == 1, HeaderText.equalsIgnoringCase(upgrades[0], "websocket"),
-              head.connectionTokens.contains("upgrade"), head.values("sec-websocket-version") == ["13"],
-              let key = head.first("sec-websocket-key"), !key.isEmpty,
-              let target = try? RequestTarget(parsing: head.target), let (service, remainder) = gateway.route(target), service.webSocket
-        else { return false }
+        guard let target = try? RequestTarget(parsing: head.target) else { return false }
+        let routed = gateway.route(target)
+        let key: String
+        switch GatewayRequestPolicy.webSocketUpgrade(head, to: routed?.0) {
+        case .plain:
+            return false
+        case .refused(let status, let description):
+            gateway.logger.debug("refused a WebSocket handshake", metadata: ["reason": .string(description)])
+            exchange.service = routed?.0.name ?? "none"
+            exchange.keepAlive = false
+            answer(exchange, GatewayRequestPolicy.answer(status, description))
+            return true
+        case .handshake(let clientKey):
+            key = clientKey
+        }
+        guard let (service, remainder) = routed else { return false }
         exchange.service = service.name
         exchange.counted = false  // an upgrade is not an HTTP request of the metrics, accepted or not
         exchange.keepAlive = false
@@ -608,7 +608,6 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         _ context: ChannelHandlerContext, answer: ByteBuffer,
         addHandlers: @escaping (ChannelPipeline.SynchronousOperations, WebSocketFrameEncoder) throws -> Void
     ) {
-        progress.answered = true
         context.writeAndFlush(wrapOutboundOut(answer), promise: nil)
         exchange = nil
         removed = true
@@ -783,7 +782,6 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.status = 200
         exchange.responseStarted = true
         if exchange.counted { count(exchange) }
-        progress.answered = true
         var head = allocator.buffer(capacity: 160)
         head.writeString("HTTP/1.1 200 OK\r\nContent-Type: \(KaazingEmulation.downstreamContentType)\r\nX-Content-Type-Options: nosniff\r\n"
                          + "Cache-Control: no-store\r\nConnection: close\r\n\r\n")
@@ -804,9 +802,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     /// The connection's pipeline after a `101`: NIO's WebSocket frame encoder and what `addHandlers` puts behind it
-    /// (the frames' reader and a bridge's client side, or KAAZING's handshake) in place of this handler, the HTTP
-    /// codec, Hummingbird's upgrader (its connection task ends) and the first-request guard. Frames the client sent
-    /// right behind its request go to what was added.
+    /// (the frames' reader and a bridge's client side, or KAAZING's handshake) in place of this handler. Frames the
+    /// client sent right behind its request go to what was added.
     private func switchToWebSocket(
         _ context: ChannelHandlerContext,
         addHandlers: (ChannelPipeline.SynchronousOperations, WebSocketFrameEncoder) throws -> Void
@@ -817,7 +814,6 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             let encoder = WebSocketFrameEncoder()
             try operations.addHandler(encoder, position: .after(self))
             try addHandlers(operations, encoder)
-            leaveHummingbird()
             let channel = context.channel
             upgrading = false
             if let rest = inbound, rest.readableBytes > 0 {
@@ -842,42 +838,6 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         Data(Insecure.SHA1.hash(data: Data((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))).base64EncodedString()
     }
 
-    /// After a first request that is no upgrade, or a WebSocket bridged by the gateway, the connection is no longer
-    /// Hummingbird's: NIO's HTTP codec, Hummingbird's upgrader (its connection task ends) and the first-request guard
-    /// leave the pipeline, so that no read passes through them and their memory goes.
-    private func leaveHummingbird() {
-        guard let context else { return }
-        let operations = context.pipeline.syncOperations
-        if let upgrader = try? operations.handler(type: NIOTypedHTTPServerUpgradeHandler<HTTP1WebSocketUpgradeChannel.UpgradeResult>.self) {
-            operations.removeHandler(upgrader, promise: nil)
-        }
-        if let guardHandler = try? operations.handler(type: MalformedFirstRequestHandler.self) { operations.removeHandler(guardHandler, promise: nil) }
-        if let encoder = try? operations.handler(type: HTTPResponseEncoder.self) { operations.removeHandler(encoder, promise: nil) }
-        if let decoder = try? operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) { operations.removeHandler(decoder, promise: nil) }
-    }
-
-    /// Hands a first request asking for an upgrade, and the rest of the connection, to Hummingbird: the bytes as they
-    /// came, to NIO's HTTP decoder.
-    private func handOver(_ head: ClientRequestHead) {
-        guard let context else { return }
-        exchange = nil
-        removed = true
-        idleTimer?.cancel()
-        idleTimer = nil
-        var bytes = allocator.buffer(capacity: head.bytes.readableBytes + (inbound?.readableBytes ?? 0))
-        bytes.writeImmutableBuffer(head.bytes)
-        if let rest = inbound { bytes.writeImmutableBuffer(rest) }
-        inbound = nil
-        reading = .done
-        context.fireChannelRead(wrapInboundOut(bytes))
-        context.fireChannelReadComplete()
-        if readHeld {
-            readHeld = false
-            context.read()
-        }
-        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-    }
-
     private func admitted(_ exchange: Exchange, _ admission: Gateway.Admission) {
         guard self.exchange === exchange, !closing, let route = exchange.route else { return }
         switch admission {
@@ -892,7 +852,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             exchange.successChallenge = subject?.successChallenge
             if exchange.head.isForTheGatewayItself {
                 // Admitted, and answered here: `OPTIONS` with `Max-Forwards: 0` is not forwarded (RFC 9110 §7.6.2).
-                var admitted = GatewayAnswer(status: .ok, headers: [.allow: Gateway.relayedMethods], body: ByteBuffer())
+                var admitted = GatewayAnswer(status: .ok, headers: [.allow: GatewayRequestPolicy.relayedMethods], body: ByteBuffer())
                 if let challenge = subject?.successChallenge { admitted.headers[.wwwAuthenticate] = challenge }
                 answer(exchange, admitted)
                 return
@@ -1004,7 +964,6 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                                                     challenge: exchange.successChallenge,
                                                     close: !exchange.keepAlive || quiescing, keepTransferEncoding: !http10,
                                                     reserving: smallBody, allocator: allocator)
-        progress.answered = true
         if smallBody > 0 {
             heldAnswerHead = response
         } else {
@@ -1107,7 +1066,6 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.phase = .answered
         exchange.responseStarted = true
         exchange.status = answer.status.code
-        progress.answered = true
         let bytes = answer.bytes(minorVersion: exchange.head.minorVersion, close: !exchange.keepAlive || quiescing,
                                  withBody: exchange.head.method != .head, allocator: allocator)
         responseDone(exchange, written: context.writeAndFlush(wrapOutboundOut(bytes)))
@@ -1229,7 +1187,17 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         scheduleIdleCheck(context, at: lastRead + idleTimeout)
     }
 
-    /// A head began to arrive and is not complete: it has `headTimeout` from its first byte, however it dribbles.
+    /// The first request's head has `headTimeout` from the connection's opening (the TLS handshake included): a client
+    /// that opens connections and sends half a request line, or a byte now and then, holds them that long at most.
+    private func firstHeadDue(_ context: ChannelHandlerContext) {
+        guard requests == 0, headStarted == nil, !closing else { return }
+        let opened = NIODeadline.now()
+        headStarted = opened
+        idleTimer?.cancel()
+        scheduleIdleCheck(context, at: opened + headTimeout)
+    }
+
+    /// A later head began to arrive and is not complete: it has `headTimeout` from its first byte, however it dribbles.
     private func headArriving() {
         guard headStarted == nil, requests > 0, let context else { return }
         let started = NIODeadline.now()
@@ -1238,13 +1206,17 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         scheduleIdleCheck(context, at: started + headTimeout)
     }
 
-    /// `408` and the close: a later request's head did not arrive whole within `headTimeout`.
+    /// `408` and the close: a request's head did not arrive whole within `headTimeout`. What the client sent of it
+    /// is read on while the answer goes out (``LingeringClose``): a close with unread bytes would reset the connection
+    /// and could lose the answer.
     private func headTimedOut(_ context: ChannelHandlerContext) {
         gateway.logger.debug("closing a connection whose request head did not arrive in time")
         let answer = GatewayAnswer.invalidRequest("the request head did not arrive in time", status: 408)
         let bytes = answer.bytes(minorVersion: 1, close: true, withBody: true, allocator: allocator)
         closing = true
-        context.writeAndFlush(wrapOutboundOut(bytes)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        reading = .done
+        inbound = nil
+        LingeringClose.answerAndClose(context, wrapOutboundOut(bytes))
     }
 
     private func scheduleIdleCheck(_ context: ChannelHandlerContext, at deadline: NIODeadline) {

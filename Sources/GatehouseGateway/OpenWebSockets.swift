@@ -10,11 +10,6 @@ final class OpenWebSockets: Sendable {
     typealias Closer = @Sendable (WebSocketErrorCode, String) async -> Void
     private let open = Mutex<(next: Int, closers: [Int: Closer])>((0, [:]))
 
-    /// Remembers a client's writer until ``remove(_:)``; returns its key.
-    func add(_ writer: WebSocketOutboundWriter) -> Int {
-        add { code, reason in try? await writer.close(code, reason: reason) }
-    }
-
     /// Remembers how to close a WebSocket until ``remove(_:)``; returns its key.
     func add(_ closer: @escaping Closer) -> Int {
         open.withLock { state in

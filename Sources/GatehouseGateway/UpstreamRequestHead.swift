@@ -101,7 +101,7 @@ enum UpstreamRequestHead {
             var capacity = raw.count + target.utf8.count + authority.utf8.count + 96
             capacity += cookie.map { HeadBytesWriter.fieldLength("Cookie", $0) } ?? 0
             capacity += forwarding.fields.reduce(0) { $0 + HeadBytesWriter.fieldLength($1.name, $1.value) }
-            capacity += user.map { HeadBytesWriter.fieldLength(HTTPProxy.userHeader, $0) } ?? 0
+            capacity += user.map { HeadBytesWriter.fieldLength(GatewayRequestPolicy.userHeader, $0) } ?? 0
             capacity += maxForwards == nil ? 0 : 32
             capacity += traceParent.map { HeadBytesWriter.fieldLength("traceparent", $0) } ?? 0
             return HeadBytesWriter.buffer(capacity: capacity, allocator: allocator) { out in
@@ -114,7 +114,7 @@ enum UpstreamRequestHead {
                 copyLines(of: head, raw, to: &out, keeping: keeps)
                 if let cookie { out.writeField("Cookie", cookie) }
                 for (name, value) in forwarding.fields { out.writeField(name, value) }
-                if let user { out.writeField(HTTPProxy.userHeader, user) }
+                if let user { out.writeField(GatewayRequestPolicy.userHeader, user) }
                 if let maxForwards { out.writeField("Max-Forwards", String(maxForwards)) }
                 if let traceParent { out.writeField("traceparent", traceParent) }
                 if head.framing == .chunked {

@@ -2,7 +2,6 @@ import NIOSSL
 import Foundation
 import GatehouseProtocol
 import HTTPTypes
-import HummingbirdWSClient
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -17,14 +16,6 @@ import Synchronization
 /// the client (an upstream could otherwise challenge the client and phish its credentials) nor from the client to
 /// the upstream (an answer carries credentials); it drops them and logs a warning, without their content.
 public typealias GatewayRevalidation = InBandRevalidation
-
-extension InBandRevalidation {
-    /// Whether `message` is one of the gateway's own frames.
-    static func isReserved(_ message: WebSocketMessage) -> Bool {
-        if case .text(let text) = message { return text.hasPrefix(reservedPrefix) }
-        return false
-    }
-}
 
 /// Relays an accepted WebSocket to its upstream, both ways, until either side closes or the credentials expire.
 ///
@@ -83,138 +74,6 @@ struct WebSocketRelay: Sendable {
         func outcome(of authorization: String) async -> Outcome {
             guard let subject = await check(authorization) else { return .refused }
             return subject.name == user ? .accepted(subject) : .differentUser
-        }
-    }
-
-    /// The connection's current deadline and whether a challenge is out.
-    final class State: Sendable {
-        struct Value {
-            var deadline: Deadline?
-            var challenged = false
-        }
-        let value: Mutex<Value>
-        init(_ deadline: Deadline?) { value = Mutex(Value(deadline: deadline)) }
-    }
-
-    func run(client inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async {
-        do {
-            try await WebSocketClient.connect(
-                url: upstreamURL, configuration: .init(maxFrameSize: maxMessageSize, additionalHeaders: extraHeaders),
-                tlsConfiguration: upstreamTLS, logger: logger
-            ) { upstreamInbound, upstreamOutbound, _ in
-                let state = State(deadline)
-                await withTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        var dropped = 0
-                        do {
-                            for try await message in inbound.messages(maxSize: maxMessageSize) {
-                                if let revalidation, case .text(let text) = message, text.hasPrefix(GatewayRevalidation.answerPrefix) {
-                                    let authorization = String(text.dropFirst(GatewayRevalidation.answerPrefix.count))
-                                    switch await revalidation.outcome(of: authorization) {
-                                    case .accepted(let subject):
-                                        let next = revalidation.deadline(subject)
-                                        state.value.withLock { $0 = .init(deadline: next, challenged: false) }
-                                        continue
-                                    case .refused:
-                                        onExpiry()
-                                        logger.info("closing a WebSocket whose revalidation failed")
-                                        try? await outbound.close(Self.expiredCloseCode, reason: "revalidation failed")
-                                    case .differentUser:
-                                        onExpiry()
-                                        logger.warning("closing a WebSocket revalidated as another user")
-                                        try? await outbound.close(Self.expiredCloseCode, reason: "revalidation changed the user")
-                                    }
-                                    break
-                                }
-                                if GatewayRevalidation.isReserved(message) {
-                                    dropped += 1
-                                    logger.log(level: dropped == 1 ? .warning : .debug, "dropped a client frame with the gateway's reserved prefix",
-                                               metadata: ["upstream": .string(upstreamForLogs), "dropped": .stringConvertible(dropped)])
-                                    continue
-                                }
-                                try await upstreamOutbound.write(Self.frame(message))
-                            }
-                        } catch {}
-                        try? await upstreamOutbound.close(.normalClosure, reason: nil)
-                    }
-                    group.addTask {
-                        var dropped = 0
-                        do {
-                            for try await message in upstreamInbound.messages(maxSize: maxMessageSize) {
-                                // Warned once per connection, then at debug: a hostile upstream cannot flood the log.
-                                if GatewayRevalidation.isReserved(message) {
-                                    dropped += 1
-                                    logger.log(level: dropped == 1 ? .warning : .debug, "dropped an upstream frame with the gateway's reserved prefix",
-                                               metadata: ["upstream": .string(upstreamForLogs), "dropped": .stringConvertible(dropped)])
-                                    continue
-                                }
-                                try await outbound.write(Self.frame(message))
-                            }
-                        } catch {}
-                        try? await outbound.close(.normalClosure, reason: nil)
-                    }
-                    if deadline != nil {
-                        group.addTask { await expire(state, outbound, upstreamOutbound) }
-                    }
-                    await group.next()
-                    group.cancelAll()
-                }
-            }
-        } catch {
-            onUpstreamError("\(error)")
-            logger.debug("WebSocket upstream failed", metadata: ["upstream": .string(upstreamForLogs), "error": .string("\(error)")])
-            try? await outbound.close(.unexpectedServerError, reason: "upstream unavailable")
-        }
-    }
-
-    /// Waits for the connection's deadline; then challenges in band (once per deadline, when the realm
-    /// revalidates) or closes both sides with 1008 and the deadline's reason. Returns only when it closed, or when
-    /// cancelled.
-    private func expire(_ state: State, _ outbound: WebSocketOutboundWriter, _ upstreamOutbound: WebSocketOutboundWriter) async {
-        while true {
-            let (deadline, challenged) = state.value.withLock { ($0.deadline, $0.challenged) }
-            guard let current = deadline else {
-                // Revalidated credentials that never expire: wait for the end of the connection.
-                do { try await Task.sleep(for: .seconds(3600)) } catch { return }
-                continue
-            }
-            // While a challenge is out, its answer may set an earlier deadline than the grace period's: look
-            // again every 50 ms until then.
-            let wake = challenged ? min(current.instant, ContinuousClock.now.advanced(by: .milliseconds(50))) : current.instant
-            do {
-                try await Task.sleep(until: wake, clock: .continuous)
-            } catch {
-                return
-            }
-            let now = ContinuousClock.now
-            let action: (challenge: Bool, reason: String)? = state.value.withLock { value in
-                guard let deadline = value.deadline else { return nil }
-                if deadline.instant > now { return nil }  // revalidated meanwhile
-                if let revalidation, !value.challenged {
-                    value.challenged = true
-                    value.deadline = Deadline(instant: now.advanced(by: revalidation.grace), reason: "revalidation not answered")
-                    return (true, deadline.reason)
-                }
-                return (false, deadline.reason)
-            }
-            guard let action else { continue }
-            if action.challenge, let revalidation {
-                logger.debug("revalidating a WebSocket in band", metadata: ["reason": .string(action.reason)])
-                try? await outbound.write(.text(GatewayRevalidation.challengePrefix + revalidation.challenge))
-                continue
-            }
-            onExpiry()
-            logger.info("closing an expired WebSocket", metadata: ["reason": .string(action.reason)])
-            try? await outbound.close(Self.expiredCloseCode, reason: action.reason)
-            try? await upstreamOutbound.close(.goingAway, reason: "client credentials expired")
-            return
-        }
-    }
-
-    static func frame(_ message: WebSocketMessage) -> WebSocketOutboundWriter.OutboundFrame {
-        switch message {
-        case .text(let text): .text(text)
-        case .binary(let buffer): .binary(buffer)
         }
     }
 }

@@ -1,6 +1,5 @@
-/// How far a connection's first request has come, shared by the first-request guards of a connection
-/// (``RequestHeadTimeoutHandler``, and the gateway's `MalformedFirstRequestHandler`). Used on the connection's event
-/// loop only.
+/// How far a server connection's first request has come, shared by its first-request guards
+/// (``RequestHeadTimeoutHandler``). Used on the connection's event loop only.
 public final class FirstRequestProgress {
     /// The first request's head has arrived in full.
     public var headReceived = false

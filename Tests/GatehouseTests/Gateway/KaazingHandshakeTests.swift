@@ -57,7 +57,7 @@ import Testing
             #expect(try await wire.answer().status == 101)
             #expect(try await wire.frame() == .init(opcode: 0x2, payload: KaazingHandshake.noRedirect))
             let seen = try await wire.seen()
-            #expect(seen.header(HTTPProxy.userHeader) == "joe")
+            #expect(seen.header(GatewayRequestPolicy.userHeader) == "joe")
             #expect(seen.header("authorization") == nil)
             #expect(seen.header("sec-websocket-protocol") == nil)
             // Counted as any request of the realm is: two 401s, two attempts with credentials, one failure.

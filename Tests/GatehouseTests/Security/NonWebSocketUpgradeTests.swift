@@ -31,4 +31,23 @@ import Testing
             #expect(String(decoding: data, as: UTF8.self) == "200 1.1")
         }
     }
+
+    /// A well-formed WebSocket handshake to a service without WebSockets, or to no service, is a plain request:
+    /// relayed with its `Upgrade` dropped, or `404` — the one request path answers it as it answers any other.
+    @Test func aWebSocketHandshakeToAServiceWithoutWebSocketsIsAPlainRequest() async throws {
+        try await RecordingFixture.run({ upstream in
+            GatewayConfiguration(services: [ServiceConfiguration(name: "open", path: "/open", upstream: upstream)])
+        }) { fixture in
+            let handshake = ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="]
+            let answer = try await RawHTTPConnection.exchange(port: fixture.port, target: "/open/x", headers: handshake)
+            #expect(answer.status == 200)
+            let seen = try RecordingUpstream.seen(answer.body)
+            #expect(seen.target == "/x")
+            #expect(seen.header("upgrade") == nil)
+            #expect(seen.header("sec-websocket-key") == "dGhlIHNhbXBsZSBub25jZQ==")
+            let nowhere = try await RawHTTPConnection.exchange(port: fixture.port, target: "/nowhere", headers: handshake)
+            #expect(nowhere.status == 404)
+            #expect(nowhere.json?["error"] == "not_found")
+        }
+    }
 }
