@@ -45,7 +45,7 @@ enum GatewayChild {
         let sketch = try await HeadRewritingRelay.start(upstreamHost: host, upstreamPort: upstreamPort, authorization: authorization,
                                                         group: MultiThreadedEventLoopGroup.singleton)
         let sketchPort = sketch.localAddress?.port ?? 0
-        let (_, application) = try Gateway.makeApplication(configuration, logger: logger) { port in
+        let (_, server) = try Gateway.makeServer(configuration, logger: logger) { port in
             try? "\(port) \(relayPort) \(partsRelayPort) \(sketchPort)".write(toFile: portFile, atomically: true, encoding: .utf8)
         }
         // Ends with its parent, even one killed without a chance to stop it.
@@ -53,7 +53,7 @@ enum GatewayChild {
             while getppid() != 1 { try? await Task.sleep(for: .seconds(1)) }
             exit(0)
         }
-        try await application.runService()
+        try await server.run()
     }
 
     /// Starts the child for `upstream` (tokens verified against `jwksURL`) and returns it with the gateway's port, the

@@ -3,7 +3,7 @@ import Foundation
 import GatehouseClient
 import GatehouseProtocol
 
-/// `gatehouse captcha`: the SimpleCaptcha sample app (seed 000) in a terminal.
+/// `gatehouse captcha`: MobileFirst's SimpleCaptcha sample app in a terminal.
 struct DemoCaptchaCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "captcha",

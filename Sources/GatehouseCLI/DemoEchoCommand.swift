@@ -8,7 +8,7 @@ import Logging
 import NIOCore
 import NIOPosix
 
-/// `gatehouse echo`: the seed's WebSocket echo client (KAAZING seed 004) in a terminal: connects through the
+/// `gatehouse echo`: KAAZING's WebSocket echo demo client in a terminal: connects through the
 /// gateway, asks for a user name and password like the login pop-up, echoes lines, gives up after the retry limit.
 struct DemoEchoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,7 +3,7 @@ import Foundation
 import GatehouseClient
 import GatehouseProtocol
 
-/// `gatehouse pincode`: the PinCodeSwift sample app (seeds 002, 003) in a terminal: the bank balance behind a PIN.
+/// `gatehouse pincode`: MobileFirst's PinCodeSwift sample app in a terminal: the bank balance behind a PIN.
 struct DemoPinCodeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pincode",

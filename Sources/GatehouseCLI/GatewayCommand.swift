@@ -85,9 +85,9 @@ struct GatewayCommand: AsyncParsableCommand {
         let services = configuration.services
         let secure = configuration.tls != nil
         let gateway: Gateway
-        let application: any ApplicationProtocol
+        let server: GatewayServer
         do {
-            (gateway, application) = try Gateway.makeApplication(
+            (gateway, server) = try Gateway.makeServer(
                 configuration, tracer: try tracing.tracer(serviceName: "gatehouse-gateway", version: Gatehouse.version, logger: logger), logger: logger
             ) { port in
                 Self.printBanner(host: host, port: port, services: services, demo: demo, tls: secure)
@@ -102,10 +102,10 @@ struct GatewayCommand: AsyncParsableCommand {
         }
         let reloading = gateway.tls?.reloadOnHangup(logger: logger)
         defer { reloading?.cancel() }
-        // The drain after the application: shut down first, it closes WebSockets with 1001 before the server stops.
+        // The drain after the server: the server shuts down first, it closes WebSockets with 1001 before the server stops.
         do {
             try await ServiceGroup(configuration: .init(
-                services: [application, gateway.webSocketDrain], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()
+                services: [server, gateway.webSocketDrain], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()
         } catch let error as IOError {
             throw CommandFailure("Cannot serve on \(host):\(configuration.port)", error)
         }

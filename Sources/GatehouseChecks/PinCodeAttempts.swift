@@ -1,6 +1,6 @@
 import GatehouseProtocol
 
-/// The seeds' PIN check (seeds 002/003): challenges with `{"errorMsg":null|"...","remainingAttempts":N}` and
+/// MobileFirst's sample PIN check (PinCodeAttempts): challenges with `{"errorMsg":null|"...","remainingAttempts":N}` and
 /// accepts `{"pin":"..."}` when it matches the configured PIN.
 ///
 /// Properties: `pinCode` (default `"1234"`) and those of ``CredentialsValidationConfiguration``, with

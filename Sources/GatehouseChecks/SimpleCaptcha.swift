@@ -1,6 +1,6 @@
 import GatehouseProtocol
 
-/// The seeds' captcha (seed 000): challenges with `{"captcha":"X + Y","message":...}` and accepts
+/// MobileFirst's sample captcha check (SimpleCaptcha): challenges with `{"captcha":"X + Y","message":...}` and accepts
 /// `{"answer":"Z"}` when Z = X + Y.
 ///
 /// Properties: `maxOperator` (operands are drawn from `0..<maxOperator`, default 10) and those of

@@ -17,7 +17,7 @@ import Synchronization
 ///
 /// ```swift
 /// let gateway = try Gateway(configuration: .load(path: "gateway.yaml"))
-/// try await gateway.makeApplication().runService()
+/// try await gateway.makeServer().run()
 /// ```
 public final class Gateway: Sendable {
     public let services: [ProtectedService]

@@ -1,6 +1,4 @@
 import GatehouseHTTP
-import HummingbirdCore
-import Logging
 import NIOCore
 import NIOSSL
 
@@ -8,22 +6,18 @@ import NIOSSL
 /// which reads the client's bytes itself and serves every request on the connection's event loop — its own endpoints,
 /// refusals, the relay to upstreams, WebSocket handshakes (it leaves the pipeline to a ``WebSocketBridge`` or KAAZING's
 /// handshake after a `101`) and KAAZING's emulated WebSockets. There is no other request path: no HTTP codec objects,
-/// no task per connection.
-struct GatewayChannel: ServerChildChannel {
-    /// A connection the gateway serves.
-    struct Connection: ServerChildChannelValue {
-        let channel: any Channel
-    }
-
+/// no task per connection or request.
+struct GatewayChannel: Sendable {
     let gateway: Gateway
     /// TLS for the connection, in front of everything else; `nil` for plain HTTP.
-    var sslContext: NIOSSLContext? = nil
+    let sslContext: NIOSSLContext?
 
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Connection> {
+    /// Sets up an accepted connection, on its event loop.
+    func initialize(_ channel: any Channel) -> EventLoopFuture<Void> {
         let statistics = gateway.statistics
         statistics.connectionOpened()
         channel.closeFuture.whenComplete { _ in statistics.connectionClosed() }
-        do {
+        return channel.eventLoop.makeCompletedFuture {
             let operations = channel.pipeline.syncOperations
             if let sslContext {
                 let handler = gateway.clientCertificates
@@ -32,12 +26,6 @@ struct GatewayChannel: ServerChildChannel {
                 try operations.addHandler(handler)
             }
             try operations.addHandler(GatewayHTTPHandler(gateway: gateway))
-        } catch {
-            return channel.eventLoop.makeFailedFuture(error)
         }
-        return channel.eventLoop.makeSucceededFuture(Connection(channel: channel))
     }
-
-    /// Nothing to do: the connection's handlers serve it on its event loop until it closes.
-    func handle(value: Connection, logger: Logger) async {}
 }

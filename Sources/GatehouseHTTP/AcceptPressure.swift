@@ -17,9 +17,9 @@ import Darwin
 /// descriptors it lets the spare go, so the next accept succeeds; that connection, which nothing could serve, is
 /// closed at once, the pending read is over, NIO's backoff holds the next accept for a second, and the spare is
 /// taken back. What is refused is counted and warned about (one line every 10 s).
-public final class AcceptPressureHandler: ChannelInboundHandler, RemovableChannelHandler {
-    public typealias InboundIn = any Channel
-    public typealias InboundOut = any Channel
+package final class AcceptPressureHandler: ChannelInboundHandler, RemovableChannelHandler {
+    package typealias InboundIn = any Channel
+    package typealias InboundOut = any Channel
 
     private let logger: Logger
     private let refused: @Sendable () -> Void
@@ -30,36 +30,36 @@ public final class AcceptPressureHandler: ChannelInboundHandler, RemovableChanne
     private var lastWarning: NIODeadline?
 
     /// `refused` is called for every connection refused for want of descriptors (a metric).
-    public init(logger: Logger, refused: @escaping @Sendable () -> Void = {}) {
+    package init(logger: Logger, refused: @escaping @Sendable () -> Void = {}) {
         self.logger = logger
         self.refused = refused
     }
 
     /// Puts a handler first in `serverChannel`'s pipeline (before NIO's `AcceptBackoffHandler`, which swallows the
     /// errors it sees).
-    public static func install(on serverChannel: any Channel, logger: Logger, refused: @escaping @Sendable () -> Void = {}) async {
+    package static func install(on serverChannel: any Channel, logger: Logger, refused: @escaping @Sendable () -> Void = {}) async {
         try? await serverChannel.eventLoop.submit {
             try serverChannel.pipeline.syncOperations.addHandler(AcceptPressureHandler(logger: logger, refused: refused), position: .first)
         }.get()
     }
 
-    public func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         spare = Self.openSpare()
     }
 
-    public func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         if spare >= 0 { close(spare) }
         spare = -1
     }
 
-    public func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let error = error as? IOError, error.errnoCode == EMFILE || error.errnoCode == ENFILE {
             outOfDescriptors()
         }
         context.fireErrorCaught(error)
     }
 
-    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard shedding else {
             context.fireChannelRead(data)
             return
@@ -104,10 +104,10 @@ public final class AcceptPressureHandler: ChannelInboundHandler, RemovableChanne
 
 /// The process's open-file limit at start: raised to its hard limit (what `ulimit -n` allows without privileges),
 /// and a warning when it is still low for a server.
-public enum OpenFileLimit {
+package enum OpenFileLimit {
     /// Raises the soft limit to the hard one; the limit in force.
     @discardableResult
-    public static func raise() -> UInt64 {
+    package static func raise() -> UInt64 {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
         if limit.rlim_cur < limit.rlim_max {
@@ -119,7 +119,7 @@ public enum OpenFileLimit {
     }
 
     /// Raises the limit and warns when it stays under `needed`.
-    public static func check(needed: UInt64 = 4096, logger: Logger) {
+    package static func check(needed: UInt64 = 4096, logger: Logger) {
         let limit = raise()
         if limit < needed {
             logger.warning("The open-file limit is \(limit): at most about \(limit) connections at once (set LimitNOFILE=65536 in the systemd unit, or ulimit -n)")

@@ -2,12 +2,12 @@
 /// tokens and media types compare case-insensitively in ASCII. Over UTF-8 bytes, without Foundation's
 /// Unicode-aware string functions, which cost more than the rest of a request's admission on Linux. Shared by the
 /// server (`Content-Type`, `Authorization`) and the gateway (credentials, forwarded headers).
-public enum HeaderText {
+package enum HeaderText {
     /// Whether `byte` is optional whitespace (a space or a tab).
-    @inlinable public static func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+    @inlinable package static func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
 
     /// `text` without leading and trailing spaces and tabs.
-    @inlinable public static func trimmed<S: StringProtocol>(_ text: S) -> Substring where S.SubSequence == Substring {
+    @inlinable package static func trimmed<S: StringProtocol>(_ text: S) -> Substring where S.SubSequence == Substring {
         let whole = text[text.startIndex...]
         let bytes = whole.utf8
         guard let first = bytes.firstIndex(where: { !isBlank($0) }) else { return whole[whole.endIndex...] }
@@ -17,12 +17,12 @@ public enum HeaderText {
     }
 
     /// Whether `a` and `b` are equal, ASCII letters compared without case.
-    @inlinable public static func equalsIgnoringCase<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Bool {
+    @inlinable package static func equalsIgnoringCase<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Bool {
         a.utf8.elementsEqual(b.utf8) { lower($0) == lower($1) }
     }
 
     /// Whether `text` starts with `prefix`, ASCII letters compared without case.
-    @inlinable public static func hasPrefixIgnoringCase<A: StringProtocol>(_ text: A, _ prefix: String) -> Bool {
+    @inlinable package static func hasPrefixIgnoringCase<A: StringProtocol>(_ text: A, _ prefix: String) -> Bool {
         var bytes = text.utf8.makeIterator()
         for expected in prefix.utf8 {
             guard let byte = bytes.next(), lower(byte) == lower(expected) else { return false }
@@ -31,13 +31,13 @@ public enum HeaderText {
     }
 
     /// `text` with ASCII capitals made small (other characters kept).
-    @inlinable public static func lowercased(_ text: String) -> String {
+    @inlinable package static func lowercased(_ text: String) -> String {
         guard text.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return text }
         return String(decoding: text.utf8.map(lower), as: UTF8.self)
     }
 
     /// `byte` made small if it is an ASCII capital.
-    @inlinable public static func lower(_ byte: UInt8) -> UInt8 {
+    @inlinable package static func lower(_ byte: UInt8) -> UInt8 {
         byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 }

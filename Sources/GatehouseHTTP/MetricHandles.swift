@@ -7,7 +7,7 @@ import Synchronization
 /// Making a `Counter` or `Timer` looks its series up in the Prometheus registry (hashing every label, under the
 /// registry's lock); on a request path that costs more than the rest of the bookkeeping. Callers pass bounded
 /// dimensions only (route templates, statuses, check names), so the cache stays small.
-public final class MetricHandles: Sendable {
+package final class MetricHandles: Sendable {
     private struct Key: Hashable {
         let label: String
         let dimensions: [String]
@@ -19,19 +19,19 @@ public final class MetricHandles: Sendable {
     }
 
     /// The factory handles are made with (its registry is what `/metrics` shows).
-    public let factory: PrometheusMetricsFactory
+    package let factory: PrometheusMetricsFactory
     private let counters = Mutex<[Key: Metrics.Counter]>([:])
     private let timers = Mutex<[Key: Metrics.Timer]>([:])
 
-    public init(factory: PrometheusMetricsFactory) { self.factory = factory }
+    package init(factory: PrometheusMetricsFactory) { self.factory = factory }
 
     /// The counter of `label` with `dimensions`.
-    public func counter(_ label: String, _ dimensions: [(String, String)] = []) -> Metrics.Counter {
+    package func counter(_ label: String, _ dimensions: [(String, String)] = []) -> Metrics.Counter {
         Self.handle(in: counters, Key(label, dimensions)) { Metrics.Counter(label: label, dimensions: dimensions, factory: factory) }
     }
 
     /// The timer (a histogram of seconds) of `label` with `dimensions`.
-    public func timer(_ label: String, _ dimensions: [(String, String)] = []) -> Metrics.Timer {
+    package func timer(_ label: String, _ dimensions: [(String, String)] = []) -> Metrics.Timer {
         Self.handle(in: timers, Key(label, dimensions)) { Metrics.Timer(label: label, dimensions: dimensions, factory: factory) }
     }
 
@@ -48,24 +48,24 @@ public final class MetricHandles: Sendable {
 /// A request's counter and timer, found by a key of the caller's own (route or service, status, …) with one lookup:
 /// ``MetricHandles`` builds its key from label arrays, which costs more per request than the rest of the bookkeeping.
 /// The key must be bounded (templates and statuses, not paths).
-public final class KeyedMetricHandles<Key: Hashable & Sendable>: Sendable {
+package final class KeyedMetricHandles<Key: Hashable & Sendable>: Sendable {
     private let cache = Mutex<[Key: Handles]>([:])
 
     /// A counter and a timer.
-    public struct Handles: Sendable {
-        public let counter: Metrics.Counter
-        public let timer: Metrics.Timer
+    package struct Handles: Sendable {
+        package let counter: Metrics.Counter
+        package let timer: Metrics.Timer
 
-        public init(counter: Metrics.Counter, timer: Metrics.Timer) {
+        package init(counter: Metrics.Counter, timer: Metrics.Timer) {
             self.counter = counter
             self.timer = timer
         }
     }
 
-    public init() {}
+    package init() {}
 
     /// The handles of `key`, made by `make` the first time.
-    public func handles(_ key: Key, make: () -> Handles) -> Handles {
+    package func handles(_ key: Key, make: () -> Handles) -> Handles {
         cache.withLock { cache in
             if let found = cache[key] { return found }
             let made = make()
@@ -77,7 +77,7 @@ public final class KeyedMetricHandles<Key: Hashable & Sendable>: Sendable {
 
 extension Metrics.Timer {
     /// Records `duration`.
-    public func record(_ duration: Duration) {
+    package func record(_ duration: Duration) {
         recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 }

@@ -12,9 +12,9 @@ import NIOCore
 /// removes itself: from then on Hummingbird's idle timeout closes a
 /// keep-alive connection that sits idle or stalls in a later head or body, and an upgraded WebSocket lives until
 /// either side closes it.
-public final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
+package final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// A `408 Request Timeout` with `body` (JSON) and `Connection: close`, as raw bytes.
-    public static func timeoutAnswer(body: String, allocator: ByteBufferAllocator) -> ByteBuffer {
+    package static func timeoutAnswer(body: String, allocator: ByteBufferAllocator) -> ByteBuffer {
         let head = "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n"
             + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
         var buffer = allocator.buffer(capacity: head.utf8.count + body.utf8.count)
@@ -23,8 +23,8 @@ public final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableCh
         return buffer
     }
 
-    public typealias InboundIn = ByteBuffer
-    public typealias InboundOut = ByteBuffer
+    package typealias InboundIn = ByteBuffer
+    package typealias InboundOut = ByteBuffer
 
     private let timeout: TimeAmount
     private let logger: Logger
@@ -35,34 +35,34 @@ public final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableCh
     private var scanner = HeadEndScanner()
 
     /// - Parameter answerBody: the JSON body of the `408` (the server's or the gateway's error shape).
-    public init(timeout: TimeAmount, progress: FirstRequestProgress, answerBody: String, logger: Logger) {
+    package init(timeout: TimeAmount, progress: FirstRequestProgress, answerBody: String, logger: Logger) {
         self.answerBody = answerBody
         self.timeout = timeout
         self.progress = progress
         self.logger = logger
     }
 
-    public func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { arm(context) }
     }
 
-    public func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         scheduled?.cancel()
         scheduled = nil
     }
 
-    public func channelActive(context: ChannelHandlerContext) {
+    package func channelActive(context: ChannelHandlerContext) {
         arm(context)
         context.fireChannelActive()
     }
 
-    public func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         scheduled?.cancel()
         scheduled = nil
         context.fireChannelInactive()
     }
 
-    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
         let complete = scanner.consume(buffer.readableBytesView)
         context.fireChannelRead(data)

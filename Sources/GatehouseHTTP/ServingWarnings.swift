@@ -1,7 +1,7 @@
 import GatehouseProtocol
 
 /// What an operator is told at start about how a server is exposed.
-public enum ServingWarnings {
+package enum ServingWarnings {
     /// Whether `host` (a listen address) is reachable only from this machine.
-    public static func isLoopback(_ host: String) -> Bool { LoopbackHost.contains(host) }
+    package static func isLoopback(_ host: String) -> Bool { LoopbackHost.contains(host) }
 }

@@ -12,28 +12,28 @@ import Synchronization
 /// Hummingbird gives every request's logger a request id; `StreamLogHandler` formats its metadata then, for every
 /// request whether it logs or not (4 % of a protected request's CPU). Lines are the same:
 /// `<time> <level> <label>: <key=value …> [<source>] <message>`.
-public struct StandardErrorLogHandler: LogHandler {
-    public var logLevel: Logger.Level = .info
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+package struct StandardErrorLogHandler: LogHandler {
+    package var logLevel: Logger.Level = .info
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
     private let label: String
 
-    public init(label: String, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
+    package init(label: String, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
         self.label = label
         self.metadataProvider = metadataProvider
     }
 
     /// Makes this the handler of every logger made from now on (`LoggingSystem.bootstrap`, once per process).
-    public static func bootstrap() {
+    package static func bootstrap() {
         LoggingSystem.bootstrap { label in StandardErrorLogHandler(label: label) }
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         Self.write(line(for: event))
     }
 

@@ -2,17 +2,17 @@ import HTTPTypes
 
 extension TrustedProxies {
     /// Who a request comes from, and the host it asked for, as the server should believe it.
-    public struct Client: Sendable, Equatable {
+    package struct Client: Sendable, Equatable {
         /// The client's IP address: the peer's, or — from a trusted proxy — the nearest address of the forwarding
         /// chain that is not a trusted proxy itself.
-        public var address: String?
+        package var address: String?
         /// The host the client asked for (`X-Forwarded-Host`, or `host=` of `Forwarded`) when a trusted proxy says
         /// so; `nil`: the request's own authority.
-        public var host: String?
+        package var host: String?
         /// `http` or `https` as the client spoke it, when a trusted proxy says so.
-        public var proto: String?
+        package var proto: String?
 
-        public init(address: String?, host: String? = nil, proto: String? = nil) {
+        package init(address: String?, host: String? = nil, proto: String? = nil) {
             self.address = address
             self.host = host
             self.proto = proto
@@ -25,7 +25,7 @@ extension TrustedProxies {
     /// right end: the first address that is not a trusted proxy is the client's — what a client wrote at the left is
     /// never believed past a proxy that appended after it. A hop that is no address (`unknown`, an obfuscated
     /// name, garbage) ends the walk at the last address believed.
-    public func client(peer: String?, fields: HTTPFields) -> Client {
+    package func client(peer: String?, fields: HTTPFields) -> Client {
         guard contains(peer) else { return Client(address: peer) }
         let forwarded = Self.forwardedElements(fields)
         let chain = forwarded.isEmpty ? Self.listValues(fields, .xForwardedFor) : forwarded.compactMap { $0["for"] }

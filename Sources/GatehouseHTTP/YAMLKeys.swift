@@ -5,7 +5,7 @@ import Yams
 /// `relm:` would be open, a policy whose `mandatoryScope` is misspelt would protect less.
 ///
 /// Built from the types' `CodingKeys` (``mapping(_:_:)``), so that the keys are listed once.
-public indirect enum YAMLKeys: Sendable {
+package indirect enum YAMLKeys: Sendable {
     /// A mapping of these keys, each value as its entry says (`.any` for one not checked further).
     case keys([String: YAMLKeys])
     /// A mapping of names of the user's own (checks, properties, principals), each value as given.
@@ -17,19 +17,19 @@ public indirect enum YAMLKeys: Sendable {
 
     /// A mapping of a `Codable` type's keys (its `CodingKeys`, made `CaseIterable`), with what the values of some of
     /// them hold.
-    public static func mapping<Key: CodingKey & CaseIterable & Hashable>(_ keys: Key.Type, _ values: [Key: YAMLKeys] = [:]) -> YAMLKeys {
+    package static func mapping<Key: CodingKey & CaseIterable & Hashable>(_ keys: Key.Type, _ values: [Key: YAMLKeys] = [:]) -> YAMLKeys {
         .keys(Dictionary(uniqueKeysWithValues: Key.allCases.map { ($0.stringValue, values[$0] ?? .any) }))
     }
 
     /// The first key of `yaml` that is not known here, as a path (`services[0].relm`), with the keys known in its
     /// place; `nil` when every key is known, or when the text is no YAML (the decoder reports that).
-    public func unknownKey(in yaml: String) -> (path: String, known: [String])? {
+    package func unknownKey(in yaml: String) -> (path: String, known: [String])? {
         guard let node = try? Yams.compose(yaml: yaml) else { return nil }
         return unknownKey(in: node, at: "")
     }
 
     /// ``unknownKey(in:)-(String)`` of a document already composed.
-    public func unknownKey(in document: Node) -> (path: String, known: [String])? {
+    package func unknownKey(in document: Node) -> (path: String, known: [String])? {
         unknownKey(in: document, at: "")
     }
 
@@ -92,7 +92,7 @@ public indirect enum YAMLKeys: Sendable {
 extension DecodingError {
     /// Where a configuration file went wrong (`services[0].port`; empty for the whole text) and what is wrong there, in
     /// words for its author rather than the decoder's dump.
-    public var placeAndProblem: (place: String, problem: String) {
+    package var placeAndProblem: (place: String, problem: String) {
         func place(_ path: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
             (path + (last.map { [$0] } ?? [])).reduce(into: "") { text, key in
                 if let index = key.intValue { text += "[\(index)]" } else { text += text.isEmpty ? key.stringValue : ".\(key.stringValue)" }
@@ -130,7 +130,7 @@ extension DecodingError {
 extension DecodingError {
     /// ``placeAndProblem`` as one sentence: `'services[0].port' must be an integer`, or `<whole> <problem>` for an
     /// error of the whole text (`the configuration is not valid YAML: ...`).
-    public func sentence(whole: String) -> String {
+    package func sentence(whole: String) -> String {
         let (place, problem) = placeAndProblem
         return place.isEmpty ? "\(whole) \(problem)" : "'\(place)' \(problem)"
     }

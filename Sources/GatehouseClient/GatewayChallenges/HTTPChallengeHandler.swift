@@ -39,5 +39,5 @@ extension HTTPChallengeHandler {
     }
 }
 
-/// The KAAZING clients' name of ``HTTPChallengeHandler`` (seed 004), for code ported from them.
+/// The KAAZING clients' name of ``HTTPChallengeHandler``, for code ported from them.
 public typealias ChallengeHandler = HTTPChallengeHandler

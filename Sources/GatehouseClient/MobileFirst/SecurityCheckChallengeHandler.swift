@@ -1,7 +1,7 @@
 import GatehouseProtocol
 import Synchronization
 
-/// A challenge handler as in the MobileFirst tutorials (seeds 002, 003): subclass it, override
+/// A challenge handler as in the MobileFirst tutorials: subclass it, override
 /// ``handleChallenge(_:)`` to ask the user, and call ``submitChallengeAnswer(_:)-(JSONObject?)`` or ``cancel()``
 /// when the user has answered.
 ///

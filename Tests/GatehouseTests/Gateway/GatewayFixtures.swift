@@ -36,7 +36,7 @@ struct GatewayFixture: Sendable {
         var configuration = try make("http://127.0.0.1:\(echo.port)")
         configuration.port = 0
         let gateway = try Gateway(configuration: configuration, customModules: customModules, logger: logger)
-        let app = try await RunningApp.start(logger: logger) { onRunning in try gateway.makeApplication(onServerRunning: onRunning) }
+        let app = try await RunningApp.start(logger: logger) { onRunning in try gateway.makeServer(onServerRunning: onRunning) }
         let fixture = GatewayFixture(gateway: gateway, gatewayApp: app, echo: echo)
         do {
             let result = try await body(fixture)

@@ -121,7 +121,7 @@ import Testing
             services: [ServiceConfiguration(name: "scripted", path: "/s", upstream: "http://127.0.0.1:\(upstream.port)/s")],
             upstreamReadTimeout: upstreamReadTimeout)
         let gateway = try Gateway(configuration: configuration, logger: GatewayFixture.logger)
-        let app = try await RunningApp.start(logger: GatewayFixture.logger) { onRunning in try gateway.makeApplication(onServerRunning: onRunning) }
+        let app = try await RunningApp.start(logger: GatewayFixture.logger) { onRunning in try gateway.makeServer(onServerRunning: onRunning) }
         do {
             try await body(app.port, upstream)
         } catch {

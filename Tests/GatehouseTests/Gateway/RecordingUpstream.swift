@@ -98,7 +98,7 @@ struct RecordingFixture: Sendable {
         let app: RunningApp
         do {
             gateway = try Gateway(configuration: configuration, customModules: customModules, tracer: tracer, logger: logger)
-            app = try await RunningApp.start(logger: logger) { onRunning in try gateway.makeApplication(onServerRunning: onRunning) }
+            app = try await RunningApp.start(logger: logger) { onRunning in try gateway.makeServer(onServerRunning: onRunning) }
         } catch {
             await upstream.stop()
             throw error

@@ -2,14 +2,14 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 
-/// A Hummingbird application running on a free loopback port until `stop()`.
+/// A Hummingbird application (or the gateway's server) running on a free loopback port until `stop()`.
 struct RunningApp: Sendable {
     let port: Int
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
     /// Starts the application that `make` builds; `make` gets the callback to pass as `onServerRunning`.
-    static func start<App: ApplicationProtocol>(
+    static func start<App: Service>(
         logger: Logger, _ make: (@escaping @Sendable (Int) async -> Void) async throws -> App
     ) async throws -> RunningApp {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
