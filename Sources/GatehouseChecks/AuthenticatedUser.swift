@@ -45,7 +45,7 @@ extension AuthenticatedUser: JSONTextWritable {
 
 extension AuthenticatedUser: JSONValueDecodable {
     /// The stored form read without `JSONDecoder`: exactly what the synthesized `Decodable` conformance reads.
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let id = json.requiredString("id"), let displayName = json.requiredString("displayName"),
               case .int(let authenticatedAt)? = json["authenticatedAt"], let authenticatedBy = json.requiredString("authenticatedBy"),
               case .object(let members)? = json["attributes"]

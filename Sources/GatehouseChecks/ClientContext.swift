@@ -59,7 +59,7 @@ extension RegistrationContext: JSONTextWritable {
 
 extension RegistrationContext: JSONValueDecodable {
     /// The stored form read without `JSONDecoder`: exactly what the synthesized `Decodable` conformance reads.
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let registeredUser = json.optional("registeredUser", as: AuthenticatedUser.self),
               case .object(let publicAttributes)? = json["publicAttributes"], case .object(let protectedAttributes)? = json["protectedAttributes"]
         else { return nil }

@@ -106,7 +106,7 @@ extension CredentialsValidationState: JSONTextWritable, JSONTextEncodable where 
 /// The stored form read without `JSONDecoder` when the check's data reads its own (the built-in checks'): exactly
 /// what the synthesized `Decodable` conformance reads, else `nil` and `JSONDecoder` decides.
 extension CredentialsValidationState: JSONValueDecodable where Data: JSONValueDecodable {
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let data = json["data"].flatMap(Data.init(json:)), let machine = json["machine"].flatMap(ExternalizableState.init(json:)),
               case .int(let used)? = json["usedAttempts"], let usedAttempts = Int(exactly: used)
         else { return nil }
@@ -121,7 +121,7 @@ extension CredentialsValidationState: JSONValueDecodable where Data: JSONValueDe
 extension NoCheckData: JSONTextWritable, JSONValueDecodable {
     public func write(to text: inout JSONText) { text.object { _ in } }
 
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json else { return nil }
         self.init()
     }

@@ -57,7 +57,7 @@ extension ExternalizableState: JSONTextEncodable, JSONValueDecodable {
         }
     }
 
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let name = json.requiredString("stateName"), case .int(let setAt)? = json["stateSetAt"] else { return nil }
         stateName = name
         stateSetAt = setAt

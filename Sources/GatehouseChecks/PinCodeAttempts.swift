@@ -48,7 +48,7 @@ extension PinCodeAttempts.CheckData: JSONTextWritable, JSONValueDecodable {
         text.object { data in data.member("errorMsg", errorMsg) }
     }
 
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let errorMsg = json.optionalString("errorMsg") else { return nil }
         self.init()
         self.errorMsg = errorMsg

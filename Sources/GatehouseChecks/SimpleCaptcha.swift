@@ -51,7 +51,7 @@ extension SimpleCaptcha.CheckData: JSONTextWritable, JSONValueDecodable {
         }
     }
 
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let errorMsg = json.optionalString("errorMsg"), let expected = json.optionalInt("expectedResult") else { return nil }
         self.init()
         self.errorMsg = errorMsg

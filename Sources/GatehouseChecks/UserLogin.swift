@@ -74,7 +74,7 @@ extension UserLogin.CheckData: JSONTextWritable, JSONValueDecodable {
         }
     }
 
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let errorMsg = json.optionalString("errorMsg"), let userID = json.optionalString("userID") else { return nil }
         self.init()
         self.errorMsg = errorMsg

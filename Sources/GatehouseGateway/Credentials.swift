@@ -15,7 +15,7 @@ public struct Credentials: Sendable, Equatable {
     /// for them: `tls.clientCertificates`): what a certificate-bound token must name (RFC 8705).
     public var certificateThumbprint: String?
     /// The client's address (the peer's, or the one a trusted proxy names), when the gateway decides on the event loop:
-    /// a module answering from memory refuses a locked address as its task would (``SourceThrottle``).
+    /// a module answering from memory refuses a locked address as its task would (`SourceThrottle`).
     public var clientAddress: String?
 
     public init(scheme: String? = nil, value: String? = nil, named: [String: String] = [:], certificateThumbprint: String? = nil) {

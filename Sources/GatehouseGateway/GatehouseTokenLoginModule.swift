@@ -3,7 +3,7 @@ import GatehouseProtocol
 import GatehouseResourceServer
 
 /// Accepts Gatehouse access tokens (`Authorization: Token <jwt>` or `Bearer <jwt>`, or a declared header, query
-/// parameter or cookie), checked by a ``TokenVerifier`` (JWKS or introspection). The roles are the scope's
+/// parameter or cookie), checked by a `TokenVerifier` (JWKS or introspection). The roles are the scope's
 /// elements; the subject expires with the token — or sooner, when `maxAge` ends its user's authentication first.
 public struct GatehouseTokenLoginModule: LoginModule, RememberingLoginModule {
     let verifier: any TokenVerifier
@@ -12,6 +12,7 @@ public struct GatehouseTokenLoginModule: LoginModule, RememberingLoginModule {
     let maxAge: Int?
 
     /// - Parameters:
+    ///   - verifier: checks a token's signature and claims (JWKS) or asks the server (introspection).
     ///   - requiredScope: scope elements every token must hold (in addition to service roles).
     ///   - acrValues: the authentication context classes accepted (RFC 9470 step-up); empty: any.
     ///   - maxAge: the most seconds since the token's user authenticated; `nil`: any.
@@ -35,7 +36,7 @@ public struct GatehouseTokenLoginModule: LoginModule, RememberingLoginModule {
         }
     }
 
-    /// A token the verifier remembers as valid (``TokenVerifier/rememberedVerification(of:)``), or credentials
+    /// A token the verifier remembers as valid (`TokenVerifier/rememberedVerification(of:)`), or credentials
     /// without a token, answered on the event loop; `nil` for a token to verify on a task.
     public func cachedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> LoginResult? {
         rememberedLogin(credentials, scheme: scheme)?.result

@@ -34,7 +34,7 @@ public final class Gateway: Sendable {
     let logger: Logger
     /// Warnings about unreachable upstreams, one per service every 10 s.
     let upstreamWarnings = WarningThrottle(interval: .seconds(10))
-    /// TLS for clients (`https`, `wss`); `nil` serves plain HTTP. ``ReloadableTLS/reload()`` (SIGHUP) changes
+    /// TLS for clients (`https`, `wss`); `nil` serves plain HTTP. `ReloadableTLS/reload()` (SIGHUP) changes
     /// the certificate for new connections.
     public let tls: ReloadableTLS?
     /// Whether TLS handshakes ask for a client certificate (optional), for certificate-bound tokens (RFC 8705).
@@ -55,10 +55,19 @@ public final class Gateway: Sendable {
     /// A gateway of `services`, built in Swift.
     ///
     /// - Parameters:
-    ///   - trustedProxies: peers whose `X-Forwarded-*` and `Forwarded` fields are kept (see ``TrustedProxies``).
+    ///   - services: the protected services; a request goes to the one with the longest path that holds its target.
+    ///   - host: the address to listen on.
+    ///   - port: the port to listen on; 0 picks a free one.
+    ///   - maxWebSocketMessageSize: the largest WebSocket message relayed, in bytes.
+    ///   - trustedProxies: peers whose `X-Forwarded-*` and `Forwarded` fields are kept (see `TrustedProxies`).
     ///   - headerReadTimeout: how long a new connection has to send its first complete request head.
     ///   - idleTimeout: how long a keep-alive connection may sit idle between requests, or stall in a later one.
     ///   - upstreamReadTimeout: how long an upstream may stay silent while an answer is awaited or streamed.
+    ///   - tls: TLS for clients (`https`, `wss`); `nil` serves plain HTTP.
+    ///   - upstreamTLS: trust for `https`/`wss` upstreams (a CA file's, and its name for logs); `nil`: the system's roots.
+    ///   - clientCertificates: whether TLS handshakes ask for a client certificate (optional), for certificate-bound tokens.
+    ///   - tracer: traces of relayed exchanges; `nil`: none.
+    ///   - logger: the gateway's log.
     public init(services: [ProtectedService], host: String = "127.0.0.1", port: Int = 0, maxWebSocketMessageSize: Int = 1 << 20,
                 trustedProxies: TrustedProxies = .none,
                 headerReadTimeout: Duration = .seconds(GatewayConfiguration.defaultHeaderReadTimeout),

@@ -42,7 +42,7 @@ public struct GatewayConfiguration: Sendable, Codable {
     /// The largest WebSocket message relayed, in bytes.
     public var maxWebSocketMessageSize: Int?
     /// Addresses or CIDR blocks of proxies in front of the gateway whose `X-Forwarded-*` and `Forwarded` fields are
-    /// kept (and appended to); every other client's are replaced by the gateway's own (see ``TrustedProxies``).
+    /// kept (and appended to); every other client's are replaced by the gateway's own (see `TrustedProxies`).
     public var trustedProxies: [String]?
     /// Seconds a new connection has to send its first complete request head (10 by default).
     public var headerReadTimeout: Double?
@@ -56,7 +56,7 @@ public struct GatewayConfiguration: Sendable, Codable {
     /// Per-account lockout of the `users` login modules (failed passwords per user name, in this process); the
     /// server's defaults when absent.
     public var accountLockout: AccountLockoutSettings?
-    /// Password checks of the `users` login modules per client address (``SourceThrottle``, in this process): the
+    /// Password checks of the `users` login modules per client address (`SourceThrottle`, in this process): the
     /// same keys as `accountLockout`, the server's `sourceThrottle` defaults; `threshold: 0` turns it off.
     public var sourceThrottle: AccountLockoutSettings?
     /// Serve `https`/`wss` with this certificate chain and key (PEM files, read again on SIGHUP).

@@ -7,7 +7,7 @@ import NIOSSL
 import ServiceLifecycle
 
 /// The gateway's listener, a service: it accepts connections on NIO's event loops and sets each up as a
-/// ``GatewayChannel`` right there — no task and no hop to Swift concurrency per connection (Hummingbird's server hands
+/// `GatewayChannel` right there — no task and no hop to Swift concurrency per connection (Hummingbird's server hands
 /// every accepted connection to a task of its own; the gateway's connections need none: measured, that hop was a
 /// sixth of the CPU a new connection cost, `scripts/bench-gateway-connections`). On graceful shutdown it stops
 /// accepting, tells every connection to close when idle (`ChannelShouldQuiesceEvent`: after the answer in progress)

@@ -16,7 +16,7 @@ public final class GatewayStatistics: Sendable {
         /// Of those, the ones that authenticated (allowed or forbidden).
         public var successes = 0
         /// Of the successes, the ones admitted again by their connection's remembered credentials
-        /// (``RememberedAdmission``) rather than by the login chain.
+        /// (`RememberedAdmission`) rather than by the login chain.
         public var remembered = 0
         /// Of those, the ones answered by a new challenge.
         public var failures = 0

@@ -36,7 +36,7 @@ public struct LoginChain: Sendable {
     }
 
     /// The chain's outcome when every module it runs answers ``LoginModule/cachedLogin(_:scheme:)`` (no suspension),
-    /// else `nil` (run ``login(_:scheme:)``). The same JAAS semantics: the results are combined by the same ``Run``.
+    /// else `nil` (run ``login(_:scheme:)``). The same JAAS semantics: the results are combined by the same `Run`.
     public func cachedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> Outcome? {
         rememberedLogin(credentials, scheme: scheme)?.outcome
     }

@@ -10,7 +10,7 @@ public enum LoginResult: Sendable, Equatable {
     /// answered `503` with `Retry-After`, and nothing is counted against the credentials.
     case unavailable(String)
     /// The client's address is refused for a while (too many failed passwords from it, or too many of its checks at
-    /// once: ``SourceThrottle``): answered `429` with `Retry-After` (`retryAfter` seconds), nothing counted against
+    /// once: `SourceThrottle`): answered `429` with `Retry-After` (`retryAfter` seconds), nothing counted against
     /// the credentials.
     case throttled(String, retryAfter: Int)
 }

@@ -49,7 +49,7 @@ public struct RealmConfiguration: Sendable, Codable {
 public struct LoginModuleConfiguration: Sendable, Codable {
     /// `users` (bcrypt users, inline or from `usersFile`), `gatehouse-token` (JWKS or introspection), `kerberos5`
     /// (SPNEGO tokens of `Negotiate` realms, checked with `keytab`: ``NegotiateLoginModule``), or the name of
-    /// a custom module passed to ``Gateway/init(configuration:customModules:logger:)``.
+    /// a custom module passed to `Gateway/init(configuration:customModules:logger:)`.
     public var type: String
     public var flag: LoginModuleFlag
     public var users: [GatewayUser]?

@@ -4,7 +4,7 @@
 /// The gateway routes on ``segments`` and forwards exactly ``path`` (appended to the upstream's base path) with
 /// ``query``, so the path a stricter service or realm is matched against is the path the upstream gets:
 ///
-/// - every byte must be allowed in a URI (RFC 3986); `[ ] { } | ^` and `` ` `` sent raw are percent-encoded; a
+/// - every byte must be allowed in a URI (RFC 3986); `[ ] { } | ^` and the backtick (U+0060) sent raw are percent-encoded; a
 ///   space, `"`, `<`, `>`, `\`, a control character or a non-ASCII byte is refused, and so is a fragment (`#`);
 /// - a `%` must start a well-formed escape (`%` + two hex digits); escapes of unreserved characters are decoded
 ///   (`/ech%6F` is `/echo`), the others are kept with upper-case hex digits (RFC 3986 §6.2.2);
@@ -13,7 +13,7 @@
 /// - dot segments (`.`, `..`, also `%2e%2E`) are resolved; one that would climb above the root is refused, and so
 ///   is a dot segment with parameters (`..;x`, which some servers read as `..`);
 /// - empty segments (`//`) are collapsed; a trailing `/` is kept;
-/// - the query is kept as sent (raw `[ ] { } | ^ \` `` ` `` percent-encoded) when every escape in it is
+/// - the query is kept as sent (raw `[ ] { } | ^ \` and the backtick percent-encoded) when every escape in it is
 ///   well formed.
 ///
 /// Targets longer than ``maxLength`` bytes are refused with `414`.

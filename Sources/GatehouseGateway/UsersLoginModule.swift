@@ -27,9 +27,9 @@ public struct GatewayUser: Sendable, Codable, Equatable {
 /// A verified pair is remembered for `verifiedLifetime` (60 s by default, `.zero` to verify every request), so that
 /// `Basic` credentials sent with every request do not cost a bcrypt verification each.
 ///
-/// Passwords go through the same ``PasswordVerifier`` as the server's `UserLogin`: failures counted per user name
-/// (``AccountLockouts``: a locked account answers like a wrong password, even with the right one) and a decoy at the
-/// users' own bcrypt cost for unknown names — and throttled by the client's address when given a ``SourceThrottle``
+/// Passwords go through the same `PasswordVerifier` as the server's `UserLogin`: failures counted per user name
+/// (`AccountLockouts`: a locked account answers like a wrong password, even with the right one) and a decoy at the
+/// users' own bcrypt cost for unknown names — and throttled by the client's address when given a `SourceThrottle`
 /// (its wrong passwords, any names, lock the address for a while: `429` with `Retry-After`).
 public struct UsersLoginModule: LoginModule, RememberingLoginModule {
     private let users: [String: GatewayUser]
@@ -91,7 +91,7 @@ public struct UsersLoginModule: LoginModule, RememberingLoginModule {
     }
 
     /// A remembered pair, answered on the event loop: only with the gateway's in-memory lockouts, and only for an
-    /// account that has had no failed password since its last verified one (``UnsettledAccounts``) — such an
+    /// account that has had no failed password since its last verified one (`UnsettledAccounts`) — such an
     /// account cannot be locked, so the lockout check of ``login(_:scheme:)`` would say the same. Anything else
     /// (a wrong or unknown pair, another lockout store) runs ``login(_:scheme:)``.
     public func cachedLogin(_ credentials: Credentials, scheme: ChallengeScheme) -> LoginResult? {

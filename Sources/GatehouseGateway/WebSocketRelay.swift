@@ -8,9 +8,9 @@ import NIOCore
 import NIOWebSocket
 import Synchronization
 
-/// The gateway's in-band revalidation frames: the format is ``InBandRevalidation`` (GatehouseProtocol, shared with
+/// The gateway's in-band revalidation frames: the format is `InBandRevalidation` (GatehouseProtocol, shared with
 /// the SDK); this adds what only the relay needs. Neither a challenge nor an answer reaches the upstream or the
-/// application (``GatewayWebSocketClient`` filters them).
+/// application (`GatewayWebSocketClient` filters them).
 ///
 /// Text frames starting with the reserved prefix belong to the gateway: it never relays one from the upstream to
 /// the client (an upstream could otherwise challenge the client and phish its credentials) nor from the client to

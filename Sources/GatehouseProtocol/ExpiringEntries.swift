@@ -7,9 +7,9 @@
 /// inside a `Mutex`.
 ///
 /// Not a wire format: it lives here because every part (server, gateway, resource server) shares this module.
-public struct ExpiringEntries<Key: Hashable, Value, Instant: Comparable> {
+package struct ExpiringEntries<Key: Hashable, Value, Instant: Comparable> {
     /// What a full cache does with a new entry once the expired ones are gone.
-    public enum Overflow: Sendable {
+    package enum Overflow: Sendable {
         /// Forget every entry and keep the new one.
         case forgetAll
         /// Keep the entries and refuse the new one.
@@ -17,25 +17,25 @@ public struct ExpiringEntries<Key: Hashable, Value, Instant: Comparable> {
     }
 
     /// The most entries kept.
-    public let capacity: Int
-    public let overflow: Overflow
+    package let capacity: Int
+    package let overflow: Overflow
     private var entries: [Key: (value: Value, expires: Instant)] = [:]
 
-    public init(capacity: Int, overflow: Overflow) {
+    package init(capacity: Int, overflow: Overflow) {
         self.capacity = capacity
         self.overflow = overflow
     }
 
     /// How many entries are kept now (expired ones included, until evicted).
-    public var count: Int { entries.count }
+    package var count: Int { entries.count }
 
     /// The value of `key` if it has not expired at `now`; an expired entry is removed.
-    public mutating func value(for key: Key, now: Instant) -> Value? {
+    package mutating func value(for key: Key, now: Instant) -> Value? {
         entry(for: key, now: now)?.value
     }
 
     /// The value of `key` and when it expires, if it has not expired at `now`; an expired entry is removed.
-    public mutating func entry(for key: Key, now: Instant) -> (value: Value, expires: Instant)? {
+    package mutating func entry(for key: Key, now: Instant) -> (value: Value, expires: Instant)? {
         guard let entry = entries[key] else { return nil }
         guard entry.expires > now else {
             entries[key] = nil
@@ -46,7 +46,7 @@ public struct ExpiringEntries<Key: Hashable, Value, Instant: Comparable> {
 
     /// Keeps `value` for `key` until `expires`; `false` when a full cache refused it.
     @discardableResult
-    public mutating func insert(_ value: Value, for key: Key, expires: Instant, now: Instant) -> Bool {
+    package mutating func insert(_ value: Value, for key: Key, expires: Instant, now: Instant) -> Bool {
         if entries[key] == nil, entries.count >= capacity {
             entries = entries.filter { $0.value.expires > now }
             if entries.count >= capacity {
@@ -61,7 +61,7 @@ public struct ExpiringEntries<Key: Hashable, Value, Instant: Comparable> {
     }
 
     /// Forgets `key`.
-    public mutating func remove(_ key: Key) { entries[key] = nil }
+    package mutating func remove(_ key: Key) { entries[key] = nil }
 }
 
 extension ExpiringEntries: Sendable where Key: Sendable, Value: Sendable, Instant: Sendable {}

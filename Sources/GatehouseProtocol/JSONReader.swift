@@ -8,12 +8,12 @@ import Foundation
 /// beyond `Int64`, lone surrogates, more than ``maxDepth`` levels. `nil` sends the caller to `JSONDecoder`, which then
 /// decides, with its own error messages (``SharedJSONCoders/decode(_:from:)``). A test compares the two readers
 /// on valid, invalid and mutated texts.
-public enum JSONReader {
+package enum JSONReader {
     /// Nesting deeper than this is left to `JSONDecoder`.
-    public static let maxDepth = 32
+    package static let maxDepth = 32
 
     /// The value of a whole JSON text, or `nil` (see the type's documentation).
-    public static func read(_ bytes: UnsafeRawBufferPointer) -> JSON? {
+    package static func read(_ bytes: UnsafeRawBufferPointer) -> JSON? {
         var reader = Cursor(bytes: bytes)
         reader.skipBlanks()
         guard let value = reader.value(depth: 0) else { return nil }
@@ -24,7 +24,7 @@ public enum JSONReader {
     }
 
     /// ``read(_:)-(UnsafeRawBufferPointer)`` of bytes.
-    public static func read(_ bytes: some ContiguousBytes) -> JSON? {
+    package static func read(_ bytes: some ContiguousBytes) -> JSON? {
         bytes.withUnsafeBytes { read($0) }
     }
 
@@ -203,14 +203,14 @@ public enum JSONReader {
 
 /// A type read from a ``JSON`` value by hand, exactly as its `Decodable` conformance reads it, or `nil` for anything
 /// that conformance might read differently (then `JSONDecoder` decides).
-public protocol JSONValueDecodable: Decodable {
+package protocol JSONValueDecodable: Decodable {
     init?(json: JSON)
 }
 
 extension SharedJSONCoders {
     /// `type` from JSON bytes: by ``JSONReader`` and ``JSONValueDecodable`` when both can, else by `JSONDecoder` (whose
     /// errors are the ones thrown).
-    public static func decode<T: Decodable>(_ type: T.Type, from bytes: some ContiguousBytes) throws -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, from bytes: some ContiguousBytes) throws -> T {
         if let fast = type as? any JSONValueDecodable.Type, let json = JSONReader.read(bytes), let value = fast.init(json: json) as? T {
             return value
         }
@@ -220,13 +220,13 @@ extension SharedJSONCoders {
 
 extension JSON {
     /// A member that must be a string (as a non-optional `String` decodes): `nil` otherwise.
-    public func requiredString(_ key: String) -> String? {
+    package func requiredString(_ key: String) -> String? {
         if case .string(let text)? = self[key] { return text }
         return nil
     }
 
     /// A member that may be absent or `null` (`.some(nil)`), or a string; `nil` for anything else.
-    public func optionalString(_ key: String) -> String?? {
+    package func optionalString(_ key: String) -> String?? {
         switch self[key] {
         case nil, .null?: return .some(nil)
         case .string(let text)?: return .some(text)
@@ -236,7 +236,7 @@ extension JSON {
 
     /// A member that may be absent or `null` (`.some(nil)`), or an integer; `nil` for anything else (an integral
     /// number written with a fraction or exponent included: `JSONReader` leaves those to `JSONDecoder`).
-    public func optionalInt(_ key: String) -> Int64?? {
+    package func optionalInt(_ key: String) -> Int64?? {
         switch self[key] {
         case nil, .null?: return .some(nil)
         case .int(let number)?: return .some(number)
@@ -245,7 +245,7 @@ extension JSON {
     }
 
     /// A member that may be absent or `null` (`.some(nil)`), or an object; `nil` for anything else.
-    public func optionalObject(_ key: String) -> [String: JSON]?? {
+    package func optionalObject(_ key: String) -> [String: JSON]?? {
         switch self[key] {
         case nil, .null?: return .some(nil)
         case .object(let members)?: return .some(members)
@@ -254,7 +254,7 @@ extension JSON {
     }
 
     /// A member that may be absent or `null` (`.some(nil)`), or a `T` read by hand; `nil` for anything else.
-    public func optional<T: JSONValueDecodable>(_ key: String, as type: T.Type) -> T?? {
+    package func optional<T: JSONValueDecodable>(_ key: String, as type: T.Type) -> T?? {
         switch self[key] {
         case nil, .null?: return .some(nil)
         case let value?: return T(json: value).map { .some($0) }

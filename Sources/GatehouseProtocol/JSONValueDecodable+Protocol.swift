@@ -3,7 +3,7 @@
 // `null` or of the right type, other members ignored) and answers `nil` for anything else.
 
 extension PreauthorizeRequest: JSONValueDecodable {
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let clientID = json.requiredString("client_id"), let scope = json.optionalString("scope"),
               let answers = json.optionalObject("challengeResponse")
         else { return nil }
@@ -12,7 +12,7 @@ extension PreauthorizeRequest: JSONValueDecodable {
 }
 
 extension JWS: JSONValueDecodable {
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let header = json.requiredString("header"), let payload = json.requiredString("payload"),
               let signature = json.requiredString("signature")
         else { return nil }
@@ -21,14 +21,14 @@ extension JWS: JSONValueDecodable {
 }
 
 extension RegistrationRequest: JSONValueDecodable {
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let data = json["signedRegistrationData"], let signed = JWS(json: data) else { return nil }
         self.init(signedRegistrationData: signed)
     }
 }
 
 extension RSAPublicJWK: JSONValueDecodable {
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let kty = json.requiredString("kty"), let n = json.requiredString("n"), let e = json.requiredString("e"),
               let kid = json.optionalString("kid")
         else { return nil }
@@ -38,7 +38,7 @@ extension RSAPublicJWK: JSONValueDecodable {
 }
 
 extension JWSHeader: JSONValueDecodable {
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let alg = json.requiredString("alg"), let jwk = json.optional("jwk", as: RSAPublicJWK.self),
               let typ = json.optionalString("typ")
         else { return nil }
@@ -47,7 +47,7 @@ extension JWSHeader: JSONValueDecodable {
 }
 
 extension DeviceData: JSONValueDecodable {
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let id = json.requiredString("id"), let hardware = json.optionalString("hardware"),
               let platform = json.optionalString("platform"), let name = json.optionalString("deviceDisplayName")
         else { return nil }
@@ -56,7 +56,7 @@ extension DeviceData: JSONValueDecodable {
 }
 
 extension ApplicationData: JSONValueDecodable {
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let id = json.requiredString("id"), let platform = json.requiredString("clientPlatform"),
               let version = json.optionalString("version")
         else { return nil }
@@ -65,7 +65,7 @@ extension ApplicationData: JSONValueDecodable {
 }
 
 extension RegistrationData: JSONValueDecodable {
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let device = json["device"].flatMap(DeviceData.init(json:)),
               let application = json["application"].flatMap(ApplicationData.init(json:)), let attributes = json.optionalObject("attributes")
         else { return nil }
@@ -74,7 +74,7 @@ extension RegistrationData: JSONValueDecodable {
 }
 
 extension ClientAssertionClaims: JSONValueDecodable {
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let iss = json.optionalString("iss"), let sub = json.optionalString("sub"), let aud = json.optionalString("aud"),
               let iat = json.optionalInt("iat"), let exp = json.optionalInt("exp"), let jti = json.optionalString("jti")
         else { return nil }

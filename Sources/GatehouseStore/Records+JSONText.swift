@@ -34,7 +34,7 @@ extension AuthorizationCodeRecord: JSONTextEncodable {
 }
 
 extension AuthorizationCodeRecord: JSONValueDecodable {
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard case .object = json, let codeHash = json.requiredString("codeHash"), let clientID = json.requiredString("clientID"),
               let scope = json.requiredString("scope"), let redirectURI = json.requiredString("redirectURI"),
               case .int(let expiresAt)? = json["expiresAt"], case .int(let tokenExpiresAt)? = json["tokenExpiresAt"],
