@@ -2,6 +2,7 @@
 // flight and its phase, the held reads, the kept upstream connection and route, the head and idle timers, and the
 // hand-over to a WebSocket bridge, KAAZING's handshake or an emulated WebSocket's downstream — whose state is private
 // to it; split across files it would have to be made internal to the module. What is not that state lives apart:
+// `GatewayConnectionStateMachine` (the connection's life and timers, decided apart from the socket),
 // `GatewayRequestPolicy` (what the gateway answers itself), `GatewayHTTPHandler+Exchange` (an exchange and its route),
 // `ClientRequestHead` (a request read in place), `UpstreamRequestHead` and `HeadBytesWriter` (header rules, heads as
 // bytes), `GatewayAnswer+Bytes`, `UpstreamConnectionPool`, `UpstreamConnection` and `UpstreamResponseHandler`
@@ -62,28 +63,20 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     let gateway: Gateway
     private let policy: GatewayRequestPolicy
-    private let idleTimeout: TimeAmount
-    /// How long a request's head may take: the first from the connection's opening, a later one from its first byte.
-    private let headTimeout: TimeAmount
-    /// When the head being read began to arrive, while it is incomplete: a head dribbled a byte at a time kept the
-    /// idle timer from ever firing.
-    private var headStarted: NIODeadline?
+    /// The connection's life and timers: serving, upgrading, handed over or closing; graceful shutdown; the head and
+    /// idle deadlines.
+    private var machine: GatewayConnectionStateMachine
     private var context: ChannelHandlerContext?
     private var pool: UpstreamConnectionPool?
     /// Bytes read but not yet taken (the rest of a head, a pipelined request).
     private var inbound: ByteBuffer?
     private var reading = Reading.head
     private var exchange: Exchange?
-    private var requests = 0
     /// A `read` held back while the current exchange cannot take more.
     private var readHeld = false
-    private var quiescing = false
-    private var closing = false
-    /// Handed to what serves the connection after an upgrade (a ``WebSocketBridge``, KAAZING's handshake) or to an
-    /// emulated WebSocket's downstream.
-    private var removed = false
-    /// A WebSocket upgrade was accepted: what the client sends until the bridge's handlers are in place is kept.
-    private var upgrading = false
+    /// Switching to a WebSocket, or handed to what serves the connection after an upgrade or an emulated downstream.
+    private var removed: Bool { machine.state == .upgrading || machine.state == .handedOver }
+    private var closing: Bool { machine.state == .closing }
     private var processing = false
     private var upstreamFlushPending = false
     /// Something was written to the client since its last flush.
@@ -95,8 +88,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private var allocator = ByteBufferAllocator()
     private var clientWritable = true
     private var idleTimer: Scheduled<Void>?
-    /// The last read from the client, or the end of the last answer.
-    private var lastRead = NIODeadline.now()
+    /// The connection's event loop, whose clock the timers follow (an `EmbeddedEventLoop`'s in tests).
+    private var eventLoop: (any EventLoop)?
+    private var now: NIODeadline { eventLoop?.now ?? .now() }
     /// The client's address, and whether it is a trusted proxy (``TrustedProxies``).
     lazy var peer = context?.channel.remoteAddress?.ipAddress
     /// The `x5t#S256` of the client certificate this TLS connection presented, when the gateway asks for them.
@@ -124,8 +118,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     init(gateway: Gateway) {
         self.gateway = gateway
         self.policy = GatewayRequestPolicy(gateway: gateway)
-        self.idleTimeout = TimeAmount(gateway.idleTimeout)
-        self.headTimeout = TimeAmount(gateway.headerReadTimeout)
+        self.machine = GatewayConnectionStateMachine(idleTimeout: TimeAmount(gateway.idleTimeout), headTimeout: TimeAmount(gateway.headerReadTimeout),
+                                                     now: .uptimeNanoseconds(0))
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -133,6 +127,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         allocator = context.channel.allocator
         clientWritable = context.channel.isWritable
         pool = gateway.upstreamPools.pool(for: context.eventLoop)
+        eventLoop = context.eventLoop
         if context.channel.isActive { firstHeadDue(context) }
     }
 
@@ -152,15 +147,18 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     // MARK: The client's side
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if upgrading {
+        switch machine.state {
+        case .serving: break
+        case .upgrading:
             append(unwrapInboundIn(data))
             return
-        }
-        if removed || closing {
-            if removed { context.fireChannelRead(data) }
+        case .handedOver:
+            context.fireChannelRead(data)
+            return
+        case .closing:
             return
         }
-        lastRead = .now()
+        machine.read(now: now)
         append(unwrapInboundIn(data))
         startNext()
     }
@@ -202,7 +200,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        closing = true
+        _ = machine.close()
         idleTimer?.cancel()
         idleTimer = nil
         if let exchange { abandon(exchange) }
@@ -217,21 +215,16 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         }
         if event is ChannelShouldQuiesceEvent {
             // Graceful shutdown: close now when idle, else after the answer in progress (`Connection: close`).
-            quiescing = true
-            if exchange == nil { close() }
+            if machine.quiesce(exchangeUnderWay: exchange != nil) { close() }
             return
         }
         if let event = event as? ChannelEvent, event == .inputClosed {
             // The client sent its last byte: answer what is under way, then close; a body cut short is the client's
             // fault (`400` if nothing was answered yet).
-            guard let exchange else {
-                close()
-                return
-            }
-            if exchange.requestEnded {
-                exchange.keepAlive = false
-            } else {
-                bodyFailed()
+            switch machine.inputClosed(progress) {
+            case .close: close()
+            case .lastExchange: exchange?.keepAlive = false
+            case .bodyCutShort: bodyFailed()
             }
             return
         }
@@ -260,6 +253,13 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         case .relaying: return !(exchange.upstream?.isWritable ?? true)
         case .answered: return false
         }
+    }
+
+    /// Where the exchange under way is, for the machine's timers and the client's end of input.
+    private var progress: GatewayConnectionStateMachine.ExchangeProgress {
+        guard let exchange else { return .none }
+        if exchange.requestEnded { return .requestRead }
+        return .readingBody(held: exchange.phase == .deciding || exchange.phase == .connecting)
     }
 
     private func resumeReadsIfPossible() {
@@ -306,7 +306,6 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                     headArriving()
                     return
                 }
-                headStarted = nil
                 let head = buffer.readSlice(length: parsed.length)!
                 if buffer.readableBytes > 0 { inbound = buffer }
                 switch parsed.framing {
@@ -347,10 +346,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             ? GatewayAnswer.invalidRequest("the request head is larger than the gateway accepts", status: 431)
             : GatewayAnswer.invalidRequest("the request is not a valid HTTP/1.1 request")
         // Counted as a request no service matched: an operator sees malformed and oversized heads in the scrape.
-        gateway.statistics.request(service: "none", status: error.tooLarge ? 431 : 400, duration: .nanoseconds((NIODeadline.now() - lastRead).nanoseconds))
+        gateway.statistics.request(service: "none", status: error.tooLarge ? 431 : 400, duration: .nanoseconds((now - machine.lastActivity).nanoseconds))
         reading = .done
         inbound = nil
-        closing = true
+        _ = machine.close()
         idleTimer?.cancel()
         idleTimer = nil
         LingeringClose.answerAndClose(context, wrapOutboundOut(refusal.bytes(minorVersion: 1, close: true, withBody: true,
@@ -414,14 +413,14 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     private func begin(_ head: ClientRequestHead) {
-        requests += 1
-        let exchange = Exchange(head: head, keepAlive: head.isKeepAlive && !quiescing, start: lastRead)
+        let (keepAlive, first) = machine.headRead(keepAlive: head.isKeepAlive)
+        let exchange = Exchange(head: head, keepAlive: keepAlive, start: machine.lastActivity)
         if case .head = reading { exchange.requestEnded = true }
         self.exchange = exchange
         // Only a WebSocket upgrade is one: any other protocol (`h2c`, `TLS/1.0`) is not switched to, and the request
         // is answered as it is (RFC 9110 §7.8; `Upgrade` is hop-by-hop, never forwarded).
         if let upgrade = head.first("upgrade"), HeaderText.equalsIgnoringCase(upgrade, "websocket") {
-            if requests == 1 {
+            if first {
                 if beginWebSocket(exchange) { return }
             } else {
                 // An upgrade on a used connection: to be tried again on a new one (`307`, as Hummingbird does), never
@@ -610,8 +609,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     ) {
         context.writeAndFlush(wrapOutboundOut(answer), promise: nil)
         exchange = nil
-        removed = true
-        upgrading = true
+        machine.upgrading()
         idleTimer?.cancel()
         idleTimer = nil
         context.eventLoop.assumeIsolated().execute { [self] in
@@ -787,7 +785,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                          + "Cache-Control: no-store\r\nConnection: close\r\n\r\n")
         context.writeAndFlush(wrapOutboundOut(head), promise: nil)
         self.exchange = nil
-        removed = true
+        machine.handedOver()
         reading = .done
         inbound = nil
         idleTimer?.cancel()
@@ -815,7 +813,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             try operations.addHandler(encoder, position: .after(self))
             try addHandlers(operations, encoder)
             let channel = context.channel
-            upgrading = false
+            machine.handedOver()
             if let rest = inbound, rest.readableBytes > 0 {
                 inbound = nil
                 context.fireChannelRead(wrapInboundOut(rest))
@@ -962,7 +960,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         if case .length(let length) = head.framing, length <= Self.inlineAnswerBody { smallBody = length }
         let response = UpstreamRequestHead.response(head, bytes: bytes, tokens: tokens, clientMinorVersion: http10 ? 0 : 1,
                                                     challenge: exchange.successChallenge,
-                                                    close: !exchange.keepAlive || quiescing, keepTransferEncoding: !http10,
+                                                    close: machine.closesAfter(keepAlive: exchange.keepAlive), keepTransferEncoding: !http10,
                                                     reserving: smallBody, allocator: allocator)
         if smallBody > 0 {
             heldAnswerHead = response
@@ -995,7 +993,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         if !reusable { exchange.upstreamReusable = false }
         writeHeldAnswerHead(context)
         clientFlushPending = false
-        if !exchange.keepAlive || quiescing {
+        if machine.closesAfter(keepAlive: exchange.keepAlive) {
             // The close waits for the answer's last bytes to be written.
             responseDone(exchange, written: context.writeAndFlush(wrapOutboundOut(allocator.buffer(capacity: 0))))
         } else {
@@ -1066,7 +1064,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.phase = .answered
         exchange.responseStarted = true
         exchange.status = answer.status.code
-        let bytes = answer.bytes(minorVersion: exchange.head.minorVersion, close: !exchange.keepAlive || quiescing,
+        let bytes = answer.bytes(minorVersion: exchange.head.minorVersion, close: machine.closesAfter(keepAlive: exchange.keepAlive),
                                  withBody: exchange.head.method != .head, allocator: allocator)
         responseDone(exchange, written: context.writeAndFlush(wrapOutboundOut(bytes)))
     }
@@ -1075,7 +1073,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private func responseDone(_ exchange: Exchange, written: EventLoopFuture<Void>?) {
         exchange.responseEnded = true
         // The idle time between requests counts from the end of the answer.
-        lastRead = .now()
+        let closes = machine.answerEnded(keepAlive: exchange.keepAlive, now: now)
         if !exchange.requestEnded {
             // The client is still sending: its upstream connection cannot be reused; the rest is read and dropped.
             exchange.phase = .answered
@@ -1084,10 +1082,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 upstream.close()
             }
         }
-        if !exchange.keepAlive || quiescing {
+        if closes {
             self.exchange = nil
             finish(exchange)
-            closing = true
+            _ = machine.close()
             let drain = !exchange.requestEnded
             // `self`, not a weak reference: a weak reference would move every later retain and release of the
             // handler (several per request) onto the runtime's slow path; the write's future always completes.
@@ -1139,8 +1137,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             lastMetrics = (exchange.service, exchange.status, metrics)
         }
         metrics.counter.increment()
-        // Until the end of its answer (``responseDone(_:written:)`` sets `lastRead` then), or now when it failed.
-        let end = exchange.responseEnded ? lastRead : .now()
+        // Until the end of its answer (``responseDone(_:written:)`` tells the machine then), or now when it failed.
+        let end = exchange.responseEnded ? machine.lastActivity : now
         metrics.timer.recordNanoseconds(max(0, (end - exchange.start).nanoseconds))
     }
 
@@ -1171,8 +1169,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     private func close() {
-        guard !closing, let context else { return }
-        closing = true
+        guard let context, machine.close() else { return }
         idleTimer?.cancel()
         idleTimer = nil
         context.close(promise: nil)
@@ -1184,26 +1181,22 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// a request's body; an exchange waiting for its upstream is the upstream's read timeout's business.
     private func armIdleTimer() {
         guard idleTimer == nil, let context else { return }
-        scheduleIdleCheck(context, at: lastRead + idleTimeout)
+        scheduleIdleCheck(context, at: machine.lastActivity + machine.idleTimeout)
     }
 
     /// The first request's head has `headTimeout` from the connection's opening (the TLS handshake included): a client
     /// that opens connections and sends half a request line, or a byte now and then, holds them that long at most.
     private func firstHeadDue(_ context: ChannelHandlerContext) {
-        guard requests == 0, headStarted == nil, !closing else { return }
-        let opened = NIODeadline.now()
-        headStarted = opened
+        guard let due = machine.opened(now: now) else { return }
         idleTimer?.cancel()
-        scheduleIdleCheck(context, at: opened + headTimeout)
+        scheduleIdleCheck(context, at: due)
     }
 
     /// A later head began to arrive and is not complete: it has `headTimeout` from its first byte, however it dribbles.
     private func headArriving() {
-        guard headStarted == nil, requests > 0, let context else { return }
-        let started = NIODeadline.now()
-        headStarted = started
+        guard let context, let due = machine.headArriving(now: now) else { return }
         idleTimer?.cancel()
-        scheduleIdleCheck(context, at: started + headTimeout)
+        scheduleIdleCheck(context, at: due)
     }
 
     /// `408` and the close: a request's head did not arrive whole within `headTimeout`. What the client sent of it
@@ -1213,7 +1206,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         gateway.logger.debug("closing a connection whose request head did not arrive in time")
         let answer = GatewayAnswer.invalidRequest("the request head did not arrive in time", status: 408)
         let bytes = answer.bytes(minorVersion: 1, close: true, withBody: true, allocator: allocator)
-        closing = true
+        _ = machine.close()
         reading = .done
         inbound = nil
         LingeringClose.answerAndClose(context, wrapOutboundOut(bytes))
@@ -1224,23 +1217,18 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         // reference, which would put every retain and release of the handler on the runtime's slow path.
         idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
             self.idleTimer = nil
-            guard !self.closing, !self.removed, let context = self.context else { return }
-            if let started = self.headStarted, self.exchange == nil {
-                if started + self.headTimeout <= .now() {
-                    self.headTimedOut(context)
-                } else {
-                    self.scheduleIdleCheck(context, at: started + self.headTimeout)
-                }
+            guard let context = self.context else { return }
+            switch self.machine.timerFired(now: self.now, self.progress) {
+            case .none:
                 return
+            case .reschedule(let deadline):
+                self.scheduleIdleCheck(context, at: deadline)
+            case .headTimedOut:
+                self.headTimedOut(context)
+            case .closeIdle:
+                self.gateway.logger.debug("closing an idle connection")
+                self.close()
             }
-            let due = self.lastRead + self.idleTimeout
-            let waitingForUpstream = self.exchange.map { $0.requestEnded || $0.phase == .deciding || $0.phase == .connecting } ?? false
-            if waitingForUpstream || due > .now() {
-                self.scheduleIdleCheck(context, at: waitingForUpstream ? .now() + self.idleTimeout : due)
-                return
-            }
-            self.gateway.logger.debug("closing an idle connection")
-            self.close()
         }
     }
 }

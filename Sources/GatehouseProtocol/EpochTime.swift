@@ -1,4 +1,3 @@
-import GatehouseProtocol
 import Foundation
 
 /// Epoch milliseconds: the time unit of the MobileFirst protocol (expirations, `iat_ms`) and of Gatehouse's stored
