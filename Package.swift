@@ -202,7 +202,16 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
-            resources: [.copy("OpenAPI/openapi.yaml")],
+            // Embedded into the binary at build time (`PackageResources`): `gatehouse` is one file, with its
+            // OpenAPI document and its web console.
+            resources: [
+                .embedInCode("OpenAPI/openapi.yaml"),
+                .embedInCode("Console/Assets/console.html"), .embedInCode("Console/Assets/console.css"),
+                .embedInCode("Console/Assets/console.js"), .embedInCode("Console/Assets/console-chart.js"),
+                .embedInCode("Console/Assets/console-pages.js"), .embedInCode("Console/Assets/console-applications.js"),
+                .embedInCode("Console/Assets/console-devices.js"), .embedInCode("Console/Assets/console-users.js"),
+                .embedInCode("Console/Assets/icon.svg"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The client SDK: Foundation, swift-crypto (through GatehouseProtocol) and swift-log's API only.

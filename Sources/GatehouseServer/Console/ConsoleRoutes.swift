@@ -3,8 +3,8 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// The web console at `/console`: a static app (HTML, CSS, scripts embedded in this module's Swift sources, see
-/// `ConsolePage`, `ConsoleStyle`, `ConsoleScript`, `ConsoleChartScript`, `ConsolePagesScript`, `ConsoleIcon`) over the admin API.
+/// The web console at `/console`: a static app (HTML, CSS, scripts: `ConsoleAssets`, embedded into the binary at build
+/// time) over the admin API.
 ///
 /// Every answer carries a strict Content-Security-Policy (only Gatehouse's own scripts and styles, no inline
 /// script or style, no framing, forms never submitted by the browser itself), `nosniff`, no referrer, and
@@ -51,12 +51,12 @@ struct ConsoleRoutes<Context: RequestContext> {
     /// The console's files by path under the router.
     static var assets: [(path: String, asset: Asset)] {
         [
-            ("console", Asset(ConsolePage.html, contentType: "text/html; charset=utf-8")),
-            ("console/console.css", Asset(ConsoleStyle.css, contentType: "text/css; charset=utf-8")),
-            ("console/console.js", Asset(ConsoleScript.javascript, contentType: "text/javascript; charset=utf-8")),
-            ("console/console-chart.js", Asset(ConsoleChartScript.javascript, contentType: "text/javascript; charset=utf-8")),
-            ("console/console-pages.js", Asset(ConsolePagesScript.javascript + "\n" + ConsoleApplicationsScript.javascript + "\n" + ConsoleDevicesScript.javascript + "\n" + ConsoleUsersScript.javascript, contentType: "text/javascript; charset=utf-8")),
-            ("console/icon.svg", Asset(ConsoleIcon.svg, contentType: "image/svg+xml")),
+            ("console", Asset(ConsoleAssets.html, contentType: "text/html; charset=utf-8")),
+            ("console/console.css", Asset(ConsoleAssets.css, contentType: "text/css; charset=utf-8")),
+            ("console/console.js", Asset(ConsoleAssets.script, contentType: "text/javascript; charset=utf-8")),
+            ("console/console-chart.js", Asset(ConsoleAssets.chartScript, contentType: "text/javascript; charset=utf-8")),
+            ("console/console-pages.js", Asset(ConsoleAssets.pagesScript, contentType: "text/javascript; charset=utf-8")),
+            ("console/icon.svg", Asset(ConsoleAssets.icon, contentType: "image/svg+xml")),
         ]
     }
 
