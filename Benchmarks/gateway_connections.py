@@ -13,9 +13,7 @@ everything listens on loopback ports the kernel chose.
 """
 import argparse
 import http.client
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -23,25 +21,14 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from phone_traffic import cleaner, measure_idle, measure_new_connection_requests, measured, paced, start_nginx  # noqa: E402
+from phone_traffic import (cleaner, measure_idle, measure_new_connection_requests, measured, paced,  # noqa: E402
+                           start_listening, start_nginx)
 
 
 def start_gateway(binary, folder, name):
     """The demo gateway (its echo service behind a realm; `/health` is the gateway's own) on a free port."""
-    log = open(folder / f"{name}.log", "w+")
-    process = subprocess.Popen([binary, "gateway", "--port", "0", "--log-level", "warning"], stdout=log,
-                               stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        log.flush()
-        match = re.search(r"gateway listens on http://127\.0\.0\.1:(\d+)", Path(log.name).read_text())
-        if match:
-            return process, int(match.group(1))
-        if process.poll() is not None:
-            break
-        time.sleep(0.1)
-    process.kill()
-    raise SystemExit(f"{name} did not start: {Path(log.name).read_text()[-2000:]}")
+    return start_listening([binary, "gateway", "--port", "0", "--log-level", "warning"], folder / f"{name}.log",
+                           r"gateway listens on http://127\.0\.0\.1:(\d+)", name)
 
 
 def measure_kept_alive(label, port, count, rate, pids, seconds, concurrency=8):

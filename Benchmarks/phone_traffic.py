@@ -240,24 +240,29 @@ def measure_idle(label, pids, seconds=8):
     print(f"{label} idle: {IDLE[tuple(pids)] * 1000:.1f} ms of CPU per second")
 
 
-def start_gatehouse(binary, folder, tls, extra=(), name="gatehouse"):
-    command = [binary, "serve", "--port", "0", "--data", str(folder / f"{name}-data"), "--policy", str(folder / "policy.yaml"),
-               "--log-level", "warning", *extra]
-    if tls:
-        command += ["--tls-certificate", str(folder / "cert.pem"), "--tls-key", str(folder / "key.pem")]
-    log = open(folder / (f"{name}-tls.log" if tls else f"{name}.log"), "w+")
+def start_listening(command, log_path, pattern, name):
+    """Starts `command` (its output to `log_path`) and waits, 60 s at most, for `pattern` to show its port in the output."""
+    log = open(log_path, "w+")
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         log.flush()
-        match = re.search(r"https?://127\.0\.0\.1:(\d+)", Path(log.name).read_text())
+        match = re.search(pattern, Path(log.name).read_text())
         if match:
             return process, int(match.group(1))
         if process.poll() is not None:
             break
         time.sleep(0.1)
     process.kill()
-    raise SystemExit(f"gatehouse did not start: {Path(log.name).read_text()[-2000:]}")
+    raise SystemExit(f"{name} did not start: {Path(log.name).read_text()[-2000:]}")
+
+
+def start_gatehouse(binary, folder, tls, extra=(), name="gatehouse"):
+    command = [binary, "serve", "--port", "0", "--data", str(folder / f"{name}-data"), "--policy", str(folder / "policy.yaml"),
+               "--log-level", "warning", *extra]
+    if tls:
+        command += ["--tls-certificate", str(folder / "cert.pem"), "--tls-key", str(folder / "key.pem")]
+    return start_listening(command, folder / (f"{name}-tls.log" if tls else f"{name}.log"), r"https?://127\.0\.0\.1:(\d+)", name)
 
 
 def make_certificate(folder):

@@ -1,7 +1,8 @@
-// One file on purpose: the bridge is one state machine — both sides, the message filters, the deadline, the
-// revalidation in flight — whose state is private to it. What is not that state lives apart: `WebSocketSideHandler`
-// and `WebSocketFrameReadingHandler` (the pipelines' ends), `WebSocketFrameWire` (frames' bytes both ways),
-// `WebSocketBridge+Sides` (its per-side storage), `WebSocketRelay` (the rules it applies).
+// One file on purpose: the bridge is one state machine — both sides and the message filters — whose state is
+// private to it. What is not that state lives apart: `WebSocketCredentialsStateMachine` (the deadline and the
+// revalidation in flight, decided apart), `WebSocketSideHandler` and `WebSocketFrameReadingHandler` (the pipelines'
+// ends), `WebSocketFrameWire` (frames' bytes both ways), `WebSocketBridge+Sides` (its per-side storage),
+// `WebSocketRelay` (the rules it applies).
 
 import GatehouseProtocol
 import Logging
@@ -81,8 +82,8 @@ final class WebSocketBridge {
     private var ready = false
     private var finished = false
     private var started = false
-    private var deadline: WebSocketRelay.Deadline?
-    private var challenged = false
+    /// The credentials' deadline and the in-band revalidation in flight (``WebSocketCredentialsStateMachine``).
+    private var credentials: WebSocketCredentialsStateMachine
     private var timer: Scheduled<Void>?
     private var drainKey: Int?
     private static let reserved = Array(GatewayRevalidation.reservedPrefix.utf8)
@@ -97,7 +98,9 @@ final class WebSocketBridge {
         self.openWebSockets = openWebSockets
         self.tls = tls
         self.eventLoop = eventLoop
-        self.deadline = relay.deadline
+        self.credentials = WebSocketCredentialsStateMachine(
+            deadline: relay.deadline,
+            revalidation: relay.revalidation.map { .init(challenge: $0.challenge, grace: $0.grace) })
     }
 
     private var logger: Logger { relay.logger }
@@ -139,7 +142,7 @@ final class WebSocketBridge {
         drainKey = openWebSockets.add { code, reason in
             eventLoop.execute { bound.value.shutDown(code, reason: reason) }
         }
-        schedule()
+        carryOut(credentials.started())
         connectUpstream(bound)
     }
 
@@ -464,40 +467,47 @@ final class WebSocketBridge {
 
     // MARK: Deadline and revalidation
 
-    private func schedule() {
-        timer?.cancel()
-        timer = nil
-        guard let deadline, !finished else { return }
-        let delay = deadline.instant - ContinuousClock.now
-        let nanoseconds = max(0, delay.wholeNanoseconds)
-        // Cancelled when the relay finishes (`finishIfDone`), so it holds the bridge no longer than the bridge lives.
-        timer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) {
-            self.deadlineReached()
+    /// Carries out what the credentials' machine decided.
+    private func carryOut(_ action: WebSocketCredentialsStateMachine.Action) {
+        switch action {
+        case .none:
+            timer?.cancel()
+            timer = nil
+        case .wake(let instant):
+            wake(at: instant)
+        case .challenge(let challenge, let reason, let graceEnd):
+            logger.debug("revalidating a WebSocket in band", metadata: ["reason": .string(reason)])
+            if let client = handlers[.client], !closeSent.contains(.client) {
+                client.write(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: GatewayRevalidation.challengePrefix + challenge)))
+                client.flush()
+            }
+            wake(at: graceEnd)
+        case .expire(let reason, let revalidationFailed):
+            timer?.cancel()
+            timer = nil
+            relay.onExpiry()
+            if !revalidationFailed { logger.info("closing an expired WebSocket", metadata: ["reason": .string(reason)]) }
+            sendClose(to: .client, code: WebSocketRelay.expiredCloseCode, reason: reason)
+            if revalidationFailed {
+                sendClose(to: .upstream, code: .normalClosure, reason: "")
+            } else {
+                sendClose(to: .upstream, code: .goingAway, reason: "client credentials expired")
+            }
         }
     }
 
-    private func deadlineReached() {
+    /// Sets the timer for `instant`.
+    private func wake(at instant: ContinuousClock.Instant) {
+        timer?.cancel()
         timer = nil
-        guard let current = deadline, !finished else { return }
-        if current.instant > ContinuousClock.now {
-            schedule()
-            return
+        guard !finished else { return }
+        let nanoseconds = max(0, (instant - ContinuousClock.now).wholeNanoseconds)
+        // Cancelled when the relay finishes (`finishIfDone`), so it holds the bridge no longer than the bridge lives.
+        timer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) {
+            self.timer = nil
+            guard !self.finished else { return }
+            self.carryOut(self.credentials.timerFired(now: .now))
         }
-        if let revalidation = relay.revalidation, !challenged {
-            challenged = true
-            deadline = .init(instant: ContinuousClock.now.advanced(by: revalidation.grace), reason: "revalidation not answered")
-            logger.debug("revalidating a WebSocket in band", metadata: ["reason": .string(current.reason)])
-            if let client = handlers[.client], !closeSent.contains(.client) {
-                client.write(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: GatewayRevalidation.challengePrefix + revalidation.challenge)))
-                client.flush()
-            }
-            schedule()
-            return
-        }
-        relay.onExpiry()
-        logger.info("closing an expired WebSocket", metadata: ["reason": .string(current.reason)])
-        sendClose(to: .client, code: WebSocketRelay.expiredCloseCode, reason: current.reason)
-        sendClose(to: .upstream, code: .goingAway, reason: "client credentials expired")
     }
 
     private func revalidate(_ text: String) {
@@ -513,21 +523,12 @@ final class WebSocketBridge {
 
     private func revalidated(_ outcome: WebSocketRelay.Revalidation.Outcome) {
         guard !finished, let revalidation = relay.revalidation else { return }
+        var next: WebSocketRelay.Deadline?
         switch outcome {
-        case .accepted(let subject):
-            deadline = revalidation.deadline(subject)
-            challenged = false
-            schedule()
-        case .refused:
-            relay.onExpiry()
-            logger.info("closing a WebSocket whose revalidation failed")
-            sendClose(to: .client, code: WebSocketRelay.expiredCloseCode, reason: "revalidation failed")
-            sendClose(to: .upstream, code: .normalClosure, reason: "")
-        case .differentUser:
-            relay.onExpiry()
-            logger.warning("closing a WebSocket revalidated as another user")
-            sendClose(to: .client, code: WebSocketRelay.expiredCloseCode, reason: "revalidation changed the user")
-            sendClose(to: .upstream, code: .normalClosure, reason: "")
+        case .accepted(let subject): next = revalidation.deadline(subject)
+        case .refused: logger.info("closing a WebSocket whose revalidation failed")
+        case .differentUser: logger.warning("closing a WebSocket revalidated as another user")
         }
+        carryOut(credentials.revalidated(outcome, next: next))
     }
 }

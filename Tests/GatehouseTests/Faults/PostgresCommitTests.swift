@@ -23,8 +23,9 @@ import Testing
             var proxied = location
             proxied.port = try #require(Int(announced.split(separator: " ").last ?? ""))
             proxied.tls = .disable
-            // Guarded as a server guards its store: every call within a deadline, so that nothing here can hang.
-            let store = GuardedStore(try await PostgresStore.connect(proxied, logger: TestPostgres.logger), deadline: .seconds(10))
+            // Guarded as a server guards its store: every call within a deadline, so that nothing here can hang. The
+            // deadline is long: a hang reaches it, a loaded shard's slow proxy does not (10 s did once).
+            let store = GuardedStore(try await PostgresStore.connect(proxied, logger: TestPostgres.logger), deadline: .seconds(40))
 
             let record = StoreConformanceTests.registration("answered-never-committed")
             var reportedWritten = true
