@@ -2,7 +2,7 @@ import GatehouseChecks
 
 /// A store whose every call has a deadline and whose database outages are ``StoreUnavailable``: what a server
 /// puts in front of its store, so that no request waits on a frozen or restarting database longer than `deadline`
-/// and every outage is answered `503` (its base store names its own database's errors: ``GatehouseStore/outage(_:)``).
+/// and every outage is answered `503` (its base store names its own database's errors: ``StoreOutages/outage(_:)``).
 public final class GuardedStore: GatehouseStore {
     /// The store it guards.
     public let base: any GatehouseStore

@@ -54,7 +54,7 @@ public final class KnownLockouts: Sendable {
     public func forget(_ account: String) { learn(account, lockedUntil: 0) }
 
     /// Reads the store's locked accounts and makes them the view; what this node learnt meanwhile is kept.
-    public func refresh(from store: any GatehouseStore, now: Int64) async throws {
+    public func refresh(from store: any AccountFailureStore, now: Int64) async throws {
         let start = state.withLock { $0.sequence }
         let locked = try await store.lockedAccounts(now: now, limit: capacity)
         state.withLock { state in

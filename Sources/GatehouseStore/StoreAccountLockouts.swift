@@ -3,14 +3,14 @@ import GatehouseChecks
 /// Per-account lockout counted in the store, so every node sharing it sees the same counts (compare-and-set:
 /// concurrent failures on several nodes are all counted).
 public struct StoreAccountLockouts: AccountLockouts {
-    public let store: any GatehouseStore
+    public let store: any AccountFailureStore & AuditStore
     public let policy: AccountLockoutPolicy
     /// The node named in the audit event of a lockout (`account.locked`).
     public let node: String?
     /// This node's view of the locked accounts, kept up to date by this node's own failures and successes.
     public let known: KnownLockouts?
 
-    public init(store: any GatehouseStore, policy: AccountLockoutPolicy, node: String? = nil, known: KnownLockouts? = nil) {
+    public init(store: any AccountFailureStore & AuditStore, policy: AccountLockoutPolicy, node: String? = nil, known: KnownLockouts? = nil) {
         self.store = store
         self.policy = policy
         self.node = node

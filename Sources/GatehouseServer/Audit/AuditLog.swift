@@ -23,7 +23,7 @@ import Synchronization
 /// writes what is queued at once and waits for it (the admin API reads the log after it), and so does the server's
 /// graceful shutdown (``AuditLog`` is a service of the application, stopped after the HTTP server).
 public final class AuditLog: Service, Sendable {
-    let store: any GatehouseStore
+    let store: any AuditStore & StoreOutages
     /// This node's name, in every event it records.
     public let node: String
     /// How long events are kept, ms.
@@ -51,7 +51,7 @@ public final class AuditLog: Service, Sendable {
     }
     private let queue = Mutex(Queue())
 
-    init(store: any GatehouseStore, node: String, retentionDays: Int, logger: Logger, lines: Logger? = nil,
+    init(store: any AuditStore & StoreOutages, node: String, retentionDays: Int, logger: Logger, lines: Logger? = nil,
          linger: Duration = .milliseconds(10), bound: Int = 100_000, dropped: Metrics.Counter? = nil) {
         self.store = store
         self.linger = linger

@@ -43,7 +43,7 @@ enum Readiness {
 
     /// Whether the store takes a write: a replay-cache entry that expires at once (`ok`, `full`, `unwritable`),
     /// probed at most every ``writeProbeInterval``.
-    private static func writeState(_ store: any GatehouseStore) async -> String {
+    private static func writeState(_ store: any UsedAssertionStore & RegistrationStore & StoreOutages) async -> String {
         let now = ContinuousClock.now
         if let last = lastWrite.withLock({ $0 }), now - last.at < writeProbeInterval { return last.state }
         let state: String

@@ -7,7 +7,7 @@ import GatehouseStore
 /// Endpoint binding: MobileFirst clients send `aud` only to the token endpoint (`null` elsewhere, which is
 /// accepted); an `aud` that is given must name the endpoint the assertion is presented to. Replay: outside the
 /// token endpoint (where the code in `jti` is itself single-use) every assertion is accepted once by all the nodes
-/// that share the store (``UsedAssertions`` in memory, then ``GatehouseStore/consumeAssertion(digest:expiresAt:now:)``).
+/// that share the store (``UsedAssertions`` in memory, then `UsedAssertionStore.consumeAssertion(digest:expiresAt:now:)`).
 struct ClientAssertionVerifier: Sendable {
     /// The longest an assertion may be valid, ms.
     static let window: Int64 = 60_000
@@ -23,7 +23,7 @@ struct ClientAssertionVerifier: Sendable {
         case registration = "registration/v1/self"
     }
 
-    let store: any GatehouseStore
+    let store: any UsedAssertionStore & RegistrationStore
     let policies: PolicyInForce
     let used = UsedAssertions()
 

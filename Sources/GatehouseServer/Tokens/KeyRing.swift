@@ -42,7 +42,7 @@ final class KeyRing: Sendable {
         var lastStarted: ContinuousClock.Instant?
     }
 
-    let store: any GatehouseStore
+    let store: any SigningKeyStore
     /// Keys not current and older than this are retired by age (`nil`: only by an operator).
     let maxAge: Duration?
     let keys = JWTKeyCollection()
@@ -50,7 +50,7 @@ final class KeyRing: Sendable {
     private let refreshing = Mutex(Refreshing())
     private let timer = Mutex<Task<Void, Never>?>(nil)
 
-    init(store: any GatehouseStore, maxAge: Duration?) {
+    init(store: any SigningKeyStore, maxAge: Duration?) {
         self.store = store
         self.maxAge = maxAge
     }

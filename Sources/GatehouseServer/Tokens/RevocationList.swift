@@ -32,11 +32,11 @@ final class RevocationList: Sendable {
     static let overlap: Int64 = 30_000
 
     private let entries = Mutex(Entries())
-    private let store: any GatehouseStore
+    private let store: any RevocationStore
     private let interval: Duration
     private let poller = Mutex<Task<Void, Never>?>(nil)
 
-    init(store: any GatehouseStore, pollInterval: Duration = RevocationList.pollInterval) {
+    init(store: any RevocationStore, pollInterval: Duration = RevocationList.pollInterval) {
         self.store = store
         self.interval = pollInterval
     }

@@ -38,7 +38,7 @@ public struct TokenSigner: Sendable {
     ///
     /// - Parameter maxKeyAge: keys older than this that are no longer current stop verifying (`nil`: keys are
     ///   retired only by an operator, ``retire(kid:in:)``).
-    public static func load(from store: any GatehouseStore, refreshInterval: Duration? = Self.refreshInterval,
+    public static func load(from store: any SigningKeyStore, refreshInterval: Duration? = Self.refreshInterval,
                             maxKeyAge: Duration? = nil) async throws -> TokenSigner {
         if try await store.signingKeys().isEmpty {
             // Nodes starting together on an empty store: one key wins, the others read it below.
@@ -54,7 +54,7 @@ public struct TokenSigner: Sendable {
     /// Stores a new key that becomes the current one of every node sharing `store` (at their next refresh; until
     /// then they verify its tokens by their unknown `kid`). Returns its `kid`.
     @discardableResult
-    public static func rotate(in store: any GatehouseStore) async throws -> String {
+    public static func rotate(in store: any SigningKeyStore) async throws -> String {
         let record = newKeyRecord(after: try await store.signingKeys().last)
         try await store.insertSigningKey(record)
         return record.kid
@@ -87,7 +87,7 @@ public struct TokenSigner: Sendable {
     /// cannot be retired (rotate first). Throws ``StoreError/notFound`` for an unknown `kid`. Returns `false` when the
     /// key was retired already (nothing changes).
     @discardableResult
-    public static func retire(kid: String, in store: any GatehouseStore) async throws -> Bool {
+    public static func retire(kid: String, in store: any SigningKeyStore) async throws -> Bool {
         let records = try await store.signingKeys()
         guard var record = records.first(where: { $0.kid == kid }) else { throw StoreError.notFound }
         guard records.max(by: { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) })?.kid != kid else { throw KeyError.currentKey }
