@@ -13,7 +13,6 @@ let package = Package(
         .executable(name: "gatehouse", targets: ["GatehouseCLI"]),
         .library(name: "GatehouseProtocol", targets: ["GatehouseProtocol"]),
         .library(name: "GatehouseChecks", targets: ["GatehouseChecks"]),
-        .library(name: "GatehouseHTTP", targets: ["GatehouseHTTP"]),
         .library(name: "GatehouseStore", targets: ["GatehouseStore"]),
         .library(name: "GatehouseSQLite", targets: ["GatehouseSQLite"]),
         .library(name: "GatehousePostgres", targets: ["GatehousePostgres"]),
