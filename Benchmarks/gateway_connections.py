@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from phone_traffic import (Target, cleaner, make_certificate, measure_idle, measured, paced,  # noqa: E402
-                           start_listening, start_nginx)
+from phone_traffic import (Target, cleaner, make_certificate, measure_idle, measure_new_connection_requests,  # noqa: E402
+                           measured, paced, start_listening, start_nginx)
 
 
 def start_gateway(binary, folder, name, tls):
@@ -32,22 +32,6 @@ def start_gateway(binary, folder, name, tls):
     if tls:
         command += ["--tls-certificate", str(folder / "cert.pem"), "--tls-key", str(folder / "key.pem")]
     return start_listening(command, folder / f"{name}.log", r"gateway listens on https?://127\.0\.0\.1:(\d+)", name)
-
-
-def measure_new_connections(label, target, count, rate, pids, seconds, concurrency=8):
-    """`GET /health`, one request on each new connection (a full TLS handshake each, with `--tls`), at `rate`."""
-    def work(_):
-        connection = target.connect()
-        try:
-            connection.request("GET", "/health", headers={"Connection": "close"})
-            response = connection.getresponse()
-            response.read()
-            assert response.status == 200, f"/health answered {response.status}"
-        finally:
-            connection.close()
-
-    durations, failures, cpu, busy = measured(pids, lambda: paced(count, rate, seconds, work, concurrency))
-    return {"label": label, "requests": len(durations), "failures": failures, "cpu_us": cpu * 1e6, "busy_us": busy * 1e6}
 
 
 def measure_kept_alive(label, target, count, rate, pids, seconds, concurrency=8):
@@ -107,7 +91,8 @@ def main():
             order = servers if round_index % 2 == 0 else list(reversed(servers))
             for name, port, pids in order:
                 target = Target(port, context)
-                new = measure_new_connections(name, target, options.requests, options.rate, pids, seconds)
+                new = measure_new_connection_requests(name, port, "/health", options.requests, options.rate, pids, seconds,
+                                                      tls_context=context)
                 kept = measure_kept_alive(name, target, options.requests, options.rate, pids, seconds)
                 for kind, result in (("new", new), ("kept", kept)):
                     if result["failures"]:

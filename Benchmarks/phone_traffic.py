@@ -214,10 +214,13 @@ def measure_flows(label, target, apps, count, rate, keep_alive, concurrency, pid
             "p50_ms": percentile(durations, 0.5) * 1000, "p99_ms": percentile(durations, 0.99) * 1000}
 
 
-def measure_new_connection_requests(label, port, path, count, rate, pids, seconds, concurrency=8):
-    """`GET path`, one request on each new connection, at `rate`: CPU µs per request of `pids`."""
+def measure_new_connection_requests(label, port, path, count, rate, pids, seconds, concurrency=8, tls_context=None):
+    """`GET path`, one request on each new connection (a full TLS handshake each with `tls_context`), at `rate`: CPU µs
+    per request of `pids`."""
+    target = Target(port, tls_context)
+
     def work(_):
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection = target.connect()
         try:
             connection.request("GET", path, headers={"Connection": "close"})
             response = connection.getresponse()
@@ -229,7 +232,6 @@ def measure_new_connection_requests(label, port, path, count, rate, pids, second
     durations, failures, cpu, busy = measured(pids, lambda: paced(count, rate, seconds, work, concurrency))
     return {"label": label, "requests": len(durations), "failures": failures, "cpu_us": cpu * 1e6, "busy_us": busy * 1e6,
             "p50_ms": percentile(durations, 0.5) * 1000}
-
 
 
 def measure_idle(label, pids, seconds=8):
