@@ -1,6 +1,6 @@
-// One file on purpose: the bridge is one state machine — both sides and the message filters — whose state is
-// private to it. What is not that state lives apart: `WebSocketCredentialsStateMachine` (the deadline and the
-// revalidation in flight, decided apart), `WebSocketSideHandler` and `WebSocketFrameReadingHandler` (the pipelines'
+// One file on purpose: the bridge carries out its machines' decisions and filters each direction's messages, with
+// state private to it. What is decided apart: `WebSocketBridgeStateMachine` (the sides, the upstream's connection,
+// the close handshake), `WebSocketCredentialsStateMachine` (the deadline and the revalidation in flight). Beside it: `WebSocketSideHandler` and `WebSocketFrameReadingHandler` (the pipelines'
 // ends), `WebSocketFrameWire` (frames' bytes both ways), `WebSocketBridge+Sides` (its per-side storage),
 // `WebSocketRelay` (the rules it applies).
 
@@ -65,8 +65,8 @@ final class WebSocketBridge {
     /// the upstream selected: KAAZING's inner `101` (``KaazingHandshakeHandler``). `nil`: the client had its `101`.
     private let opening: ((String?) -> [WebSocketFrame])?
     private var handlers = SideHandlers()
-    private var open = Sides()
-    private var closeSent = Sides()
+    /// The sides' connections, the upstream's, the close handshake and the end (``WebSocketBridgeStateMachine``).
+    private var machine = WebSocketBridgeStateMachine()
     private var flushPending = Sides()
     /// The frames relayed so far, added to the metrics when the connection ends.
     private var relayedFrames = RelayedFrames()
@@ -77,11 +77,7 @@ final class WebSocketBridge {
     /// Client frames received before the upstream's upgrade completed.
     private var waiting: [WebSocketFrame] = []
     private var upstreamChannel: (any Channel)?
-    private var connecting = false
-    /// The upstream's upgrade is complete.
-    private var ready = false
-    private var finished = false
-    private var started = false
+    private var finished: Bool { machine.finished }
     /// The credentials' deadline and the in-band revalidation in flight (``WebSocketCredentialsStateMachine``).
     private var credentials: WebSocketCredentialsStateMachine
     private var timer: Scheduled<Void>?
@@ -110,22 +106,19 @@ final class WebSocketBridge {
     /// A side's handler is in its pipeline (the client's: or an emulated WebSocket is created).
     func attached(_ handler: any WebSocketBridgeSide, side: Side) {
         handlers[side] = handler
-        open.insert(side)
-        if side == .client {
-            start()
-        } else if finished || !open.contains(.client) {
-            handler.close()
+        switch machine.attached(side) {
+        case .start: start()
+        case .closeIt: handler.close()
+        case .none: break
         }
     }
 
     /// The upstream's upgrade is complete (its HTTP handlers gone): the client's frames flow.
     private func upstreamReady() {
-        connecting = false
-        guard !finished, open.contains(.client), handlers[.upstream] != nil else {
+        guard machine.upstreamReady() else {
             handlers[.upstream]?.close()
             return
         }
-        ready = true
         let frames = waiting
         waiting = []
         for frame in frames { received(frame, from: .client) }
@@ -134,8 +127,6 @@ final class WebSocketBridge {
     }
 
     private func start() {
-        guard !started else { return }
-        started = true
         statistics.webSocketOpened(service: relay.serviceName)
         let bound = NIOLoopBound(self, eventLoop: eventLoop)
         let eventLoop = eventLoop
@@ -147,7 +138,6 @@ final class WebSocketBridge {
     }
 
     private func connectUpstream(_ bound: NIOLoopBound<WebSocketBridge>) {
-        connecting = true
         handlers[.client]?.pauseReads()
         let sslContext: NIOSSLContext?
         do {
@@ -225,8 +215,7 @@ final class WebSocketBridge {
     }
 
     private func upstreamUnavailable(_ error: (any Error)?) {
-        guard connecting, !finished else { return }
-        connecting = false
+        guard machine.upstreamFailed() else { return }
         relay.onUpstreamError(error.map { "\($0)" } ?? "upgrade refused")
         logger.debug("WebSocket upstream failed", metadata: ["upstream": .string(relay.upstreamForLogs), "error": .string("\(error.map { "\($0)" } ?? "upgrade refused")")])
         sendClose(to: .client, code: .unexpectedServerError, reason: "upstream unavailable")
@@ -235,28 +224,26 @@ final class WebSocketBridge {
 
     /// A side's connection closed.
     func closed(_ side: Side) {
-        open.remove(side)
         handlers[side] = nil
-        if open.contains(side.other) {
-            sendClose(to: side.other, code: .normalClosure, reason: "")
-        } else if side == .client, connecting {
-            upstreamChannel?.close(promise: nil)
+        switch machine.closed(side) {
+        case .closeOther: sendClose(to: side.other, code: .normalClosure, reason: "")
+        case .dropUpstreamConnection: upstreamChannel?.close(promise: nil)
+        case .none: break
         }
         finishIfDone()
     }
 
     private func finishIfDone() {
-        guard !finished, open.isEmpty, !connecting || !open.contains(.client) else { return }
-        finished = true
+        guard let finish = machine.finish() else { return }
         timer?.cancel()
         timer = nil
         if let drainKey { openWebSockets.remove(drainKey) }
         drainKey = nil
-        if started {
+        if finish.counted {
             statistics.webSocketClosed()
             statistics.webSocketFrames(service: relay.serviceName, relayedFrames)
         }
-        if connecting { upstreamChannel?.close(promise: nil) }
+        if finish.dropUpstreamConnection { upstreamChannel?.close(promise: nil) }
     }
 
     /// Graceful shutdown: the client is told to go away (1001), the upstream that the relay ends.
@@ -269,9 +256,12 @@ final class WebSocketBridge {
     // MARK: Frames
 
     func received(_ frame: WebSocketFrame, from side: Side) {
-        guard !finished else { return }
-        if side == .client, !ready {
+        switch machine.arrival(from: side) {
+        case .relay: break
+        case .hold:
             waiting.append(frame)
+            return
+        case .drop:
             return
         }
         switch frame.opcode {
@@ -299,11 +289,11 @@ final class WebSocketBridge {
 
     private func closeReceived(_ frame: WebSocketFrame, from side: Side) {
         let other = side.other
-        if closeSent.contains(side) {
-            // The answer to a close this side was sent: its handshake is complete. When the other side started
-            // it, the answer goes back there.
-            if open.contains(other), !closeSent.contains(other), let handler = handlers[other] {
-                closeSent.insert(other)
+        switch machine.closeReceived(from: side) {
+        case .answered(let relayToOther):
+            // The answer to a close this side was sent: its handshake is complete. When the other side started it,
+            // the answer goes back there.
+            if relayToOther, let handler = handlers[other] {
                 if other == .client {
                     write(frame, relayedTo: other, by: handler, thenClose: true)
                 } else {
@@ -313,20 +303,17 @@ final class WebSocketBridge {
                 }
             }
             handlers[side]?.close()
-            return
-        }
-        if open.contains(other), !closeSent.contains(other), let handler = handlers[other] {
+        case .relayToOther:
             // This side starts the handshake: the other answers it through the bridge.
-            closeSent.insert(other)
+            guard let handler = handlers[other] else { return }
             write(frame, relayedTo: other, by: handler)
             handler.flush()
             scheduleForcedClose(other)
             scheduleForcedClose(side)
-        } else {
+        case .answerItself:
             // Nobody to relay it to: the bridge answers.
             var code = frame.unmaskedData
             let echoed = code.readWebSocketErrorCode() ?? .normalClosure
-            closeSent.insert(side)
             var data = ByteBuffer()
             data.write(webSocketErrorCode: echoed)
             handlers[side]?.writeAndClose(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: side == .upstream ? .random() : nil, data: data))
@@ -408,7 +395,7 @@ final class WebSocketBridge {
     /// Writes `frame` to the other side.
     private func forward(_ frame: WebSocketFrame, from side: Side) {
         let target = side.other
-        guard let handler = handlers[target], !closeSent.contains(target) else { return }
+        guard machine.mayWrite(to: target), let handler = handlers[target] else { return }
         write(frame, relayedTo: target, by: handler)
         flushPending.insert(target)
         if !handler.isWritable { handlers[side]?.pauseReads() }
@@ -442,11 +429,10 @@ final class WebSocketBridge {
     }
 
     private func sendClose(to side: Side, code: WebSocketErrorCode, reason: String) {
-        guard let handler = handlers[side], !closeSent.contains(side) else {
+        guard machine.sendClose(to: side), let handler = handlers[side] else {
             if side == .client, handlers[.client] == nil { finishIfDone() }
             return
         }
-        closeSent.insert(side)
         var data = ByteBuffer()
         data.write(webSocketErrorCode: code)
         data.writeString(reason)
@@ -460,7 +446,7 @@ final class WebSocketBridge {
         // Holds the bridge for these seconds at most: no weak reference, which would put every later retain and
         // release of the bridge (several per frame) on the runtime's slow path.
         eventLoop.assumeIsolated().scheduleTask(in: .seconds(5)) {
-            guard self.open.contains(side) else { return }
+            guard self.machine.open.contains(side) else { return }
             self.handlers[side]?.close()
         }
     }
@@ -477,7 +463,7 @@ final class WebSocketBridge {
             wake(at: instant)
         case .challenge(let challenge, let reason, let graceEnd):
             logger.debug("revalidating a WebSocket in band", metadata: ["reason": .string(reason)])
-            if let client = handlers[.client], !closeSent.contains(.client) {
+            if machine.mayWrite(to: .client), let client = handlers[.client] {
                 client.write(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: GatewayRevalidation.challengePrefix + challenge)))
                 client.flush()
             }
