@@ -1,8 +1,8 @@
 // One file on purpose: the bridge carries out its machines' decisions and filters each direction's messages, with
 // state private to it. What is decided apart: `WebSocketBridgeStateMachine` (the sides, the upstream's connection,
-// the close handshake), `WebSocketCredentialsStateMachine` (the deadline and the revalidation in flight). Beside it: `WebSocketSideHandler` and `WebSocketFrameReadingHandler` (the pipelines'
-// ends), `WebSocketFrameWire` (frames' bytes both ways), `WebSocketBridge+Sides` (its per-side storage),
-// `WebSocketRelay` (the rules it applies).
+// the close handshake), `WebSocketCredentialsStateMachine` (the deadline and the revalidation in flight). Beside it:
+// `WebSocketSideHandler` and `WebSocketFrameReadingHandler` (the pipelines' ends), `WebSocketFrameWire` (frames'
+// bytes both ways), `WebSocketBridge+Sides` (its per-side storage), `WebSocketRelay` (the rules it applies).
 
 import GatehouseProtocol
 import Logging
