@@ -43,7 +43,7 @@ extension Gateway {
         let realmName = service.realm?.name ?? ""
         return WebSocketRelay(
             upstreamURL: service.upstreamURL(remainder: rest, query: Self.forwardedQuery(target, service: service), webSocket: true),
-            extraHeaders: headers, maxMessageSize: maxMessageSize, upstreamTLS: upstreamTLS, deadline: deadline, revalidation: revalidation,
+            extraHeaders: headers, maxMessageSize: maxMessageSize, deadline: deadline, revalidation: revalidation,
             onExpiry: { [statistics] in statistics.recordExpiry(realm: realmName) },
             onUpstreamError: { [self] error in
                 upstreamFailed(service: service.name, protocol: "websocket", error: error, answered: "a WebSocket closed 1011")

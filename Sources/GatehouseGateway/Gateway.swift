@@ -39,8 +39,6 @@ public final class Gateway: Sendable {
     public let tls: ReloadableTLS?
     /// Whether TLS handshakes ask for a client certificate (optional), for certificate-bound tokens (RFC 8705).
     public let clientCertificates: Bool
-    /// Trust for `https`/`wss` upstreams: the system's roots, or a configured CA file's. Never verification off.
-    let upstreamTLS: TLSConfiguration?
     /// Keep-alive connections to the upstreams, one pool per event loop (``GatewayHTTPHandler``).
     let upstreamPools: UpstreamPools
     /// The WebSockets relayed now (closed with 1001 on graceful shutdown).
@@ -64,7 +62,8 @@ public final class Gateway: Sendable {
     ///   - idleTimeout: how long a keep-alive connection may sit idle between requests, or stall in a later one.
     ///   - upstreamReadTimeout: how long an upstream may stay silent while an answer is awaited or streamed.
     ///   - tls: TLS for clients (`https`, `wss`); `nil` serves plain HTTP.
-    ///   - upstreamTLS: trust for `https`/`wss` upstreams (a CA file's, and its name for logs); `nil`: the system's roots.
+    ///   - upstreamTLS: trust for `https`/`wss` upstreams (a CA file's; its name is no longer used); `nil`: the system's
+    ///     roots. Never verification off: it is the upstream pools' (`UpstreamConnectionPool`).
     ///   - clientCertificates: whether TLS handshakes ask for a client certificate (optional), for certificate-bound tokens.
     ///   - tracer: traces of relayed exchanges; `nil`: none.
     ///   - logger: the gateway's log.
@@ -88,7 +87,6 @@ public final class Gateway: Sendable {
         self.headerReadTimeout = headerReadTimeout
         self.idleTimeout = idleTimeout
         self.tls = tls
-        self.upstreamTLS = upstreamTLS?.configuration
         upstreamPools = UpstreamPools(tls: upstreamTLS?.configuration, readTimeout: TimeAmount(upstreamReadTimeout))
         self.tracer = tracer
         self.clientCertificates = clientCertificates && tls != nil

@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseHTTP
 import GatehouseProtocol
 import HTTPTypes
@@ -86,18 +87,8 @@ struct GatewayRequestPolicy: Sendable {
         return .handshake(key: key)
     }
 
-    /// A `Sec-WebSocket-Key`: 16 bytes in base64 (RFC 6455 §4.1), so 24 characters ending `==`.
-    static func isValidKey(_ key: String) -> Bool {
-        let utf8 = Array(key.utf8)
-        guard utf8.count == 24, utf8[22] == UInt8(ascii: "="), utf8[23] == UInt8(ascii: "=") else { return false }
-        return utf8[..<22].allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "+"), UInt8(ascii: "/"): true
-            default: false
-            }
-        }
-    }
+    /// A `Sec-WebSocket-Key`: 16 bytes in base64 (RFC 6455 §4.1).
+    static func isValidKey(_ key: String) -> Bool { key.utf8.count == 24 && Data(base64Encoded: key)?.count == 16 }
 
     /// The answer of a refused handshake: `426` names the version the gateway speaks.
     static func answer(_ status: Int, _ description: String) -> GatewayAnswer {

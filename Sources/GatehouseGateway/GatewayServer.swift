@@ -61,8 +61,14 @@ public struct GatewayServer: Service {
             let statistics = gateway.statistics
             await AcceptPressureHandler.install(on: server, logger: gateway.logger) { statistics.acceptRefused() }
             await onServerRunning(port)
-            // Until graceful shutdown (or cancellation): then no new connection, and the open ones end.
-            try? await gracefulShutdown()
+            // Until graceful shutdown: then no new connection, and the open ones end. Cancelled instead (a sibling
+            // service failed), it stops accepting and does not wait for connections that may live on (WebSockets).
+            do {
+                try await gracefulShutdown()
+            } catch {
+                try? await server.close()
+                return
+            }
             let closed = server.eventLoop.makePromise(of: Void.self)
             quiescing.initiateShutdown(promise: closed)
             try await closed.futureResult.get()

@@ -36,8 +36,6 @@ struct WebSocketRelay: Sendable {
     var upstreamForLogs: String { upstreamURL.split(separator: "?", maxSplits: 1).first.map(String.init) ?? upstreamURL }
     let extraHeaders: HTTPFields
     let maxMessageSize: Int
-    /// Trust for a `wss` upstream (`nil`: the system's roots).
-    var upstreamTLS: TLSConfiguration? = nil
     let deadline: Deadline?
     let revalidation: Revalidation?
     let onExpiry: @Sendable () -> Void
