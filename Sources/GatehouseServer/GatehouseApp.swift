@@ -129,7 +129,7 @@ public enum Gatehouse {
         let admin = AdminService(service: service, registry: configuration.registry)
         let metricsAccess = configuration.effectiveMetricsAccess
         router.get("metrics") { request, context in
-            if metricsAccess == .token { _ = try await admin.authorizeMetrics(request, context) }
+            if metricsAccess == .token { _ = try await admin.authorizeMetrics(request.headers[.authorization], connection: context) }
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                      body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.exposition())))
         }

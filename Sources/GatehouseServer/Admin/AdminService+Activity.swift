@@ -13,13 +13,15 @@ extension AdminService {
     /// `{"sinceMs","untilMs","bucketSec","buckets":[{"startMs","counts":{"<event>":n}}],"totals":{"<event>":n}}`;
     /// every bucket is listed, empty ones too, oldest first. 400 for a bucket outside 1…86400 s, a start in the
     /// future or before the epoch, or more than ``maxActivityBuckets`` buckets.
-    func activity(query: [String: String], now: Int64 = EpochTime.nowMillis()) async throws -> JSON {
-        let bucketSec = try Self.wholeNumber(query, "bucketSec", default: 60, in: 1...Self.maxBucketSec)
-        let since = try Self.wholeNumber(query, "sinceMs", default: max(now - 3_600_000, 0), in: 0...now)
+    ///
+    /// - Parameters:
+    ///   - since: the first bucket's start, ms since the epoch, from 0 to `now` (the routes check it).
+    ///   - bucketSec: a bucket's width, 1…``maxBucketSec`` (the routes check it).
+    func activity(since: Int64, bucketSec: Int64, now: Int64) async throws -> JSON {
         let width = bucketSec * 1000
         let bucketCount = (now - since) / width + 1
         guard bucketCount <= Self.maxActivityBuckets else {
-            throw GatehouseError.invalidRequest(
+            throw AdminError.invalidRequest(
                 "sinceMs and bucketSec ask for \(bucketCount) buckets; at most \(Self.maxActivityBuckets): use a later sinceMs or a wider bucketSec.")
         }
         let until = since + bucketCount * width
@@ -38,14 +40,5 @@ extension AdminService {
             }),
             "totals": .object(totals),
         ]
-    }
-
-    /// A whole-number query parameter in `range` (`fallback` when absent or empty); 400 otherwise.
-    static func wholeNumber(_ query: [String: String], _ name: String, default fallback: Int64, in range: ClosedRange<Int64>) throws -> Int64 {
-        guard let text = query[name], !text.isEmpty else { return fallback }
-        guard let value = Int64(text), range.contains(value) else {
-            throw GatehouseError.invalidRequest("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound).")
-        }
-        return value
     }
 }

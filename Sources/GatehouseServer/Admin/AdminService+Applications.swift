@@ -49,19 +49,19 @@ extension AdminService {
     /// written anew: its comments are not kept).
     func setVersions(application id: String, platform: String, body: JSON, actor: String, address: String?) async throws -> JSON {
         guard case .array(let rules)? = body["versions"] else {
-            throw GatehouseError.invalidRequest("The body must be {\"versions\": [{\"versions\", \"status\", \"message\", \"messages\", \"downloadLink\"}]}.")
+            throw AdminError.invalidRequest("The body must be {\"versions\": [{\"versions\", \"status\", \"message\", \"messages\", \"downloadLink\"}]}.")
         }
         var document: Node
         do {
             guard let composed = try Yams.compose(yaml: service.policies.current.source) else { throw YamlError.dataCouldNotBeDecoded(encoding: .utf8) }
             document = composed
         } catch {
-            throw GatehouseError(.conflict, "CONFLICT", "The policy in force cannot be edited here (\(error)); apply a whole policy with PUT /admin/v1/policy.")
+            throw AdminError.conflict("The policy in force cannot be edited here (\(error)); apply a whole policy with PUT /admin/v1/policy.")
         }
         guard case .sequence(var applications)? = document["applications"],
               let index = applications.firstIndex(where: { $0["id"]?.string == id && $0["platform"]?.string?.lowercased() == platform.lowercased() })
         else {
-            throw GatehouseError(.notFound, "NOT_FOUND", "The policy has no application \(id.prefix(128)) for platform \(platform.prefix(32)).")
+            throw AdminError.notFound("The policy has no application \(id.prefix(128)) for platform \(platform.prefix(32)).")
         }
         var entry = applications[index]
         entry["versions"] = .sequence(.init(try rules.map(Self.node)))
@@ -81,7 +81,7 @@ extension AdminService {
         case .array(let items):
             return .sequence(.init(try items.map(node)))
         default:
-            throw GatehouseError.invalidRequest("Version rules hold text only (versions, status, message, messages, downloadLink).")
+            throw AdminError.invalidRequest("Version rules hold text only (versions, status, message, messages, downloadLink).")
         }
     }
 }

@@ -10,12 +10,12 @@ import GatehouseStore
 extension AdminService {
     /// A page of devices: the devices of the registrations matching the query (`device`, `displayName`, `user`,
     /// `application`), in the order of their first registration by client id; `next` is the registrations' cursor.
-    func devices(query: [String: String]) async throws -> JSON {
-        let limit = try Self.limit(query)
-        let found = try await store.registrations(RegistrationQuery(
-            applicationID: Self.nonEmpty(query, "application"), deviceID: Self.nonEmpty(query, "device"),
-            deviceDisplayName: Self.nonEmpty(query, "displayName"), userID: Self.nonEmpty(query, "user"),
-            after: Self.nonEmpty(query, "after"), limit: limit + 1))
+    /// `query.limit` is the page's size.
+    func devices(_ query: RegistrationQuery) async throws -> JSON {
+        let limit = query.limit
+        var fetch = query
+        fetch.limit = limit + 1
+        let found = try await store.registrations(fetch)
         let page = Array(found.prefix(limit))
         var result: JSONObject = ["devices": .array(try await Self.devices(of: page, holds: store))]
         if found.count > limit, let last = page.last { result["next"] = .string(last.registration.clientID) }
@@ -33,7 +33,7 @@ extension AdminService {
         let registrations = try await store.registrations(RegistrationQuery(deviceID: deviceID, limit: Self.maxPage))
         let hold = try await store.deviceAccess(deviceIDs: [deviceID]).first
         guard !registrations.isEmpty || hold != nil else {
-            throw GatehouseError(.notFound, "NOT_FOUND", "No device has id '\(deviceID.prefix(64))'.")
+            throw AdminError.notFound("No device has id '\(deviceID.prefix(64))'.")
         }
         return (registrations, hold)
     }
@@ -43,13 +43,13 @@ extension AdminService {
     func setDevice(_ deviceID: String, body: JSON, actor: String, address: String?) async throws -> JSON {
         guard case .object(let members) = body, !members.isEmpty,
               Set(members.keys).isSubset(of: ["status", "blockedApplications"]) else {
-            throw GatehouseError.invalidRequest("The body must be {\"status\": \"ACTIVE|LOST|STOLEN|DISABLED\", \"blockedApplications\": [\"<application id>\"]}.")
+            throw AdminError.invalidRequest("The body must be {\"status\": \"ACTIVE|LOST|STOLEN|DISABLED\", \"blockedApplications\": [\"<application id>\"]}.")
         }
         let (registrations, before) = try await known(deviceID)
         var hold = before ?? DeviceAccessRecord(deviceID: deviceID, updatedAt: 0)
         if let status = members["status"] {
             guard let text = status.stringValue, let value = DeviceStatus(caseInsensitive: text) else {
-                throw GatehouseError.invalidRequest("status must be one of \(DeviceStatus.allCases.map(\.rawValue).joined(separator: ", ")).")
+                throw AdminError.invalidRequest("status must be one of \(DeviceStatus.allCases.map(\.rawValue).joined(separator: ", ")).")
             }
             hold.status = value
         }
@@ -57,7 +57,7 @@ extension AdminService {
             guard case .array(let items) = blocked, items.count <= 1000,
                   let ids = Optional(items.compactMap(\.stringValue)), ids.count == items.count, ids.allSatisfy({ !$0.isEmpty && $0.count <= 256 })
             else {
-                throw GatehouseError.invalidRequest("blockedApplications must be an array of application ids (at most 1000).")
+                throw AdminError.invalidRequest("blockedApplications must be an array of application ids (at most 1000).")
             }
             hold.blockedApplications = Array(Set(ids)).sorted()
         }

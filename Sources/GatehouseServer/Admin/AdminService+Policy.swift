@@ -84,10 +84,9 @@ extension AdminService {
         do {
             snapshot = try await service.policyWatcher.apply(yaml: yaml, actor: actor)
         } catch PolicyWatcher.ApplyError.invalid(let error) {
-            throw GatehouseError(.unprocessableContent, "INVALID_POLICY", "The policy was not applied: \(error)",
-                                 extra: ["errors": [Self.json(error)]])
+            throw AdminError.invalidPolicy("The policy was not applied: \(error)", errors: [Self.json(error)])
         } catch PolicyWatcher.ApplyError.conflict {
-            throw GatehouseError(.conflict, "CONFLICT", "Another policy was applied at the same moment; read the policy again and retry.")
+            throw AdminError.conflict("Another policy was applied at the same moment; read the policy again and retry.")
         }
         service.audit.record("admin.policy.apply", address: address, actor: actor, detail: "version \(snapshot.version)")
         return ["applied": true, "version": .int(snapshot.version), "warnings": .array(snapshot.policy.warnings.map { .string($0) })]

@@ -12,7 +12,7 @@ extension AdminService {
         let record = try await store.user(named: username)
         let factors = try await store.userFactors(username: username)
         guard record != nil || !factors.isEmpty else {
-            throw GatehouseError(.notFound, "NOT_FOUND", "No user is called '\(username.prefix(128))'.")
+            throw AdminError.notFound("No user is called '\(username.prefix(128))'.")
         }
         var result: JSONObject = [
             "username": .string(username), "displayName": .string(record?.displayName ?? username),
@@ -35,7 +35,7 @@ extension AdminService {
     /// codes are forgotten too (its `totp:<name>` account unlocked).
     func resetFactor(_ username: String, factor: String, actor: String, address: String?) async throws -> JSON {
         guard try await store.deleteUserFactors(username: username, factor: factor) > 0 else {
-            throw GatehouseError(.notFound, "NOT_FOUND", "User '\(username.prefix(128))' has no factor '\(factor.prefix(64))' enrolled.")
+            throw AdminError.notFound("User '\(username.prefix(128))' has no factor '\(factor.prefix(64))' enrolled.")
         }
         let account = TOTP.account(username)
         try await store.deleteAccountFailures(account)

@@ -31,13 +31,17 @@ public struct AdminService: Sendable {
 
     /// The confidential client whose bearer token allows the operation (a write needs ``writeScope``, a read either
     /// scope): 401 without a valid token, 403 for a token of a mobile client or without the scope.
-    func authorize(_ request: Request, _ context: some ClientCertificateRequestContext, write: Bool) async throws -> String {
-        try await authorize(request.headers[.authorization], anyOf: write ? [Self.writeScope] : [Self.readScope, Self.writeScope], context: context)
+    ///
+    /// - Parameters:
+    ///   - authorization: the request's `Authorization` value.
+    ///   - connection: the request's connection, for a token bound to its TLS client certificate.
+    func authorize(_ authorization: String?, write: Bool, connection: some ClientCertificateRequestContext) async throws -> String {
+        try await authorize(authorization, anyOf: write ? [Self.writeScope] : [Self.readScope, Self.writeScope], context: connection)
     }
 
     /// The confidential client whose bearer token allows reading `/metrics`: ``metricsScope`` or either admin scope.
-    func authorizeMetrics(_ request: Request, _ context: some ClientCertificateRequestContext) async throws -> String {
-        try await authorize(request.headers[.authorization], anyOf: [Self.metricsScope, Self.writeScope, Self.readScope], context: context)
+    func authorizeMetrics(_ authorization: String?, connection: some ClientCertificateRequestContext) async throws -> String {
+        try await authorize(authorization, anyOf: [Self.metricsScope, Self.writeScope, Self.readScope], context: connection)
     }
 
     /// The confidential client whose bearer token holds one of `scopes` (the first is named in a refusal); a token
@@ -53,38 +57,28 @@ public struct AdminService: Sendable {
             let message = error.code == .missing
                 ? "This needs a confidential client's bearer token."
                 : "The bearer token is not valid (malformed, expired, revoked, or signed by a retired key): obtain a new one."
-            throw GatehouseError(.unauthorized, "UNAUTHORIZED", message, headers: [.wwwAuthenticate: error.challenge ?? BearerAnswer.invalidToken])
+            throw AdminError.unauthenticated(message, challenge: error.challenge ?? BearerAnswer.invalidToken)
         }
         let needed = scopes.first ?? Self.writeScope
         let scope = Scope(claims.scope)
         let allowed = scopes.contains { scope.contains(Scope($0)) }
         guard claims.app == nil, service.policy.confidentialClients.contains(where: { $0.id == claims.client_id }), allowed else {
-            throw GatehouseError(.forbidden, "FORBIDDEN", "This operation needs a confidential client's token with scope \(needed).",
-                                 headers: [.wwwAuthenticate: BearerAnswer.insufficientScope(Scope(needed))])
+            throw AdminError.forbidden("This operation needs a confidential client's token with scope \(needed).",
+                                      challenge: BearerAnswer.insufficientScope(Scope(needed)))
         }
         return claims.client_id
     }
 
     // MARK: Registrations
 
-    static func limit(_ query: [String: String]) throws -> Int {
-        guard let text = query["limit"] else { return 100 }
-        guard let value = Int(text), (1...maxPage).contains(value) else {
-            throw GatehouseError.invalidRequest("limit must be a whole number from 1 to \(maxPage).")
-        }
-        return value
-    }
-
-    static func nonEmpty(_ query: [String: String], _ name: String) -> String? {
-        query[name].flatMap { $0.isEmpty ? nil : $0 }
-    }
 
     /// A page of registrations: `{"registrations":[...],"next":"<cursor>"}` (`next` only when there may be more).
-    func registrations(query: [String: String]) async throws -> JSON {
-        let limit = try Self.limit(query)
-        let found = try await store.registrations(RegistrationQuery(
-            applicationID: Self.nonEmpty(query, "application"), deviceID: Self.nonEmpty(query, "device"),
-            userID: Self.nonEmpty(query, "user"), after: Self.nonEmpty(query, "after"), limit: limit + 1))
+    /// `query.limit` is the page's size.
+    func registrations(_ query: RegistrationQuery) async throws -> JSON {
+        let limit = query.limit
+        var fetch = query
+        fetch.limit = limit + 1
+        let found = try await store.registrations(fetch)
         let page = found.prefix(limit)
         var result: JSONObject = ["registrations": .array(page.map { Self.json($0.registration, user: $0.userID) })]
         if found.count > limit, let last = page.last { result["next"] = .string(last.registration.clientID) }
@@ -105,7 +99,7 @@ public struct AdminService: Sendable {
 
     private func record(_ clientID: String) async throws -> ClientRegistrationRecord {
         guard let record = try await store.registration(clientID: clientID) else {
-            throw GatehouseError(.notFound, "NOT_FOUND", "No client is registered with id '\(clientID.prefix(64))'.")
+            throw AdminError.notFound("No client is registered with id '\(clientID.prefix(64))'.")
         }
         return record
     }
@@ -134,7 +128,7 @@ public struct AdminService: Sendable {
     func resetCheck(_ clientID: String, check name: String, actor: String, address: String?) async throws -> JSON {
         let record = try await record(clientID)
         guard let check = checks(of: record).first(where: { $0.name == name }) else {
-            throw GatehouseError(.notFound, "NOT_FOUND", "Client '\(clientID.prefix(64))' has no security check '\(name.prefix(64))'.")
+            throw AdminError.notFound("Client '\(clientID.prefix(64))' has no security check '\(name.prefix(64))'.")
         }
         let view = try await service.withClient(record) { snapshot in
             try snapshot.reset(check)
@@ -174,8 +168,7 @@ public struct AdminService: Sendable {
     // MARK: Accounts
 
     /// The accounts locked now by the per-account lockout (`user:<name>`) and the sources by their throttle (`source:<address>`).
-    func lockedAccounts(query: [String: String]) async throws -> JSON {
-        let limit = try Self.limit(query)
+    func lockedAccounts(limit: Int) async throws -> JSON {
         let accounts = try await store.lockedAccounts(now: EpochTime.nowMillis(), limit: limit)
         return ["accounts": .array(accounts.map {
             ["account": .string($0.account), "failures": .int(Int64($0.state.failures)), "lockedUntil": .int($0.state.lockedUntil),
@@ -188,7 +181,7 @@ public struct AdminService: Sendable {
         guard try await store.accountFailures(account) != nil else {
             // Accounts are named with their kind: the usual slip is a bare name.
             let hint = account.contains(":") ? "" : " Accounts are named user:<name> or source:<address>, as GET /admin/v1/accounts lists them."
-            throw GatehouseError(.notFound, "NOT_FOUND", "Account '\(account.prefix(128))' has no failed logins.\(hint)")
+            throw AdminError.notFound("Account '\(account.prefix(128))' has no failed logins.\(hint)")
         }
         try await store.deleteAccountFailures(account)
         service.policyWatcher.compiler.knownLockouts.forget(account)
@@ -220,9 +213,9 @@ public struct AdminService: Sendable {
         do {
             retiredNow = try await TokenSigner.retire(kid: kid, in: store)
         } catch StoreError.notFound {
-            throw GatehouseError(.notFound, "NOT_FOUND", "No signing key has kid '\(kid.prefix(64))'.")
+            throw AdminError.notFound("No signing key has kid '\(kid.prefix(64))'.")
         } catch let error as TokenSigner.KeyError {
-            throw GatehouseError(.conflict, "CURRENT_KEY", "\(error)")
+            throw AdminError.currentKey("\(error)")
         }
         guard retiredNow else { return false }
         try await service.signer.refresh()
@@ -232,14 +225,8 @@ public struct AdminService: Sendable {
 
     // MARK: Audit
 
-    /// A page of the audit log, oldest first: `{"events":[...],"next":<id>}`.
-    func audit(query: [String: String]) async throws -> JSON {
-        let limit = try Self.limit(query)
-        var after: Int64 = 0
-        if let text = query["after"] {
-            guard let value = Int64(text), value >= 0 else { throw GatehouseError.invalidRequest("after must be an event id (a whole number).") }
-            after = value
-        }
+    /// A page of the audit log, oldest first, of the `limit` events after the id `after`: `{"events":[...],"next":<id>}`.
+    func audit(after: Int64, limit: Int) async throws -> JSON {
         await service.audit.flushed()   // this node's events of requests already answered
         let events = try await store.auditEvents(after: after, limit: limit + 1)
         let page = events.prefix(limit)

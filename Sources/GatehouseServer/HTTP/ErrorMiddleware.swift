@@ -5,7 +5,8 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// Turns every error into a JSON answer: a ``GatehouseError`` as it is, a store outage (``StoreUnavailable``) and a
+/// Turns every error into a JSON answer: a ``GatehouseError`` as it is, a refusal of the authorization service
+/// (``AuthorizationError``) in the endpoint's shape, an operator's request refused (``AdminError``), a store outage (``StoreUnavailable``) and a
 /// flood of password checks as `503` with `Retry-After`, one address's throttled password checks as `429` with
 /// `Retry-After`, Hummingbird's own errors (an oversized body, say) with their
 /// status, and anything else as a 500 that names no internals.
@@ -16,6 +17,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as GatehouseError {
             if error.status.code >= 500 { context.logger.error("\(request.method) \(request.uri.path): \(error)") }
             return try error.response(from: request, context: context)
+        } catch let error as AuthorizationError {
+            return try GatehouseError(error, oauth: Self.isOAuth(request)).response(from: request, context: context)
+        } catch let error as AdminError {
+            return try GatehouseError(error).response(from: request, context: context)
         } catch is BcryptFlights.Busy {
             // A flood of password checks: refused at once, to be tried again shortly (not a 500, not a wrong password).
             context.logger.warning("\(request.method) \(request.uri.path): refused, too many password checks waiting")

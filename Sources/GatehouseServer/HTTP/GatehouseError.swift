@@ -51,16 +51,6 @@ public struct GatehouseError: Error, HTTPResponseError, Sendable, CustomStringCo
 
 extension GatehouseError {
     static func invalidRequest(_ message: String) -> GatehouseError { .init(.badRequest, "INVALID_REQUEST", message) }
-    static func invalidClientID(_ clientID: String) -> GatehouseError {
-        .init(.badRequest, "INVALID_CLIENT_ID", "Unknown client id '\(clientID.prefix(64))'. Register the client again.")
-    }
-    static let invalidConfidentialClient = GatehouseError(
-        .unauthorized, "invalid_client", "Unknown confidential client or wrong secret.", style: .oauth,
-        headers: [.wwwAuthenticate: "Basic realm=\"gatehouse\""])
-    static func conflict() -> GatehouseError {
-        .init(.conflict, "CONFLICT", "The client's state changed meanwhile; send the request again.",
-              headers: [HTTPField.Name(ProtocolNames.conflictHeader)!: "true"])
-    }
 }
 
 /// Encoding of JSON answers.

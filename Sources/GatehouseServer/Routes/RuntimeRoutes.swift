@@ -62,7 +62,7 @@ struct RuntimeRoutes<Context: ClientRequestContext> {
 
     @Sendable func readRegistration(_ request: Request, context: Context) async throws -> Response {
         let clientID = try context.parameters.require("clientId")
-        let record = try await service.registration(clientID: clientID, form: RequestReading.query(request))
+        let record = try await service.registration(clientID: clientID, assertion: ClientAssertion(form: RequestReading.query(request)))
         let registration: JSON = [
             "device": .object([
                 "id": .string(record.data.device.id), "hardware": JSON(record.data.device.hardware),
@@ -91,7 +91,7 @@ struct RuntimeRoutes<Context: ClientRequestContext> {
     }
 
     @Sendable func authorize(_ request: Request, context: Context) async throws -> Response {
-        let location = try await service.authorize(query: RequestReading.query(request), host: context.forwardedHost ?? request.head.authority)
+        let location = try await service.authorize(AuthorizationRequest(query: RequestReading.query(request)), host: context.forwardedHost ?? request.head.authority)
         return Response(status: .found, headers: [.location: location, .cacheControl: "no-store", .contentLength: "0"])
     }
 
@@ -106,8 +106,8 @@ struct RuntimeRoutes<Context: ClientRequestContext> {
     @Sendable func token(_ request: Request, context: Context) async throws -> Response {
         var request = request
         let form = try await oauthForm(&request)
-        let token = try await service.token(form: form, authorization: request.headers.value(of: .authorization), address: context.clientAddress,
-                                            certificate: { await context.presentedCertificate() })
+        let tokenRequest = try TokenRequest(form: form, authorization: request.headers.value(of: .authorization))
+        let token = try await service.token(tokenRequest, address: context.clientAddress, certificate: { await context.presentedCertificate() })
         return JSONBody.response(.ok, token, headers: Self.tokenFields)
     }
 
@@ -122,14 +122,14 @@ struct RuntimeRoutes<Context: ClientRequestContext> {
         return [
             LoopAnswers.Route(method: .post, path: introspection, template: introspection) { request in
                 guard let (form, authorization) = Self.form(request),
-                      let answer = service.rememberedIntrospection(form: form, authorization: authorization)
+                      let answer = service.rememberedIntrospection(TokenManagementRequest(form: form, authorization: authorization))
                 else { return nil }
                 return LoopAnswers.Answer(headers: JSONBody.headers(Self.introspectionFields), body: JSONBody.buffer(answer))
             },
             LoopAnswers.Route(method: .post, path: token, template: token) { request in
                 guard let (form, authorization) = Self.form(request),
-                      let answer = service.rememberedClientCredentials(form: form, authorization: authorization,
-                                                                       address: request.clientAddress)
+                      let tokenRequest = try? TokenRequest(form: form, authorization: authorization),
+                      let answer = service.rememberedClientCredentials(tokenRequest, address: request.clientAddress)
                 else { return nil }
                 return LoopAnswers.Answer(headers: JSONBody.headers(Self.tokenFields), body: JSONBody.buffer(answer))
             },
@@ -153,14 +153,15 @@ struct RuntimeRoutes<Context: ClientRequestContext> {
     @Sendable func introspect(_ request: Request, context: Context) async throws -> Response {
         var request = request
         let form = try await oauthForm(&request)
-        return JSONBody.response(.ok, try await service.introspect(form: form, authorization: request.headers.value(of: .authorization)),
-                                 headers: Self.introspectionFields)
+        let introspection = try await service.introspect(TokenManagementRequest(form: form, authorization: request.headers.value(of: .authorization)))
+        return JSONBody.response(.ok, introspection, headers: Self.introspectionFields)
     }
 
     @Sendable func revoke(_ request: Request, context: Context) async throws -> Response {
         var request = request
         let form = try await oauthForm(&request)
-        try await service.revoke(form: form, authorization: request.headers.value(of: .authorization), address: context.clientAddress)
+        try await service.revoke(TokenManagementRequest(form: form, authorization: request.headers.value(of: .authorization)),
+                                 address: context.clientAddress)
         return JSONBody.response(.ok, [String: String]())
     }
 
@@ -175,13 +176,14 @@ struct RuntimeRoutes<Context: ClientRequestContext> {
 
     @Sendable func logout(_ request: Request, context: Context) async throws -> Response {
         var request = request
-        try await service.logout(form: try await RequestReading.form(from: &request))
+        let form = try await RequestReading.form(from: &request)
+        try await service.logout(securityCheck: form["security_check"], assertion: ClientAssertion(form: form))
         return JSONBody.response(.ok, [String: String]())
     }
 
     @Sendable func heartbeat(_ request: Request, context: Context) async throws -> Response {
         var request = request
-        try await service.heartbeat(form: try await RequestReading.form(from: &request))
+        try await service.heartbeat(assertion: ClientAssertion(form: try await RequestReading.form(from: &request)))
         return JSONBody.response(.ok, [String: String]())
     }
 }

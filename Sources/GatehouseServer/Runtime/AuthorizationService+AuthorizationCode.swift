@@ -9,20 +9,21 @@ import Logging
 extension AuthorizationService {
     /// `az/v1/authorization`: a code for the scope if every check it maps to is in success. Returns the URI to
     /// redirect to.
-    public func authorize(query: [String: String], host: String?) async throws -> String {
-        guard query["response_type"] == "code" else {
-            throw GatehouseError(.badRequest, "unsupported_response_type", "response_type must be code", style: .oauth)
-        }
-        guard let clientID = query["client_id"], !clientID.isEmpty else { throw GatehouseError.invalidRequest("client_id is required") }
-        let scope = Scope(query["scope"])
-        let redirectURI = query["redirect_uri"]
+    ///
+    /// - Parameter host: the host the request was sent to (a web client's redirect may name it).
+    /// - Throws: ``AuthorizationError`` for a request refused.
+    public func authorize(_ request: AuthorizationRequest, host: String?) async throws -> String {
+        guard request.responseType == "code" else { throw AuthorizationError.unsupportedResponseType }
+        guard let clientID = request.clientID, !clientID.isEmpty else { throw AuthorizationError.invalidRequest("client_id is required") }
+        let scope = request.scope
+        let redirectURI = request.redirectURI
         let grant: Grant?
         do {
             grant = try await withRegisteredClient(clientID) { record, application, snapshot -> Grant? in
                 guard let redirectURI,
                     RedirectURI.isValid(redirectURI, clientID: clientID, platform: record.data.application.clientPlatform, host: host)
                 else {
-                    throw GatehouseError(.badRequest, "INVALID_REDIRECT_URI", "redirect_uri is missing or not allowed for this client.")
+                    throw AuthorizationError.invalidRedirectURI
                 }
                 let checks = try checks(of: application, for: scope, version: record.data.application.version)
                 var introspection = IntrospectionResponse()
@@ -41,12 +42,11 @@ extension AuthorizationService {
                              authTime: user?.authenticatedAt)
             }
         } catch let refusal as DeviceRefusal {
-            throw GatehouseError(.forbidden, "DEVICE_BLOCKED", refusal.message)
+            throw AuthorizationError.deviceBlocked(refusal.message)
         }
-        guard let redirectURI else { throw GatehouseError.invalidRequest("redirect_uri is required") }   // checked above
+        guard let redirectURI else { throw AuthorizationError.invalidRequest("redirect_uri is required") }   // checked above
         guard let grant else {
-            throw GatehouseError(
-                .forbidden, "ACCESS_DENIED",
+            throw AuthorizationError.accessDenied(
                 "The security checks of scope '\(scope.normalized.prefix(256))' have not all succeeded; pre-authorize first.")
         }
         let code = Self.randomToken()

@@ -16,26 +16,26 @@ extension AuthorizationService {
 
     /// `az/v1/introspection`: for a confidential client holding `authorization.introspect` (by its bearer token
     /// or, as RFC 7662 allows, by HTTP Basic), what a token grants; `{"active":false}` for anything not valid now.
-    public func introspect(form: [String: String], authorization: String?) async throws -> TokenIntrospection {
-        if let authorization, HeaderText.hasPrefixIgnoringCase(authorization, "basic ") {
+    ///
+    /// - Throws: ``AuthorizationError`` for a caller refused or a request without a token.
+    public func introspect(_ request: TokenManagementRequest) async throws -> TokenIntrospection {
+        if let authorization = request.authorization, HeaderText.hasPrefixIgnoringCase(authorization, "basic ") {
             guard let client = try await confidentialClients.authenticate(authorization: authorization) else {
-                throw GatehouseError.invalidConfidentialClient
+                throw AuthorizationError.invalidConfidentialClient
             }
             guard client.allows(Self.introspectScopeElements) else {
-                throw GatehouseError(.forbidden, "insufficient_scope", "Client \(client.id) may not introspect tokens.", style: .oauth)
+                throw AuthorizationError.insufficientScope("Client \(client.id) may not introspect tokens.")
             }
         } else {
             do {
-                _ = try await validator.validate(authorization: authorization, scope: Self.introspectScopeElements)
+                _ = try await validator.validate(authorization: request.authorization, scope: Self.introspectScopeElements)
             } catch {
-                throw GatehouseError(error.status == 403 ? .forbidden : .unauthorized, error.status == 403 ? "insufficient_scope" : "invalid_token",
-                                     "The caller needs a valid token with scope \(Self.introspectScope).", style: .oauth,
-                                     headers: [.wwwAuthenticate: error.challenge ?? BearerAnswer.invalidToken])
+                throw AuthorizationError.callerTokenRefused(insufficientScope: error.status == 403, challenge: error.challenge ?? BearerAnswer.invalidToken,
+                                                            message: "The caller needs a valid token with scope \(Self.introspectScope).")
             }
         }
-        guard let token = form["token"], !token.isEmpty else {
-            throw GatehouseError(.badRequest, "invalid_request", "token is required", style: .oauth)
-        }
+        let token = request.token
+        guard !token.isEmpty else { throw AuthorizationError.invalidRequest("token is required") }
         guard let claims = try? await validator.claims(of: token) else {
             metrics.tokenIntrospected(active: false)
             return .inactive
@@ -68,18 +68,19 @@ extension AuthorizationService {
         return answer
     }
 
-    /// ``introspect(form:authorization:)`` from memory alone, for a request answered on the event loop
+    /// ``introspect(_:)`` from memory alone, for a request answered on the event loop
     /// (``LoopAnswers``): the answer when the caller's secret or token, the token and its client were all checked
     /// or read before (and the caller may introspect); `nil` when anything must be verified, read or refused, which
-    /// ``introspect(form:authorization:)`` does. A token that is no longer valid is answered inactive here too.
-    func rememberedIntrospection(form: [String: String], authorization: String) -> TokenIntrospection? {
+    /// ``introspect(_:)`` does. A token that is no longer valid is answered inactive here too.
+    func rememberedIntrospection(_ request: TokenManagementRequest) -> TokenIntrospection? {
+        guard let authorization = request.authorization else { return nil }
         let scope = Self.introspectScopeElements
         if HeaderText.hasPrefixIgnoringCase(authorization, "basic ") {
             guard let caller = confidentialClients.rememberedClient(authorization: authorization), caller.allows(scope) else { return nil }
         } else {
             guard case .success? = validator.rememberedValidation(authorization: authorization, scope: scope) else { return nil }
         }
-        guard let token = form["token"], !token.isEmpty, let remembered = validator.rememberedClaims(of: token) else { return nil }
+        guard !request.token.isEmpty, let remembered = validator.rememberedClaims(of: request.token) else { return nil }
         guard case .success(let claims) = remembered else {
             metrics.tokenIntrospected(active: false)
             return .inactive
@@ -110,18 +111,19 @@ extension AuthorizationService {
 
     /// `az/v1/revoke` (RFC 7009): a client revokes one of its own tokens. Authenticated by a client assertion
     /// (mobile clients) or HTTP Basic (confidential clients); unknown or foreign tokens are ignored.
-    public func revoke(form: [String: String], authorization: String?, address: String? = nil) async throws {
+    ///
+    /// - Throws: ``AuthorizationError`` for a caller refused or a request without a token.
+    public func revoke(_ request: TokenManagementRequest, address: String? = nil) async throws {
         let callerID: String
-        if let client = try await confidentialClients.authenticate(authorization: authorization) {
+        if let client = try await confidentialClients.authenticate(authorization: request.authorization) {
             callerID = client.id
-        } else if form["client_assertion"] != nil {
-            callerID = try await assertions.verify(form: form, audience: .revocation, jti: nil, now: EpochTime.nowMillis(), style: .oauth).clientID
+        } else if request.assertion.jws != nil {
+            callerID = try await assertions.verify(request.assertion, audience: .revocation, jti: nil, now: EpochTime.nowMillis()).clientID
         } else {
-            throw GatehouseError(.unauthorized, "invalid_client", "Authenticate with a client assertion or HTTP Basic.", style: .oauth)
+            throw AuthorizationError.clientAuthenticationRequired("Authenticate with a client assertion or HTTP Basic.")
         }
-        guard let token = form["token"], !token.isEmpty else {
-            throw GatehouseError(.badRequest, "invalid_request", "token is required", style: .oauth)
-        }
+        let token = request.token
+        guard !token.isEmpty else { throw AuthorizationError.invalidRequest("token is required") }
         guard let claims = try? await validator.claims(of: token), claims.client_id == callerID else { return }
         try await validator.revocations.add([RevocationRecord(subject: .token(jti: claims.jti), revokedAt: EpochTime.nowMillis())])
         metrics.tokensRevoked(by: "client")

@@ -14,7 +14,7 @@ extension AuthorizationService {
             switch answer {
             case .object(let object): answers[name] = object
             case .null: answers[name] = .some(nil)
-            default: throw GatehouseError.invalidRequest("challengeResponse.\(name.prefix(64)) must be a JSON object")
+            default: throw AuthorizationError.invalidRequest("challengeResponse.\(name.prefix(64)) must be a JSON object")
             }
         }
         // Answers from an address locked by its wrong answers (or wrong secrets) are not judged: 429 before any
@@ -94,8 +94,7 @@ extension AuthorizationService {
         do {
             return try application.checks(for: scope, version: version)
         } catch {
-            throw GatehouseError(
-                .badRequest, "INVALID_SCOPE",
+            throw AuthorizationError.unmappedScope(
                 "Scope element '\(error.element.prefix(64))' maps to no security check of application \(application.id).")
         }
     }
@@ -116,7 +115,7 @@ extension AuthorizationService {
     ) async throws -> T {
         try await locks.withLock(clientID) {
             guard let stored = try await store.storedClient(clientID: clientID) else {
-                throw GatehouseError.invalidClientID(clientID)
+                throw AuthorizationError.unknownClient(clientID)
             }
             let record = stored.registration
             let application = try application(for: record.data)
@@ -157,6 +156,6 @@ extension AuthorizationService {
                 return result
             }
         }
-        throw GatehouseError.conflict()
+        throw AuthorizationError.conflict
     }
 }

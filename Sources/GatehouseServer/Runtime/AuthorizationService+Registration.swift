@@ -19,21 +19,21 @@ extension AuthorizationService {
         let data: RegistrationData
         do {
             guard let key = try jws.decodedHeader().jwk else {
-                throw GatehouseError.invalidRequest("signedRegistrationData.header must carry the client's public key (jwk)")
+                throw AuthorizationError.invalidRequest("signedRegistrationData.header must carry the client's public key (jwk)")
             }
             jwk = key.withoutKid
             data = try jws.decodedPayload(as: RegistrationData.self)
         } catch let error as JWSError {
-            throw GatehouseError.invalidRequest("signedRegistrationData: \(Self.describe(error))")
+            throw AuthorizationError.invalidRequest("signedRegistrationData: \(Self.describe(error))")
         }
         let application = try application(for: data)
         do {
             try ClientSignature.verify(jws, with: jwk, minimumBits: application.minimumClientKeyBits)
         } catch {
-            throw GatehouseError.invalidRequest("signedRegistrationData: \(Self.describe(error, minimumBits: application.minimumClientKeyBits))")
+            throw AuthorizationError.invalidRequest("signedRegistrationData: \(Self.describe(error, minimumBits: application.minimumClientKeyBits))")
         }
         guard CORS.isAllowed(origin: origin, host: host, application: application) else {
-            throw GatehouseError(.forbidden, "ORIGIN_NOT_ALLOWED",
+            throw AuthorizationError.originNotAllowed(
                                  "Web pages of origin '\((origin ?? "").prefix(128))' may not register for application \(application.id): "
                                  + "it is not this server's origin (host '\((host ?? "").prefix(128))') nor in the application's allowedOrigins. "
                                  + "Behind a reverse proxy that rewrites Host, add the page's origin to allowedOrigins, or name the proxy "
@@ -52,19 +52,19 @@ extension AuthorizationService {
 
     /// Updates a registration; the data must be signed with the key the client registered.
     public func updateRegistration(clientID: String, _ request: RegistrationRequest) async throws {
-        guard var record = try await store.registration(clientID: clientID) else { throw GatehouseError.invalidClientID(clientID) }
+        guard var record = try await store.registration(clientID: clientID) else { throw AuthorizationError.unknownClient(clientID) }
         let data: RegistrationData
         let minimumBits = policy.minimumClientKeyBits(for: record.data.application)
         do {
             try ClientSignature.verify(request.signedRegistrationData, with: record.publicKey, minimumBits: minimumBits)
             data = try request.signedRegistrationData.decodedPayload(as: RegistrationData.self)
         } catch {
-            throw GatehouseError.invalidRequest("signedRegistrationData: \(Self.describe(error, minimumBits: minimumBits))")
+            throw AuthorizationError.invalidRequest("signedRegistrationData: \(Self.describe(error, minimumBits: minimumBits))")
         }
         // A registration belongs to one device: another device id is refused as MobileFirst refuses an update it
         // cannot apply (403, after which its SDKs register afresh), so no update moves a client off a blocked device.
         guard data.device.id == record.data.device.id else {
-            throw GatehouseError(.forbidden, "FORBIDDEN", "Invalid request: a registration cannot change its device id; register again.")
+            throw AuthorizationError.forbidden("Invalid request: a registration cannot change its device id; register again.")
         }
         _ = try application(for: data)
         record.data = data
@@ -73,19 +73,18 @@ extension AuthorizationService {
         introspectedClients.forget(clientID)
     }
 
-    /// The registration of the client whose assertion `form` carries, which must be `clientID`.
-    public func registration(clientID: String, form: [String: String]) async throws -> ClientRegistrationRecord {
-        let record = try await assertions.verify(form: form, audience: .registration, jti: nil, now: EpochTime.nowMillis(), style: .mobileFirst)
-        guard record.clientID == clientID else {
-            throw GatehouseError(.forbidden, "FORBIDDEN", "The assertion was signed by another client.")
-        }
+    /// The registration of the client that signed `assertion`, which must be `clientID`.
+    ///
+    /// - Throws: ``AuthorizationError`` for an assertion refused or another client's.
+    public func registration(clientID: String, assertion: ClientAssertion) async throws -> ClientRegistrationRecord {
+        let record = try await assertions.verify(assertion, audience: .registration, jti: nil, now: EpochTime.nowMillis())
+        guard record.clientID == clientID else { throw AuthorizationError.forbidden("The assertion was signed by another client.") }
         return record
     }
 
     func application(for data: RegistrationData) throws -> ApplicationPolicy {
         guard let application = policy.application(for: data.application) else {
-            throw GatehouseError(
-                .forbidden, "APPLICATION_NOT_REGISTERED",
+            throw AuthorizationError.applicationNotRegistered(
                 "Application '\(data.application.id.prefix(128))' for platform '\(data.application.clientPlatform.prefix(32))' version '\((data.application.version ?? "none").prefix(32))' is not registered in the server's policy.")
         }
         return application

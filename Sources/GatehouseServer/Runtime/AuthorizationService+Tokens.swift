@@ -10,41 +10,39 @@ import Logging
 /// client certificate: RFC 8705).
 extension AuthorizationService {
     /// `az/v1/token`: `authorization_code` with a client assertion, or `client_credentials` with HTTP Basic or the
-    /// TLS client certificate `certificate` gives (asked only for a `client_id` without `Authorization`).
-    public func token(form: [String: String], authorization: String?, address: String? = nil,
+    /// TLS client certificate `certificate` gives (asked only for ``ConfidentialClientAuthentication/certificate(clientID:)``).
+    ///
+    /// - Throws: ``AuthorizationError`` for a request refused.
+    public func token(_ request: TokenRequest, address: String? = nil,
                       certificate: () async -> PresentedCertificate? = { nil }) async throws -> TokenResponse {
-        switch form["grant_type"] {
-        case "authorization_code":
-            return try await exchangeCode(form: form, address: address)
-        case "client_credentials":
-            if authorization == nil, let id = form["client_id"], !id.isEmpty {
-                return try await certificateCredentials(clientID: id, form: form, certificate: await certificate(), address: address)
+        switch request {
+        case .authorizationCode(let grant):
+            return try await exchangeCode(grant, address: address)
+        case .clientCredentials(let grant):
+            switch grant.authentication {
+            case .basic(let authorization):
+                return try await clientCredentials(scope: grant.scope, authorization: authorization, address: address)
+            case .certificate(let clientID):
+                return try await certificateCredentials(clientID: clientID, scope: grant.scope, certificate: await certificate(), address: address)
             }
-            return try await clientCredentials(form: form, authorization: authorization, address: address)
-        case nil, "":
-            throw GatehouseError(.badRequest, "invalid_request", "grant_type is required", style: .oauth)
-        case let other?:
-            throw GatehouseError(.badRequest, "unsupported_grant_type", "grant_type '\(other.prefix(64))' is not supported", style: .oauth)
         }
     }
 
-    func exchangeCode(form: [String: String], address: String?) async throws -> TokenResponse {
-        guard let code = form["code"], !code.isEmpty else {
-            throw GatehouseError(.badRequest, "invalid_request", "code is required", style: .oauth)
-        }
+    func exchangeCode(_ grant: TokenRequest.AuthorizationCodeGrant, address: String?) async throws -> TokenResponse {
+        let code = grant.code
         let now = EpochTime.nowMillis()
-        let client = try await assertions.verify(form: form, audience: .tokenEndpoint, jti: code, now: now, style: .oauth)
-        func invalidGrant(_ message: String) -> GatehouseError { GatehouseError(.badRequest, "invalid_grant", message, style: .oauth) }
+        let client = try await assertions.verify(grant.assertion, audience: .tokenEndpoint, jti: code, now: now)
+        func invalidGrant(_ message: String) -> AuthorizationError { .invalidGrant(message) }
         guard let record = try await store.consumeCode(hash: Self.hash(code)) else {
             throw invalidGrant("The code is unknown, expired or already used.")
         }
         guard record.clientID == client.clientID else { throw invalidGrant("The code was issued to another client.") }
         guard record.expiresAt > now else { throw invalidGrant("The code has expired.") }
         // Required and equal (RFC 6749 §4.1.3): the code was issued for a redirect_uri.
-        guard let given = form["redirect_uri"], given == record.redirectURI else {
+        guard let given = grant.redirectURI, given == record.redirectURI else {
             throw invalidGrant("redirect_uri must be the one the code was issued for.")
         }
-        if let given = form["client_id"], !given.isEmpty, given != client.clientID {
+        if let given = grant.clientID, !given.isEmpty, given != client.clientID {
             throw invalidGrant("client_id differs from the assertion's client.")
         }
         let expiresIn = Int((record.tokenExpiresAt - now) / 1000)
@@ -64,47 +62,45 @@ extension AuthorizationService {
     }
 
 
-    func clientCredentials(form: [String: String], authorization: String?, address: String?) async throws -> TokenResponse {
+    func clientCredentials(scope: Scope, authorization: String?, address: String?) async throws -> TokenResponse {
         guard let client = try await confidentialClients.authenticate(authorization: authorization) else {
-            throw GatehouseError.invalidConfidentialClient
+            throw AuthorizationError.invalidConfidentialClient
         }
-        return try issueToken(to: client, form: form, address: address)
+        return try issueToken(to: client, scope: scope, address: address)
     }
 
     /// Client credentials of a client authenticated by its TLS certificate (RFC 8705 §2): the token is bound to the
     /// certificate (`cnf.x5t#S256`, §3), usable only on connections that present it.
-    func certificateCredentials(clientID: String, form: [String: String], certificate: PresentedCertificate?, address: String?) async throws
+    func certificateCredentials(clientID: String, scope: Scope, certificate: PresentedCertificate?, address: String?) async throws
         -> TokenResponse
     {
         guard let certificate else {
-            throw GatehouseError(.unauthorized, "invalid_client",
-                                 "Authenticate with HTTP Basic, or with a TLS client certificate (client_id \(clientID.prefix(64)) sent none).",
-                                 style: .oauth)
+            throw AuthorizationError.clientAuthenticationRequired(
+                "Authenticate with HTTP Basic, or with a TLS client certificate (client_id \(clientID.prefix(64)) sent none).")
         }
         guard let client = try await confidentialClients.authenticate(clientID: clientID, certificate: certificate,
                                                                       authorities: clientCertificateAuthorities) else {
-            throw GatehouseError.invalidConfidentialClient
+            throw AuthorizationError.invalidConfidentialClient
         }
-        return try issueToken(to: client, form: form, address: address, boundTo: certificate.thumbprint)
+        return try issueToken(to: client, scope: scope, address: address, boundTo: certificate.thumbprint)
     }
 
-    /// ``clientCredentials(form:authorization:address:)`` from memory alone, for a request answered on the event loop
+    /// ``clientCredentials(scope:authorization:address:)`` from memory alone, for a request answered on the event loop
     /// (``LoopAnswers``): the token when the caller's secret was verified before and it may have the scope; `nil`
-    /// for anything else (a secret to verify or count, an error to answer), which the router's path does.
-    func rememberedClientCredentials(form: [String: String], authorization: String, address: String?) -> TokenResponse? {
-        guard form["grant_type"] == "client_credentials", let client = confidentialClients.rememberedClient(authorization: authorization),
-              client.allows(Scope(form["scope"]))
+    /// for anything else (another grant, a secret to verify or count, an error to answer), which the router's path does.
+    func rememberedClientCredentials(_ request: TokenRequest, address: String?) -> TokenResponse? {
+        guard case .clientCredentials(let grant) = request, case .basic(let authorization?) = grant.authentication,
+              let client = confidentialClients.rememberedClient(authorization: authorization), client.allows(grant.scope)
         else { return nil }
-        return try? issueToken(to: client, form: form, address: address)
+        return try? issueToken(to: client, scope: grant.scope, address: address)
     }
 
     /// A client-credentials token for an authenticated confidential client.
-    private func issueToken(to client: ConfidentialClient, form: [String: String], address: String?, boundTo thumbprint: String? = nil) throws
+    private func issueToken(to client: ConfidentialClient, scope: Scope, address: String?, boundTo thumbprint: String? = nil) throws
         -> TokenResponse
     {
-        let scope = Scope(form["scope"])
         guard client.allows(scope) else {
-            throw GatehouseError(.badRequest, "invalid_scope", "Scope '\(scope.normalized.prefix(256))' is not allowed for client \(client.id).", style: .oauth)
+            throw AuthorizationError.scopeNotAllowed("Scope '\(scope.normalized.prefix(256))' is not allowed for client \(client.id).")
         }
         let now = EpochTime.nowMillis()
         let claims = AccessTokenClaims(

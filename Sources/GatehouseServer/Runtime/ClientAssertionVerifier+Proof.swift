@@ -7,10 +7,7 @@ extension ClientAssertionVerifier {
     /// and endpoint, within ``ProofOfPossession/window`` of now, and never seen before (by any node sharing the store).
     /// Every refusal is `401` with `WWW-Authenticate: DPoP error="invalid_dpop_proof"` and says what was wrong.
     func verifyProof(_ compact: String?, of record: ClientRegistrationRecord, method: String, path: String, now: Int64) async throws {
-        func refuse(_ message: String) -> GatehouseError {
-            GatehouseError(.unauthorized, "INVALID_PROOF", message,
-                           headers: [.wwwAuthenticate: "DPoP error=\"invalid_dpop_proof\", algs=\"RS256\""])
-        }
+        func refuse(_ message: String) -> AuthorizationError { .invalidProof(message) }
         guard let compact, !compact.isEmpty else {
             throw refuse("Application \(record.data.application.id) requires a proof of possession of the client's key "
                          + "(the \(ProofOfPossession.field) field) on every pre-authorization round.")
@@ -22,7 +19,7 @@ extension ClientAssertionVerifier {
             jws = try JWS(compact: compact)
             guard try jws.decodedHeader().typ == ProofOfPossession.type else { throw refuse("The proof's typ must be \(ProofOfPossession.type).") }
             claims = try jws.decodedPayload(as: ProofOfPossession.Claims.self)
-        } catch let error as GatehouseError {
+        } catch let error as AuthorizationError {
             throw error
         } catch {
             throw refuse("The proof is not a JWS with jti, htm, htu and iat.")

@@ -27,23 +27,17 @@ struct ClientAssertionVerifier: Sendable {
     let policies: PolicyInForce
     let used = UsedAssertions()
 
-    /// The registration of the client that signed `form`'s `client_assertion`.
+    /// The registration of the client that signed `assertion`.
     ///
-    /// - Parameters:
-    ///   - jti: the value the assertion's `jti` must have (the authorization code), if any.
-    ///   - style: how errors are shaped (OAuth for the token endpoint).
-    func verify(form: [String: String], audience: Audience, jti: String?, now: Int64, style: GatehouseError.Style) async throws
-        -> ClientRegistrationRecord
-    {
-        func refuse(_ message: String) -> GatehouseError {
-            GatehouseError(.unauthorized, style == .oauth ? "invalid_client" : "INVALID_CLIENT_ASSERTION", message, style: style)
+    /// - Parameter jti: the value the assertion's `jti` must have (the authorization code), if any.
+    /// - Throws: ``AuthorizationError`` for an assertion missing, malformed or refused.
+    func verify(_ presented: ClientAssertion, audience: Audience, jti: String?, now: Int64) async throws -> ClientRegistrationRecord {
+        func refuse(_ message: String) -> AuthorizationError { .invalidClientAssertion(message) }
+        guard let assertion = presented.jws, !assertion.isEmpty else {
+            throw AuthorizationError.invalidRequest("client_assertion is required")
         }
-        guard let assertion = form["client_assertion"], !assertion.isEmpty else {
-            throw GatehouseError(.badRequest, style == .oauth ? "invalid_request" : "INVALID_REQUEST", "client_assertion is required", style: style)
-        }
-        guard form["client_assertion_type"] == ClientAssertionClaims.assertionType else {
-            throw GatehouseError(.badRequest, style == .oauth ? "invalid_request" : "INVALID_REQUEST",
-                                 "client_assertion_type must be \(ClientAssertionClaims.assertionType)", style: style)
+        guard presented.type == ClientAssertionClaims.assertionType else {
+            throw AuthorizationError.invalidRequest("client_assertion_type must be \(ClientAssertionClaims.assertionType)")
         }
         let claims: ClientAssertionClaims
         let jws: JWS
@@ -54,10 +48,7 @@ struct ClientAssertionVerifier: Sendable {
             throw refuse("client_assertion is not a JWS")
         }
         guard let clientID = claims.sub, !clientID.isEmpty else { throw refuse("client_assertion has no sub") }
-        guard let registration = try await store.registration(clientID: clientID) else {
-            if style == .oauth { throw refuse("client_assertion names an unknown client") }
-            throw GatehouseError.invalidClientID(clientID)
-        }
+        guard let registration = try await store.registration(clientID: clientID) else { throw AuthorizationError.unknownClient(clientID) }
         do {
             try ClientSignature.verify(jws, with: registration.publicKey, minimumBits: policies.current.policy.minimumClientKeyBits(for: registration.data.application))
         } catch {

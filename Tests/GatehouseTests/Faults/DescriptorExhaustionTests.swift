@@ -14,7 +14,7 @@ import Glibc
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let output = folder + "/output.log"
-        FileManager.default.createFile(atPath: output, contents: nil)
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
         let arguments = command == "serve" ? "serve --port 0 --data '\(folder)/data'" : "gateway --port 0"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
