@@ -67,3 +67,32 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
     /// Whether the token has expired at `now`.
     public func isExpired(at now: Date = Date()) -> Bool { expiresAt <= now }
 }
+
+extension AccessTokenClaims: JSONTextEncodable {
+    public func write(to text: inout JSONText) {
+        text.object { claims in
+            claims.member("iss", iss)
+            claims.member("sub", sub)
+            claims.member("exp", exp)
+            claims.member("iat", iat)
+            claims.member("iat_ms", iat_ms)
+            claims.member("jti", jti)
+            claims.member("scope", scope)
+            claims.member("client_id", client_id)
+            if let app {
+                claims.member("app") { object in
+                    object.member("id", app.id)
+                    object.member("clientPlatform", app.clientPlatform)
+                    object.member("version", app.version)
+                }
+            }
+            claims.member("checks", checks)
+            claims.member("user", user)
+            claims.member("acr", acr)
+            claims.member("auth_time", auth_time)
+            if let thumbprint = cnf?.x5tS256 {
+                claims.member("cnf") { object in object.member("x5t#S256", thumbprint) }
+            }
+        }
+    }
+}

@@ -27,3 +27,12 @@ public struct ClientAssertionClaims: Codable, Sendable, Equatable {
     /// The assertion type that accompanies `client_assertion` in forms.
     public static let assertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 }
+
+extension ClientAssertionClaims: JSONValueDecodable {
+    package init?(json: JSON) {
+        guard case .object = json, let iss = json.optionalString("iss"), let sub = json.optionalString("sub"), let aud = json.optionalString("aud"),
+              let iat = json.optionalInt("iat"), let exp = json.optionalInt("exp"), let jti = json.optionalString("jti")
+        else { return nil }
+        self.init(iss: iss, sub: sub, aud: aud, iat: iat, exp: exp, jti: jti)
+    }
+}

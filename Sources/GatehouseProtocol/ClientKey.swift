@@ -47,6 +47,27 @@ public struct RSAPublicJWK: Codable, Sendable, Hashable {
     public var withoutKid: RSAPublicJWK { RSAPublicJWK(n: n, e: e) }
 }
 
+extension RSAPublicJWK: JSONTextWritable {
+    public func write(to text: inout JSONText) {
+        text.object { key in
+            key.member("kty", kty)
+            key.member("n", n)
+            key.member("e", e)
+            key.member("kid", kid)
+        }
+    }
+}
+
+extension RSAPublicJWK: JSONValueDecodable {
+    package init?(json: JSON) {
+        guard case .object = json, let kty = json.requiredString("kty"), let n = json.requiredString("n"), let e = json.requiredString("e"),
+              let kid = json.optionalString("kid")
+        else { return nil }
+        self.init(n: n, e: e, kid: kid)
+        self.kty = kty
+    }
+}
+
 /// A client's RSA key pair (2048 bits or more), as kept by the SDK's key store.
 public struct ClientKeyPair: Sendable {
     public let privateKey: _RSA.Signing.PrivateKey

@@ -202,7 +202,9 @@ package enum JSONReader {
 }
 
 /// A type read from a ``JSON`` value by hand, exactly as its `Decodable` conformance reads it, or `nil` for anything
-/// that conformance might read differently (then `JSONDecoder` decides).
+/// that conformance might read differently (then `JSONDecoder` decides). Each conformance sits beside its type's
+/// declaration (required members of the right type, optional ones absent, `null` or of the right type, other members
+/// ignored); `JSONReaderTests` hold each to its `Decodable` form.
 package protocol JSONValueDecodable: Decodable {
     init?(json: JSON)
 }

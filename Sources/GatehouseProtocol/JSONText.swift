@@ -206,7 +206,8 @@ extension Dictionary: JSONTextWritable, JSONTextEncodable where Key == String, V
 }
 
 /// A value that writes its own JSON (``JSONText``) instead of going through `JSONEncoder` on a hot path: the same
-/// JSON its `Encodable` conformance gives, as ``jsonText``.
+/// JSON its `Encodable` conformance gives, as ``jsonText``. Each conformance sits beside its type's declaration;
+/// `JSONTextTests` hold each to the bytes `SharedJSONCoders.sortedEncoder` writes.
 public protocol JSONTextEncodable: Encodable, JSONTextWritable {}
 
 extension JSONTextEncodable {

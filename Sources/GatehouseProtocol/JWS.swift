@@ -49,6 +49,15 @@ public struct JWSHeader: Codable, Sendable {
     }
 }
 
+extension JWSHeader: JSONValueDecodable {
+    package init?(json: JSON) {
+        guard case .object = json, let alg = json.requiredString("alg"), let jwk = json.optional("jwk", as: RSAPublicJWK.self),
+              let typ = json.optionalString("typ")
+        else { return nil }
+        self.init(alg: alg, jwk: jwk, typ: typ)
+    }
+}
+
 /// A JWS in its three parts (header, payload, signature), each base64url.
 ///
 /// Registration sends the parts as a JSON object (`signedRegistrationData`); client assertions send the
@@ -132,5 +141,14 @@ public struct JWS: Codable, Sendable {
         } catch {
             throw .malformed
         }
+    }
+}
+
+extension JWS: JSONValueDecodable {
+    package init?(json: JSON) {
+        guard case .object = json, let header = json.requiredString("header"), let payload = json.requiredString("payload"),
+              let signature = json.requiredString("signature")
+        else { return nil }
+        self.init(header: header, payload: payload, signature: signature)
     }
 }

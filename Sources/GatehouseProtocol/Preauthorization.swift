@@ -12,6 +12,15 @@ public struct PreauthorizeRequest: Codable, Sendable {
     }
 }
 
+extension PreauthorizeRequest: JSONValueDecodable {
+    package init?(json: JSON) {
+        guard case .object = json, let clientID = json.requiredString("client_id"), let scope = json.optionalString("scope"),
+              let answers = json.optionalObject("challengeResponse")
+        else { return nil }
+        self.init(clientID: clientID, scope: scope, challengeResponse: answers)
+    }
+}
+
 /// The outcome of one pre-authorization round (runtime REST API `preauth/v1/preauthorize`).
 ///
 /// - 200: only `successes`.
@@ -26,6 +35,16 @@ public struct PreauthorizeResponse: Codable, Sendable, Equatable {
         self.successes = successes
         self.challenges = challenges
         self.failures = failures
+    }
+}
+
+extension PreauthorizeResponse: JSONTextEncodable {
+    public func write(to text: inout JSONText) {
+        text.object { answer in
+            answer.member("challenges", members: challenges)
+            answer.member("failures", members: failures)
+            answer.member("successes", members: successes)
+        }
     }
 }
 

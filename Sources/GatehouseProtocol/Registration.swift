@@ -4,6 +4,13 @@ public struct RegistrationRequest: Codable, Sendable {
     public init(signedRegistrationData: JWS) { self.signedRegistrationData = signedRegistrationData }
 }
 
+extension RegistrationRequest: JSONValueDecodable {
+    package init?(json: JSON) {
+        guard case .object = json, let data = json["signedRegistrationData"], let signed = JWS(json: data) else { return nil }
+        self.init(signedRegistrationData: signed)
+    }
+}
+
 /// What a client registers: its device, its application and free attributes (the JWS payload).
 public struct RegistrationData: Codable, Sendable, Equatable {
     public var device: DeviceData
@@ -14,6 +21,25 @@ public struct RegistrationData: Codable, Sendable, Equatable {
         self.device = device
         self.application = application
         self.attributes = attributes
+    }
+}
+
+extension RegistrationData: JSONTextWritable {
+    public func write(to text: inout JSONText) {
+        text.object { data in
+            data.member("device", device)
+            data.member("application", application)
+            data.member("attributes", members: attributes)
+        }
+    }
+}
+
+extension RegistrationData: JSONValueDecodable {
+    package init?(json: JSON) {
+        guard case .object = json, let device = json["device"].flatMap(DeviceData.init(json:)),
+              let application = json["application"].flatMap(ApplicationData.init(json:)), let attributes = json.optionalObject("attributes")
+        else { return nil }
+        self.init(device: device, application: application, attributes: attributes)
     }
 }
 
@@ -32,6 +58,26 @@ public struct DeviceData: Codable, Sendable, Equatable {
     }
 }
 
+extension DeviceData: JSONTextWritable {
+    public func write(to text: inout JSONText) {
+        text.object { device in
+            device.member("id", id)
+            device.member("hardware", hardware)
+            device.member("platform", platform)
+            device.member("deviceDisplayName", deviceDisplayName)
+        }
+    }
+}
+
+extension DeviceData: JSONValueDecodable {
+    package init?(json: JSON) {
+        guard case .object = json, let id = json.requiredString("id"), let hardware = json.optionalString("hardware"),
+              let platform = json.optionalString("platform"), let name = json.optionalString("deviceDisplayName")
+        else { return nil }
+        self.init(id: id, hardware: hardware, platform: platform, deviceDisplayName: name)
+    }
+}
+
 /// The application part of the registration data: `{"id":..,"clientPlatform":..,"version":..}`.
 ///
 /// The MobileFirst web SDK sends no `version` (`ibmmfpf.js`), so it is optional.
@@ -44,5 +90,24 @@ public struct ApplicationData: Codable, Sendable, Hashable {
         self.id = id
         self.clientPlatform = clientPlatform
         self.version = version
+    }
+}
+
+extension ApplicationData: JSONTextWritable {
+    public func write(to text: inout JSONText) {
+        text.object { application in
+            application.member("id", id)
+            application.member("clientPlatform", clientPlatform)
+            application.member("version", version)
+        }
+    }
+}
+
+extension ApplicationData: JSONValueDecodable {
+    package init?(json: JSON) {
+        guard case .object = json, let id = json.requiredString("id"), let platform = json.requiredString("clientPlatform"),
+              let version = json.optionalString("version")
+        else { return nil }
+        self.init(id: id, clientPlatform: platform, version: version)
     }
 }

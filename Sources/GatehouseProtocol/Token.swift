@@ -14,6 +14,17 @@ public struct TokenResponse: Codable, Sendable, Equatable {
     }
 }
 
+extension TokenResponse: JSONTextEncodable {
+    public func write(to text: inout JSONText) {
+        text.object { answer in
+            answer.member("access_token", access_token)
+            answer.member("expires_in", Int64(expires_in))
+            answer.member("scope", scope)
+            answer.member("token_type", token_type)
+        }
+    }
+}
+
 /// The body of a MobileFirst endpoint's error answer: `{"errorCode":"INVALID_CLIENT_ID","errorMsg":"..."}`.
 public struct ErrorResponse: Codable, Sendable, Equatable {
     public var errorCode: String
@@ -22,6 +33,15 @@ public struct ErrorResponse: Codable, Sendable, Equatable {
     public init(errorCode: String, errorMsg: String) {
         self.errorCode = errorCode
         self.errorMsg = errorMsg
+    }
+}
+
+extension ErrorResponse: JSONTextEncodable {
+    public func write(to text: inout JSONText) {
+        text.object { answer in
+            answer.member("errorCode", errorCode)
+            answer.member("errorMsg", errorMsg)
+        }
     }
 }
 
@@ -38,5 +58,14 @@ public struct OAuthErrorResponse: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case error, errorDescription = "error_description"
+    }
+}
+
+extension OAuthErrorResponse: JSONTextEncodable {
+    public func write(to text: inout JSONText) {
+        text.object { answer in
+            answer.member("error", error)
+            answer.member("error_description", errorDescription)
+        }
     }
 }

@@ -87,3 +87,29 @@ public struct TokenIntrospection: Codable, Sendable, Equatable {
         try container.encode(checks ?? [:], forKey: .checks)
     }
 }
+
+extension TokenIntrospection: JSONTextEncodable {
+    public func write(to text: inout JSONText) {
+        text.object { answer in
+            // Sorted by the coded names, as `encode(to:)` writes them through the sorted encoder.
+            if active { answer.member("acr", acr) }
+            answer.member("active", active)
+            guard active else { return }
+            answer.member("auth_time", authTime)
+            answer.member("client_id", clientID)
+            if let cnf { answer.member("cnf", json: cnf) }
+            answer.member("exp", exp)
+            answer.member("iat", iat)
+            answer.member("iss", iss)
+            answer.member("jti", jti)
+            answer.member("mfp-application", json: application ?? .null)
+            answer.member("mfp-checks", members: checks ?? [:])
+            answer.member("mfp-device", json: device ?? .null)
+            answer.member("mfp-user", json: user ?? .null)
+            answer.member("scope", scope)
+            answer.member("sub", sub)
+            answer.member("token_type", tokenType)
+            answer.member("username", username)
+        }
+    }
+}

@@ -175,12 +175,9 @@ final class GroupCommit: Sendable {
     private func read(_ group: [Write]) {
         var outcomes: [Result<@Sendable () -> Void, any Error>] = []
         outcomes.reserveCapacity(group.count)
-        do {
-            try pool.writeWithoutTransaction { db in
-                for read in group { outcomes.append(Result { try read.run(db) }) }
-            }
-        } catch {
-            for read in group.dropFirst(outcomes.count) { read.fail(error) }
+        // Each read's error is its own outcome: the group itself cannot fail.
+        pool.writeWithoutTransaction { db in
+            for read in group { outcomes.append(Result { try read.run(db) }) }
         }
         for (read, outcome) in zip(group, outcomes) {
             switch outcome {
