@@ -4,6 +4,7 @@ import PackageDescription
 /// Every target builds in the Swift 6 language mode, with complete concurrency checking.
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(

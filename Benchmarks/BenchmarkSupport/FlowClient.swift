@@ -1,6 +1,6 @@
-import AsyncHTTPClient
+public import AsyncHTTPClient
 import Foundation
-import GatehouseProtocol
+public import GatehouseProtocol
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1

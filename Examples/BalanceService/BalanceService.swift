@@ -1,5 +1,5 @@
-import GatehouseResourceServer
-import Hummingbird
+public import GatehouseResourceServer
+public import Hummingbird
 
 /// An example service that trusts Gatehouse: `GET /balance` needs a token with `accessRestricted`,
 /// `GET /hello` is open.

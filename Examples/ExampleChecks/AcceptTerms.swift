@@ -1,5 +1,5 @@
-import GatehouseChecks
-import GatehouseProtocol
+public import GatehouseChecks
+public import GatehouseProtocol
 
 /// An example of a custom security check written outside Gatehouse: the user must accept the current terms of use.
 ///

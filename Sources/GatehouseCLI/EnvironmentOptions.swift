@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import Logging
 
 /// Every option of `serve`, `gateway` and `keys` can come from the environment (12-factor): `GATEHOUSE_<OPTION>`,

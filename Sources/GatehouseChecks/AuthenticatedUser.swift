@@ -1,4 +1,4 @@
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// A user authenticated by a security check (MobileFirst's `AuthenticatedUser`, Developer Center “Implementing the UserAuthenticationSecurityCheck”).
 ///

@@ -1,4 +1,4 @@
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// What checks answer in a round: a success, a challenge or a failure per check name (MobileFirst's `AuthorizationResponse`).
 public struct AuthorizationResponse: Sendable, Equatable {

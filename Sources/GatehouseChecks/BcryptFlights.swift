@@ -1,5 +1,5 @@
 import HummingbirdBcrypt
-import NIOPosix
+public import NIOPosix
 import Synchronization
 
 /// bcrypt verifications in flight, by password and hash: identical ones asked at the same time (a client's burst

@@ -1,4 +1,4 @@
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// What a security check knows of the client it runs for, and the client state it may change.
 ///

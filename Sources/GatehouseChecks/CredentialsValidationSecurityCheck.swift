@@ -1,4 +1,4 @@
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// The configuration every credentials-validating check shares (MobileFirst's `CredentialsValidationSecurityCheckConfig`), with MobileFirst's defaults.
 public struct CredentialsValidationConfiguration: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// The state machine every stateful check keeps: a state name, when it was set, and per-state durations
 /// (MobileFirst Developer Center, “ExternalizableSecurityCheck”).

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// Passkeys (WebAuthn) as a security check after the user's login — `requires: [UserLogin]` in the policy — or as the
 /// second factor of any check that makes a user active: the first round of a user without a passkey registers one,

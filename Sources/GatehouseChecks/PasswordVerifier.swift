@@ -1,6 +1,6 @@
 import HummingbirdBcrypt
 import NIOCore
-import NIOPosix
+public import NIOPosix
 import Synchronization
 
 /// Checks a password for an account with per-account lockout, in the same time whether the account exists,

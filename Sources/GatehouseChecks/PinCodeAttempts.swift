@@ -1,4 +1,4 @@
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// MobileFirst's sample PIN check (PinCodeAttempts): challenges with `{"errorMsg":null|"...","remainingAttempts":N}` and
 /// accepts `{"pin":"..."}` when it matches the configured PIN.

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// MobileFirst's application management — “Remotely disabling application access to protected resources” and
 /// “Displaying an administrator message” — as the security check MobileFirst builds it on: `wl_remoteDisableRealm`.

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// The data of a ``SecondFactorSecurityCheck``: which user its state is about.
 public protocol SecondFactorCheckData: SecurityCheckData {

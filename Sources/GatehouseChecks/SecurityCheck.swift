@@ -1,4 +1,4 @@
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// A security check: a stateful, per-client gate that answers each pre-authorization round with a success, a
 /// challenge or a failure (MobileFirst's `SecurityCheck` interface).

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// The configuration properties of a check, read into typed values with defaults, collecting errors and warnings.
 ///

@@ -1,4 +1,4 @@
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// MobileFirst's sample captcha check (SimpleCaptcha): challenges with `{"captcha":"X + Y","message":...}` and accepts
 /// `{"answer":"Z"}` when Z = X + Y.

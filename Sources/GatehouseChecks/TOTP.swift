@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// A second factor: a time-based one-time code (RFC 6238) from the user's authenticator app, after the user's
 /// login — declare it with `requires: [UserLogin]` in the policy, so that the login runs first and this check asks

@@ -1,4 +1,4 @@
-import Tracing
+package import Tracing
 
 /// A child span around a piece of a request's work — a security check, a store call, a bcrypt verification — when
 /// the request is traced (its task is in a span: `InstrumentationContext.current`); otherwise `body` alone, for the

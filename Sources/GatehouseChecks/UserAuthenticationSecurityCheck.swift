@@ -1,4 +1,4 @@
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// A credentials-validating check that authenticates a user, makes the user active and can remember them
 /// (MobileFirst Developer Center, “Implementing the UserAuthenticationSecurityCheck”).

@@ -1,4 +1,4 @@
-import GatehouseProtocol
+public import GatehouseProtocol
 import HummingbirdBcrypt
 
 /// Username and password against the stored users (bcrypt hashes), with optional remember-me.

@@ -1,6 +1,6 @@
 import CGSSAPI
-import Foundation
-import GatehouseClient
+public import Foundation
+public import GatehouseClient
 import Synchronization
 
 /// Why no SPNEGO token could be made.

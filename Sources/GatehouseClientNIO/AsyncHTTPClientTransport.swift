@@ -1,6 +1,6 @@
-import AsyncHTTPClient
+public import AsyncHTTPClient
 import Foundation
-import GatehouseClient
+public import GatehouseClient
 import GatehouseProtocol
 import NIOCore
 import NIOHTTP1

@@ -1,9 +1,9 @@
 import Foundation
-import GatehouseClient
+public import GatehouseClient
 import GatehouseProtocol
 import HTTPTypes
-import HummingbirdWSClient
-import Logging
+public import HummingbirdWSClient
+public import Logging
 import NIOCore
 import Synchronization
 

@@ -1,10 +1,10 @@
 import AsyncHTTPClient
 import Foundation
-import GatehouseClient
+public import GatehouseClient
 import GatehouseProtocol
 import HTTPTypes
-import HummingbirdWSClient
-import Logging
+public import HummingbirdWSClient
+public import Logging
 import NIOCore
 import NIOHTTP1
 import Synchronization

@@ -1,10 +1,10 @@
 import Foundation
-import GatehouseClient
-import GatehouseProtocol
+public import GatehouseClient
+public import GatehouseProtocol
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import NIOSSL
+public import NIOSSL
 import NIOTLS
 
 /// An `HTTPTransport` over SwiftNIO that talks only to servers whose certificate carries a pinned public key

@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
-import Hummingbird
+public import Hummingbird
 import HummingbirdWebSocket
-import Logging
+public import Logging
 import NIOCore
 
 /// An upstream for tests and the demo: WebSocket echo on every path (selecting the first sub-protocol offered), and

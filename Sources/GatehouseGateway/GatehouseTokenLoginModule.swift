@@ -1,6 +1,6 @@
 import Foundation
 import GatehouseProtocol
-import GatehouseResourceServer
+public import GatehouseResourceServer
 
 /// Accepts Gatehouse access tokens (`Authorization: Token <jwt>` or `Bearer <jwt>`, or a declared header, query
 /// parameter or cookie), checked by a `TokenVerifier` (JWKS or introspection). The roles are the scope's

@@ -7,7 +7,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
-import Logging
+public import Logging
 import NIOCore
 import Synchronization
 

@@ -1,4 +1,4 @@
-import NIOSSL
+public import NIOSSL
 import GatehouseHTTP
 import GatehouseProtocol
 import GatehouseChecks
@@ -8,7 +8,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
-import Logging
+public import Logging
 import NIOCore
 import Synchronization
 

@@ -1,4 +1,4 @@
-import GatehouseChecks
+public import GatehouseChecks
 import Foundation
 import GatehouseHTTP
 import Yams

@@ -1,10 +1,10 @@
 import GatehouseHTTP
-import Logging
+public import Logging
 import NIOCore
 import NIOExtras
 import NIOPosix
 import NIOSSL
-import ServiceLifecycle
+public import ServiceLifecycle
 
 /// The gateway's listener, a service: it accepts connections on NIO's event loops and sets each up as a
 /// `GatewayChannel` right there — no task and no hop to Swift concurrency per connection (Hummingbird's server hands

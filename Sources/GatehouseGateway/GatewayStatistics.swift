@@ -1,7 +1,7 @@
 import GatehouseHTTP
 import GatehouseProtocol
 import Metrics
-import Prometheus
+public import Prometheus
 import Synchronization
 
 /// Counters of the gateway's authentication decisions, per realm, and its Prometheus metrics (`/metrics`):

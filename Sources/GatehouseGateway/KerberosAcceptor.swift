@@ -1,5 +1,5 @@
 import CGSSAPI
-import Foundation
+public import Foundation
 
 /// A GSS-API failure, with MIT Kerberos' own words for it.
 public struct GSSFailure: Error, Sendable, CustomStringConvertible {

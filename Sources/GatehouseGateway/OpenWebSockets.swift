@@ -1,6 +1,6 @@
 import HummingbirdWebSocket
 import NIOWebSocket
-import ServiceLifecycle
+public import ServiceLifecycle
 import Synchronization
 
 /// The WebSockets the gateway relays now, so that a graceful shutdown can close each with 1001 "going away"

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A protected service at run time. A class: every request routed to it holds it, and a reference is one retain
 /// where the fields are many.

@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseHTTP
 import HTTPTypes
-import Hummingbird
+public import Hummingbird
 
 /// A realm at run time: extracts credentials from a request, runs the login chain and decides.
 public final class Realm: Sendable {

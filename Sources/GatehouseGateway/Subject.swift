@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Who a login chain authenticated: a name, roles (principal names) and when the credentials stop being valid.
 public struct Subject: Sendable, Equatable {

@@ -1,6 +1,6 @@
 import GatehouseProtocol
 import Foundation
-import GatehouseChecks
+public import GatehouseChecks
 import GatehouseHTTP
 import HummingbirdBcrypt
 import Synchronization

@@ -1,6 +1,6 @@
 import NIOSSL
 import Foundation
-import GatehouseProtocol
+public import GatehouseProtocol
 import HTTPTypes
 import HummingbirdWebSocket
 import Logging

@@ -1,6 +1,6 @@
-import Logging
+package import Logging
 import NIOConcurrencyHelpers
-import NIOCore
+package import NIOCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

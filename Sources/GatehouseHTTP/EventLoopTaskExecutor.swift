@@ -1,5 +1,5 @@
 import GatehouseProtocol
-import NIOCore
+package import NIOCore
 
 /// A Swift concurrency task executor that runs its jobs on one NIO event loop.
 ///

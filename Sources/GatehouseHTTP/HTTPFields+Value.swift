@@ -1,4 +1,4 @@
-import HTTPTypes
+public import HTTPTypes
 
 extension HTTPFields {
     /// The value of the fields named `name` exactly as `self[name]` gives it (several joined with `, `, cookies

@@ -1,6 +1,6 @@
-import HummingbirdCore
-import Logging
-import NIOCore
+package import HummingbirdCore
+package import Logging
+package import NIOCore
 
 /// A server connection (`Inner`, e.g. Hummingbird's `HTTP1Channel`) with a ``RequestHeadTimeoutHandler`` in front:
 /// the first request head must arrive within `headerReadTimeout` (slowloris); later requests rely on the inner

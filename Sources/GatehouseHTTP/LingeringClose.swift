@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 
 /// Closes a connection after an error answer the way HTTP servers must (RFC 9112 §9.6): this side first
 /// (`FIN`), so that the client reads the whole answer, then the rest after `linger`. Closing at once while the

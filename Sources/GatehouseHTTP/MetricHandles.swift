@@ -1,5 +1,5 @@
-import Metrics
-import Prometheus
+package import Metrics
+package import Prometheus
 import Synchronization
 
 /// swift-metrics handles made once per label and dimensions, then reused.

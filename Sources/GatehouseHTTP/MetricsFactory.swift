@@ -1,4 +1,4 @@
-import Prometheus
+package import Prometheus
 
 extension PrometheusMetricsFactory {
     /// A swift-metrics factory over `registry` with the latency buckets of both `gatehouse serve` and the gateway

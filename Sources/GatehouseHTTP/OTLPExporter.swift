@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 import Foundation
-import GatehouseProtocol
-import Logging
+public import GatehouseProtocol
+public import Logging
 import NIOCore
-import ServiceLifecycle
+public import ServiceLifecycle
 import Synchronization
 
 /// Sends finished spans to an OpenTelemetry collector over OTLP/HTTP in its JSON encoding (``OTLPTraces``), in

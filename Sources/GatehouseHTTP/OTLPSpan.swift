@@ -1,7 +1,7 @@
-import GatehouseProtocol
-import Instrumentation
+public import GatehouseProtocol
+public import Instrumentation
 import Synchronization
-import Tracing
+public import Tracing
 
 /// A span of ``OTLPTracer``: mutable until it ends, then handed to the exporter as OTLP's JSON shape (unless its
 /// trace is not sampled, when it only carries ids for propagation).

@@ -1,6 +1,6 @@
-import GatehouseProtocol
-import Instrumentation
-import Tracing
+public import GatehouseProtocol
+public import Instrumentation
+public import Tracing
 
 /// Gatehouse's tracer (swift-distributed-tracing's `Tracer`): spans with W3C trace context ids, exported by an
 /// ``OTLPExporter`` to an OpenTelemetry collector. Off unless `--otlp-endpoint` (or `OTEL_EXPORTER_OTLP_ENDPOINT`)

@@ -1,8 +1,8 @@
 import Foundation
-import HummingbirdHTTP2
-import NIOCore
-import NIOSSL
-import Logging
+public import HummingbirdHTTP2
+public import NIOCore
+public import NIOSSL
+public import Logging
 import Synchronization
 import UnixSignals
 

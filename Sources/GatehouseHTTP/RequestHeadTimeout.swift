@@ -1,7 +1,7 @@
 import Hummingbird
 import HummingbirdCore
-import Logging
-import NIOCore
+package import Logging
+package import NIOCore
 
 /// Closes a new connection whose first request head (request line and header fields, up to the empty line) has
 /// not arrived within the timeout of the connection's opening, after a `408` with a JSON error: a client that opens connections and sends half a

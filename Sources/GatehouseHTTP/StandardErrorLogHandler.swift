@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Logging
+package import Logging
 import Synchronization
 
 /// The log handler of `gatehouse serve` and `gatehouse gateway`: swift-log's `StreamLogHandler` lines on standard

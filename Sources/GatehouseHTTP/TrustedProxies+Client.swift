@@ -1,4 +1,4 @@
-import HTTPTypes
+package import HTTPTypes
 
 extension TrustedProxies {
     /// Who a request comes from, and the host it asked for, as the server should believe it.

@@ -1,4 +1,4 @@
-import Yams
+package import Yams
 
 /// The keys a YAML configuration may hold, by place, so that a misspelt key is an error rather than a setting
 /// silently left out: the decoders ignore keys they do not know, and a gateway service whose `realm:` is spelt

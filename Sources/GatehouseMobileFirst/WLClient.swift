@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseClient
+public import GatehouseClient
 import GatehouseProtocol
 import Logging
 

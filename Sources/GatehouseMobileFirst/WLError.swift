@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseClient
+public import GatehouseClient
 
 /// MobileFirst's error codes by name (`WLErrorCode`), as `NSError` codes in the domain ``WLError/domain``: match on
 /// the names; the numbers are Gatehouse's.

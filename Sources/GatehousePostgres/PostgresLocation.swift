@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseProtocol
 import NIOSSL
-import PostgresNIO
+public import PostgresNIO
 
 /// Where a PostgreSQL database is: `postgres://user:password@host:port/database?option=value&...`
 /// (`postgresql://` too; user, password and database percent-decoded).

@@ -1,5 +1,5 @@
-import GatehouseChecks
-import GatehouseStore
+public import GatehouseChecks
+public import GatehouseStore
 import PostgresNIO
 
 extension PostgresStore {

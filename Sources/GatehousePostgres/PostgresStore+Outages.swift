@@ -1,5 +1,5 @@
 import _ConnectionPoolModule
-import GatehouseStore
+public import GatehouseStore
 import PostgresNIO
 
 extension PostgresStore {

@@ -1,4 +1,4 @@
-import GatehouseChecks
+public import GatehouseChecks
 import GatehouseStore
 import PostgresNIO
 

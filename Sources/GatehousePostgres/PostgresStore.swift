@@ -1,9 +1,9 @@
 import Foundation
-import GatehouseChecks
+public import GatehouseChecks
 import GatehouseProtocol
-import GatehouseStore
-import Logging
-import PostgresNIO
+public import GatehouseStore
+public import Logging
+public import PostgresNIO
 
 /// The store on PostgreSQL, shared by several stateless Gatehouse nodes.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The claims of a Gatehouse access token: a JWS (ES256) the authorization server signs and resource servers
 /// verify against its key set (`/.well-known/jwks.json`).

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Base64url without padding (RFC 7515 §2), the encoding of every JWS part.
 ///

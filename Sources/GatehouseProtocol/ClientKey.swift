@@ -1,6 +1,6 @@
 import Crypto
-import CryptoExtras
-import Foundation
+public import CryptoExtras
+public import Foundation
 
 /// The public half of a client's RSA key pair, as it travels in a JWS header (`{"kty":"RSA","n":..,"e":..}`).
 ///

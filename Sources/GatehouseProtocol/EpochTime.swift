@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Epoch milliseconds: the time unit of the MobileFirst protocol (expirations, `iat_ms`) and of Gatehouse's stored
 /// records. The one place that reads the wall clock in that unit.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// JSON read without Foundation for the bodies every flow sends (a round's request, a registration, the JWS parts
 /// of a registration and of a client assertion): `JSONDecoder` cost more than the work these requests ask for.

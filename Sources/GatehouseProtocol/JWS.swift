@@ -1,6 +1,6 @@
 import Crypto
 import CryptoExtras
-import Foundation
+public import Foundation
 
 /// Why a JWS was refused: a stable ``Code`` (codes can be added without breaking a caller's code) and, for an
 /// unsupported algorithm, its name.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A proof that a request comes from the holder of a client's registered key, in the shape of RFC 9449's DPoP
 /// proof: a JWS of type `dpop+jwt` signed RS256 by the client's key (its public key in the header, as every

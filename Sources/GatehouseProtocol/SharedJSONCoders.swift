@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// JSON coders made once and shared: a `JSONDecoder()` or `JSONEncoder()` per call costs an allocation and its
 /// options on every request. Never reconfigured after creation, so using them from many threads at once is safe.

@@ -1,5 +1,5 @@
-import GatehouseProtocol
-import JWTKit
+public import GatehouseProtocol
+public import JWTKit
 
 /// `AccessTokenClaims` as jwt-kit signs and verifies them: the signature and algorithm are checked by the key
 /// collection, the expiry here. The authorization server signs with it; resource servers verify with it.

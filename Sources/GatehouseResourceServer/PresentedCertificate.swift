@@ -1,6 +1,6 @@
 import GatehouseProtocol
-import Hummingbird
-import NIOCore
+public import Hummingbird
+public import NIOCore
 import NIOSSL
 
 /// The TLS client certificate presented on a request's connection (RFC 8705): what a certificate-bound token is

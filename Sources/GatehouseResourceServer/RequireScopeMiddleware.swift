@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseProtocol
 import HTTPTypes
-import Hummingbird
+public import Hummingbird
 import NIOCore
 
 /// A request context that carries the caller's verified token.

@@ -1,4 +1,4 @@
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// Why a resource refused a request, with the answer of MobileFirst's resource-server table: a stable ``Code``
 /// and, for an insufficient scope, the scope needed. New codes can be added without breaking a caller's code;

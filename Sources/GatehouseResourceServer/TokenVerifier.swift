@@ -1,5 +1,5 @@
-import Foundation
-import GatehouseProtocol
+public import Foundation
+public import GatehouseProtocol
 
 /// Decides whether a bearer token is valid now, and what it grants.
 public protocol TokenVerifier: Sendable {

@@ -1,5 +1,5 @@
-import Foundation
-import GatehouseProtocol
+public import Foundation
+public import GatehouseProtocol
 
 /// What a resource server knows of a caller once its token is accepted.
 public struct VerifiedToken: Sendable, Equatable {

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
-import GatehouseChecks
-import GatehouseStore
+public import GatehouseChecks
+public import GatehouseStore
 
 extension SQLiteStore {
     public func accountFailures(_ account: String) async throws -> AccountFailureRecord? {

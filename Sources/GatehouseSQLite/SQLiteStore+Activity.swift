@@ -1,5 +1,5 @@
 import GRDB
-import GatehouseStore
+public import GatehouseStore
 
 extension SQLiteStore {
     // MARK: Activity (the console's chart)

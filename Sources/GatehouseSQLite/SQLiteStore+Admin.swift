@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import GatehouseStore
+public import GatehouseStore
 
 extension SQLiteStore {
     // MARK: Registrations for operators

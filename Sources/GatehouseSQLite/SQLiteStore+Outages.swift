@@ -1,4 +1,4 @@
-import GatehouseStore
+public import GatehouseStore
 import GRDB
 
 extension SQLiteStore {

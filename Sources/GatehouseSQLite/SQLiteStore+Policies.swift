@@ -1,5 +1,5 @@
 import GRDB
-import GatehouseStore
+public import GatehouseStore
 
 extension SQLiteStore {
     // MARK: Policies applied through the admin API

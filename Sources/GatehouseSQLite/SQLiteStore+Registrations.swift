@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import GatehouseChecks
 import GatehouseProtocol
-import GatehouseStore
+public import GatehouseStore
 
 /// Client registrations and their check states: a round's reads and commits.
 extension SQLiteStore {

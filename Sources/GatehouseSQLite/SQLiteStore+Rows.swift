@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import GatehouseStore
+public import GatehouseStore
 
 /// The store's tables row by row, for `gatehouse store copy` (``StoreCopy``).
 extension SQLiteStore: StoreRowAccess {

@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
-import GatehouseChecks
+public import GatehouseChecks
 import GatehouseProtocol
-import GatehouseStore
+public import GatehouseStore
 
 /// What tokens rest on: authorization codes, signing keys, users, revocations.
 extension SQLiteStore {

@@ -1,5 +1,5 @@
 import GRDB
-import GatehouseChecks
+public import GatehouseChecks
 import GatehouseStore
 
 /// Users' enrolled factors (``UserFactorStore``): one row per user and check, written by compare-and-set on its version.

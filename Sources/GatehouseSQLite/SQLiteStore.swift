@@ -3,7 +3,7 @@ import GRDB
 import NIOPosix
 import GatehouseChecks
 import GatehouseProtocol
-import GatehouseStore
+public import GatehouseStore
 
 /// The embedded default store: one SQLite file in WAL mode, through GRDB. This file holds its opening, threads and
 /// calls; the operations are in `SQLiteStore+<concern>.swift` (registrations, tokens, policies, accounts, activity,

@@ -1,13 +1,13 @@
 import GatehouseProtocol
 import Foundation
-import GatehouseChecks
+public import GatehouseChecks
 import GatehouseHTTP
 import HummingbirdCore
 import HummingbirdHTTP2
 import NIOCore
-import GatehouseStore
-import Hummingbird
-import Logging
+public import GatehouseStore
+public import Hummingbird
+public import Logging
 
 /// How to run a Gatehouse authorization server.
 public struct ServerConfiguration: Sendable {

@@ -1,4 +1,4 @@
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// Which registrations an operator asks for: filters (all optional, exact match) and a page.
 ///

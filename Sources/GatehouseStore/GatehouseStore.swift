@@ -1,4 +1,4 @@
-import GatehouseChecks
+public import GatehouseChecks
 import GatehouseProtocol
 
 /// Why a store refused a write: a stable ``Code`` (new codes can be added without breaking a caller's code).

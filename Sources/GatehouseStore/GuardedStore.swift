@@ -1,4 +1,4 @@
-import GatehouseChecks
+public import GatehouseChecks
 
 /// A store whose every call has a deadline and whose database outages are ``StoreUnavailable``: what a server
 /// puts in front of its store, so that no request waits on a frozen or restarting database longer than `deadline`

@@ -1,4 +1,4 @@
-import GatehouseProtocol
+public import GatehouseProtocol
 
 // The records a flow writes (its registration, its authorization code, its audit events) as JSON written without
 // `JSONEncoder` (see `StoreCoding.encode`). They read back as their `Codable` form; a test checks it. The code is

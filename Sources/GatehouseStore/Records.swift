@@ -1,5 +1,5 @@
-import GatehouseChecks
-import GatehouseProtocol
+public import GatehouseChecks
+public import GatehouseProtocol
 
 /// A client registration: what the client registered and the key it proves itself with.
 public struct ClientRegistrationRecord: Codable, Sendable, Equatable {

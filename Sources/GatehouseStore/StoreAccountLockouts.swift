@@ -1,4 +1,4 @@
-import GatehouseChecks
+public import GatehouseChecks
 
 /// Per-account lockout counted in the store, so every node sharing it sees the same counts (compare-and-set:
 /// concurrent failures on several nodes are all counted).

@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import GatehouseProtocol
-import Logging
+public import Logging
 
 /// What a ``GatehouseClient`` needs to know: where the server is and which application it is.
 public struct ClientConfiguration: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import GatehouseProtocol
 
 /// A client of a Gatehouse (or IBM MobileFirst 8.0) authorization server: one application on one device.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import GatehouseProtocol
 
 /// Something that happened in a ``GatehouseClient``: a registration, a challenge and its fate, a security check's

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A gateway's challenge: the location that answered `401` and its `WWW-Authenticate` value, parsed as the
 /// KAAZING clients do (KAAZING `ChallengeRequest`): a leading `Application ` is stripped, so `Application Basic` and `Basic`

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Why a request or a WebSocket handshake through a gateway failed.
 ///

@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 
 /// Runs gateway challenges: the loop of the KAAZING clients (KAAZING client documentation, “Challenge handlers”: the authentication loop) with a retry limit. Shared by

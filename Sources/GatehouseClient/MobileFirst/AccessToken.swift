@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import GatehouseProtocol
 
 /// An OAuth access token for a scope, as the token endpoint issued it.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import GatehouseProtocol
 
 /// A request to a protected resource (an adapter, or any resource server that validates the client's

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import GatehouseProtocol
 
 /// A protected resource's answer.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One HTTP request as the SDK sends it.
 public struct TransportRequest: Sendable {

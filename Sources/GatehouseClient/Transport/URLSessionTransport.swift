@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 
 /// The default ``HTTPTransport``: `URLSession`, with redirects refused (on Apple platforms and on Linux).

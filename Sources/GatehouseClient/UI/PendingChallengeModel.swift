@@ -1,7 +1,7 @@
 #if canImport(Observation)
-import Foundation
+public import Foundation
 import GatehouseProtocol
-import Observation
+public import Observation
 
 /// The challenges waiting for the user, as observable state for SwiftUI: a view shows ``current`` and calls
 /// ``submit(_:)-([String:String])`` or ``cancel()``; the prompt goes away by itself when the challenge is answered,

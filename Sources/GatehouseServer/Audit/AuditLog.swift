@@ -3,7 +3,7 @@ import GatehouseProtocol
 import GatehouseStore
 import Logging
 import Metrics
-import ServiceLifecycle
+public import ServiceLifecycle
 import Synchronization
 
 /// Writes the audit log to the store: registrations, check outcomes, tokens issued and revoked, lockouts and

@@ -1,7 +1,7 @@
-import HTTPTypes
+public import HTTPTypes
 import Foundation
-import GatehouseProtocol
-import Hummingbird
+public import GatehouseProtocol
+public import Hummingbird
 
 /// An error answered to a client: a status, a JSON body, and headers where the protocol wants them.
 ///

@@ -1,6 +1,6 @@
-import GatehouseResourceServer
-import Hummingbird
-import NIOCore
+public import GatehouseResourceServer
+public import Hummingbird
+public import NIOCore
 
 /// A request context that knows who the request comes from (the routes' requirement), and the TLS client certificate
 /// of its connection.

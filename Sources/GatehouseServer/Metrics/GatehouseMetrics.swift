@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseHTTP
 import Metrics
-import Prometheus
+public import Prometheus
 
 /// The server's metrics, through swift-metrics into a Prometheus registry of this server's own (so that several
 /// servers in one process, as in the tests, count apart), served at `/metrics` in Prometheus' text format.

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseProtocol
+public import GatehouseProtocol
 import Yams
 
 /// The OpenAPI 3.1 description of every HTTP endpoint (`OpenAPI/openapi.yaml`, embedded into the binary at build

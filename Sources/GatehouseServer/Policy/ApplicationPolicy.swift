@@ -1,5 +1,5 @@
-import GatehouseChecks
-import GatehouseProtocol
+public import GatehouseChecks
+public import GatehouseProtocol
 
 /// One application's security policy: its checks (configured for it), scope mapping, mandatory scope and token cap.
 public struct ApplicationPolicy: Sendable {

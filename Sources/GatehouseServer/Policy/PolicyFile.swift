@@ -1,6 +1,6 @@
-import GatehouseChecks
+public import GatehouseChecks
 import GatehouseHTTP
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// The policy file as written (YAML): applications, their scope mappings, the security checks and the users.
 ///

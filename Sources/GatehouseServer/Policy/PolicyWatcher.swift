@@ -4,7 +4,7 @@ import GatehouseChecks
 import GatehouseStore
 import Logging
 import NIOPosix
-import ServiceLifecycle
+public import ServiceLifecycle
 
 /// Keeps a node on the newest policy of the store: applies a policy an operator sends (``apply(yaml:actor:)``),
 /// and polls the store for policies other nodes applied (and for the locked accounts, ``KnownLockouts``). A policy is compiled before it is put in force, so a

@@ -1,6 +1,6 @@
 import Foundation
-import GatehouseChecks
-import GatehouseProtocol
+public import GatehouseChecks
+public import GatehouseProtocol
 import Yams
 
 /// The server's whole policy: every application with its configured checks, and the users to provision.

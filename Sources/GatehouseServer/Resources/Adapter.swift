@@ -1,7 +1,7 @@
-import GatehouseProtocol
-import HTTPTypes
-import Hummingbird
-import Logging
+public import GatehouseProtocol
+public import HTTPTypes
+public import Hummingbird
+public import Logging
 
 /// How a resource is protected, like MobileFirst's `@OAuthSecurity`.
 public enum OAuthSecurity: Sendable, Equatable {

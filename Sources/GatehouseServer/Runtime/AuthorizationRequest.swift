@@ -1,4 +1,4 @@
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// A request of `az/v1/authorization` (RFC 6749 §4.1.1): a code for a scope whose checks have all succeeded. Its
 /// parameters as given; ``AuthorizationService/authorize(_:host:)`` checks them.

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import GatehouseChecks
 import GatehouseHTTP
-import GatehouseProtocol
+public import GatehouseProtocol
 import GatehouseResourceServer
 import GatehouseStore
 import Logging

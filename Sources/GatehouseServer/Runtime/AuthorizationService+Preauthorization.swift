@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import GatehouseChecks
-import GatehouseProtocol
+public import GatehouseChecks
+public import GatehouseProtocol
 import GatehouseStore
 import Logging
 

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import GatehouseChecks
-import GatehouseProtocol
-import GatehouseStore
+public import GatehouseProtocol
+public import GatehouseStore
 import Logging
 
 /// Self-registration, its updates and reads.

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import GatehouseChecks
-import GatehouseProtocol
-import GatehouseResourceServer
+public import GatehouseProtocol
+public import GatehouseResourceServer
 import GatehouseStore
 import Logging
 

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import GatehouseChecks
 import GatehouseProtocol
-import GatehouseStore
+public import GatehouseStore
 import Logging
 
 /// The authorization server's logic, apart from HTTP: registration, pre-authorization rounds, codes, tokens,

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import GatehouseChecks
-import GatehouseProtocol
+public import GatehouseProtocol
 import GatehouseResourceServer
 import HummingbirdBcrypt
 import Synchronization

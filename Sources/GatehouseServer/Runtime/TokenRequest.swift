@@ -1,4 +1,4 @@
-import GatehouseProtocol
+public import GatehouseProtocol
 
 /// A request of `az/v1/token`: which grant, with what (RFC 6749 §4.1.3 and §4.4).
 public enum TokenRequest: Sendable, Hashable {

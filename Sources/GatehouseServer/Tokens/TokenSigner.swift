@@ -1,6 +1,6 @@
 import Foundation
-import GatehouseStore
-import GatehouseProtocol
+public import GatehouseStore
+public import GatehouseProtocol
 import GatehouseResourceServer
 import JWTKit
 import Synchronization

@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseHTTP
-import GatehouseProtocol
-import GatehouseResourceServer
+public import GatehouseProtocol
+public import GatehouseResourceServer
 import Synchronization
 
 /// Validates access tokens for resources: signature (ES256 with a known `kid` only), expiry, revocation, scope.
