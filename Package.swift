@@ -341,6 +341,29 @@ let package = Package(
             path: "Examples/BalanceService",
             swiftSettings: swiftSettings
         ),
+        // Unit tests of one module each, with no server, socket or fixture: the checks' algorithms, the gateway's state
+        // machines, its request policy and its handler on an EmbeddedChannel.
+        .testTarget(
+            name: "GatehouseChecksTests",
+            dependencies: [
+                "GatehouseChecks", "GatehouseProtocol",
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatehouseGatewayTests",
+            dependencies: [
+                "GatehouseGateway", "GatehouseProtocol", "GatehouseHTTP",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // End to end: real servers on loopback ports, real stores, real clients (Support/ starts them).
         .testTarget(
             name: "GatehouseTests",
             dependencies: [
