@@ -2,34 +2,17 @@ import GatehouseHTTP
 import HTTPTypes
 import NIOCore
 
-// The relay's per-request state, apart from its handler's state machine (GatewayHTTPHandler.swift): an exchange and
-// where its request goes.
+// The relay's per-request state, apart from its handler (GatewayHTTPHandler.swift): an exchange, with its
+// decisions in GatewayExchangeStateMachine, and where its request goes.
 
 extension GatewayHTTPHandler {
-    /// One request and its answer.
+    /// One request and its answer: what the handler keeps of it (its head, route, upstream connection, metrics and
+    /// spans), and where it is (``state``: the decisions are the machine's).
     final class Exchange {
-        enum Phase {
-            /// Admission (on a task) is under way; the body waits.
-            case deciding
-            /// Waiting for an upstream connection; the body waits.
-            case connecting
-            /// The request is relayed to `upstream`, the answer back.
-            case relaying
-            /// The gateway has answered (or the answer is complete): the rest of the client's body is dropped.
-            case answered
-        }
-
         let head: ClientRequestHead
         /// When the read that brought the request's head happened (its latency counts from there).
         let start: NIODeadline
-        var phase = Phase.deciding
-        /// Whether the client connection stays open after this exchange.
-        var keepAlive: Bool
-        /// Whether the request announces a body (`Content-Length` above 0, or `Transfer-Encoding`).
-        var hasBody: Bool { head.hasBody }
-        var requestEnded = false
-        var responseStarted = false
-        var responseEnded = false
+        var state: GatewayExchangeStateMachine
         /// The body's bytes received before the upstream connection was ready.
         var waiting: [ByteBuffer] = []
         var service = "none"
@@ -41,13 +24,6 @@ extension GatewayHTTPHandler {
         /// The request's head as written upstream.
         var upstreamHead: ByteBuffer?
         var upstream: UpstreamConnection?
-        /// Whether the upstream connection had served an exchange before (a stale one may close under us).
-        var reused = false
-        var retried = false
-        var bodySent = false
-        /// Whether the client's body failed (malformed, cut short): `400`, not `502`.
-        var bodyFailed = false
-        var upstreamReusable = false
         var successChallenge: String?
         var status = 0
         /// Whether the exchange counts in the request metrics (WebSocket upgrades do not).
@@ -60,10 +36,11 @@ extension GatewayHTTPHandler {
         /// KAAZING's emulated transport: called once the request's body is read whole (kept in ``waiting``).
         var bodyRead: ((GatewayHTTPHandler, Exchange) -> Void)?
 
-        init(head: ClientRequestHead, keepAlive: Bool, start: NIODeadline) {
+        init(head: ClientRequestHead, keepAlive: Bool, requestEnded: Bool, start: NIODeadline) {
             self.head = head
-            self.keepAlive = keepAlive
             self.start = start
+            state = GatewayExchangeStateMachine(keepAlive: keepAlive, requestEnded: requestEnded,
+                                                retriable: head.isIdempotent && !head.hasBody)
         }
     }
 

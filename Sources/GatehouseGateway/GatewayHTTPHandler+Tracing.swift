@@ -42,8 +42,8 @@ extension GatewayHTTPHandler {
     func endSpans(_ exchange: Exchange) {
         if let upstream = exchange.upstreamSpan {
             exchange.upstreamSpan = nil
-            if exchange.responseStarted { upstream.attributes["http.response.status_code"] = exchange.status }
-            if !exchange.responseStarted || exchange.status >= 500 { upstream.setStatus(.init(code: .error)) }
+            if exchange.state.responseStarted { upstream.attributes["http.response.status_code"] = exchange.status }
+            if !exchange.state.responseStarted || exchange.status >= 500 { upstream.setStatus(.init(code: .error)) }
             upstream.end()
         }
         if let span = exchange.span {

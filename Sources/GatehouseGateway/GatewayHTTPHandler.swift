@@ -3,6 +3,7 @@
 // hand-over to a WebSocket bridge, KAAZING's handshake or an emulated WebSocket's downstream — whose state is private
 // to it; split across files it would have to be made internal to the module. What is not that state lives apart:
 // `GatewayConnectionStateMachine` (the connection's life and timers, decided apart from the socket),
+// `GatewayExchangeStateMachine` (an exchange's phase and the decisions on its messages and connections),
 // `GatewayRequestPolicy` (what the gateway answers itself), `GatewayHTTPHandler+Exchange` (an exchange and its route),
 // `ClientRequestHead` (a request read in place), `UpstreamRequestHead` and `HeadBytesWriter` (header rules, heads as
 // bytes), `GatewayAnswer+Bytes`, `UpstreamConnectionPool`, `UpstreamConnection` and `UpstreamResponseHandler`
@@ -223,7 +224,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             // fault (`400` if nothing was answered yet).
             switch machine.inputClosed(progress) {
             case .close: close()
-            case .lastExchange: exchange?.keepAlive = false
+            case .lastExchange: exchange?.state.lastExchange()
             case .bodyCutShort: bodyFailed()
             }
             return
@@ -247,19 +248,12 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// request, and a client rarely pipelines (what it sends meanwhile is kept, unread, and then the reads stop).
     private var holdReads: Bool {
         guard !removed, !closing, let exchange else { return false }
-        if exchange.requestEnded { return (inbound?.readableBytes ?? 0) > 0 }
-        switch exchange.phase {
-        case .deciding, .connecting: return true
-        case .relaying: return !(exchange.upstream?.isWritable ?? true)
-        case .answered: return false
-        }
+        return exchange.state.holdsReads(pipelined: (inbound?.readableBytes ?? 0) > 0, upstreamWritable: exchange.upstream?.isWritable ?? true)
     }
 
     /// Where the exchange under way is, for the machine's timers and the client's end of input.
     private var progress: GatewayConnectionStateMachine.ExchangeProgress {
-        guard let exchange else { return .none }
-        if exchange.requestEnded { return .requestRead }
-        return .readingBody(held: exchange.phase == .deciding || exchange.phase == .connecting)
+        exchange?.state.progress ?? .none
     }
 
     private func resumeReadsIfPossible() {
@@ -364,23 +358,21 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             close()
             return
         }
-        exchange.keepAlive = false
-        exchange.bodyFailed = true
+        let decision = exchange.state.bodyMalformed()
         if let upstream = exchange.upstream {
             exchange.upstream = nil
             upstream.close()
         }
-        if exchange.responseStarted {
-            close()
-        } else {
-            answer(exchange, GatewayAnswer.invalidRequest("the request body is malformed or incomplete"))
+        switch decision {
+        case .close: close()
+        case .answer: answer(exchange, GatewayAnswer.invalidRequest("the request body is malformed or incomplete"))
         }
     }
 
     /// A piece of the current request's body (`ended`: its last).
     private func take(_ bytes: ByteBuffer, ended: Bool, into exchange: Exchange) {
-        if ended { exchange.requestEnded = true }
         if let bodyRead = exchange.bodyRead {
+            exchange.state.bodyKept(ended: ended)
             // An emulated WebSocket's upstream body: kept whole (bounded when it began), then handed over.
             if bytes.readableBytes > 0 { exchange.waiting.append(bytes) }
             if ended {
@@ -389,21 +381,20 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             }
             return
         }
-        switch exchange.phase {
-        case .relaying:
+        switch exchange.state.bodyRead(ended: ended) {
+        case .forward:
             if let upstream = exchange.upstream { forward(bytes, ended: ended, of: exchange, to: upstream) }
-        case .deciding, .connecting:
+        case .hold:
             if bytes.readableBytes > 0 { exchange.waiting.append(bytes) }
-        case .answered:
+        case .drop:
             break
         }
-        if exchange.requestEnded { finishIfDone(exchange) }
+        if exchange.state.requestEnded { finishIfDone(exchange) }
     }
 
     private func forward(_ bytes: ByteBuffer, ended: Bool, of exchange: Exchange, to upstream: UpstreamConnection) {
         if bytes.readableBytes > 0 {
             upstream.write(bytes)
-            exchange.bodySent = true
             upstreamFlushPending = true
         }
         if ended {
@@ -414,8 +405,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     private func begin(_ head: ClientRequestHead) {
         let (keepAlive, first) = machine.headRead(keepAlive: head.isKeepAlive)
-        let exchange = Exchange(head: head, keepAlive: keepAlive, start: machine.lastActivity)
-        if case .head = reading { exchange.requestEnded = true }
+        let bodiless = if case .head = reading { true } else { false }
+        let exchange = Exchange(head: head, keepAlive: keepAlive, requestEnded: bodiless, start: machine.lastActivity)
         self.exchange = exchange
         // Only a WebSocket upgrade is one: any other protocol (`h2c`, `TLS/1.0`) is not switched to, and the request
         // is answered as it is (RFC 9110 §7.8; `Upgrade` is hop-by-hop, never forwarded).
@@ -501,7 +492,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         _ exchange: Exchange, target: RequestTarget, service: ProtectedService,
         then: @escaping @Sendable (GatewayHTTPHandler, Exchange, Gateway.Admission) -> Void
     ) {
-        exchange.phase = .deciding
+        exchange.state.deciding()
         guard let context else { return }
         let eventLoop = context.eventLoop
         let bound = NIOLoopBound((self, exchange), eventLoop: eventLoop)
@@ -535,7 +526,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         case .refused(let status, let description):
             gateway.logger.debug("refused a WebSocket handshake", metadata: ["reason": .string(description)])
             exchange.service = routed?.0.name ?? "none"
-            exchange.keepAlive = false
+            exchange.state.lastExchange()
             answer(exchange, GatewayRequestPolicy.answer(status, description))
             return true
         case .handshake(let clientKey):
@@ -544,7 +535,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         guard let (service, remainder) = routed else { return false }
         exchange.service = service.name
         exchange.counted = false  // an upgrade is not an HTTP request of the metrics, accepted or not
-        exchange.keepAlive = false
+        exchange.state.lastExchange()
         exchange.route = Route(text: head.target, target: target, service: service, remainder: remainder)
         exchange.fields = head.allFields
         guard service.allows(origin: head.first("origin")) else {
@@ -661,13 +652,13 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             }
             let limit = gateway.maxMessageSize * 2 + 1024
             guard case .length(let length) = exchange.head.head.framing, length <= limit else {
-                exchange.keepAlive = false
+                exchange.state.lastExchange()
                 answer(exchange, GatewayAnswer.invalidRequest("an upstream body needs a Content-Length of at most \(limit) bytes", status: 413))
                 return
             }
-            exchange.phase = .deciding
+            exchange.state.deciding()
             exchange.bodyRead = { handler, exchange in handler.emulatedUpstream(exchange, session: session, sequence: sequence) }
-            if exchange.requestEnded {
+            if exchange.state.requestEnded {
                 exchange.bodyRead = nil
                 emulatedUpstream(exchange, session: session, sequence: sequence)
             }
@@ -676,7 +667,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 answer(exchange, .notFound)
                 return
             }
-            exchange.phase = .deciding
+            exchange.state.deciding()
             let bound = NIOLoopBound((self, exchange), eventLoop: context.eventLoop)
             let loop = context.eventLoop
             session.execute { emulated in
@@ -744,7 +735,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                     session.opened(selectedProtocol: selected)
                     return []
                 })
-            exchange.phase = .connecting
+            exchange.state.connecting()
             session.start(bridge)
         }
     }
@@ -778,7 +769,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             return
         }
         exchange.status = 200
-        exchange.responseStarted = true
+        exchange.state.answerBegun()
         if exchange.counted { count(exchange) }
         var head = allocator.buffer(capacity: 160)
         head.writeString("HTTP/1.1 200 OK\r\nContent-Type: \(KaazingEmulation.downstreamContentType)\r\nX-Content-Type-Options: nosniff\r\n"
@@ -882,7 +873,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     private func connect(_ exchange: Exchange, fresh: Bool) {
         guard let pool, let service = exchange.route?.service else { return }
-        exchange.phase = .connecting
+        exchange.state.connecting()
         let key = service.upstreamKey
         if let kept = keptUpstream {
             keptUpstream = nil
@@ -893,7 +884,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             pool.release(kept)
         }
         pool.acquire(key, fresh: fresh) { [self] result in
-            guard self.exchange === exchange, !closing, exchange.phase == .connecting else {
+            guard self.exchange === exchange, !closing, exchange.state.phase == .connecting else {
                 // The exchange ended meanwhile. A connection that never carried a request is not kept: an upstream
                 // waits for a first request on it before its graceful shutdown can close it (Hummingbird's
                 // WebSocket upgrade channel does), and would wait out the pool's idle lifetime.
@@ -914,12 +905,11 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private func attach(_ exchange: Exchange, to upstream: UpstreamConnection) {
         guard let head = exchange.upstreamHead else { return }
         exchange.upstream = upstream
-        exchange.reused = upstream.exchanges > 0
+        exchange.state.attached(reused: upstream.exchanges > 0)
         upstream.exchanges += 1
         upstream.handler.exchange = self
         upstream.handler.requestWasHEAD = exchange.head.method == .head
         upstream.handler.dechunk = exchange.head.minorVersion == 0
-        exchange.phase = .relaying
         upstream.write(head)
         let waiting = exchange.waiting
         exchange.waiting = []
@@ -933,7 +923,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// The upstream could not be reached or dropped the request before answering: `502` (or `400` when the
     /// client's own body failed).
     private func upstreamUnavailable(_ exchange: Exchange, error: String) {
-        if exchange.bodyFailed {
+        if exchange.state.bodyFailed {
             gateway.warnUpstreamFailure(service: exchange.service, error: error)
             answer(exchange, GatewayAnswer.invalidRequest("the request body is malformed or incomplete"))
             return
@@ -945,22 +935,18 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     // MARK: The upstream's side
 
     func upstreamHead(_ head: HTTPMessageHead, bytes: ByteBuffer) {
-        guard let exchange, exchange.phase == .relaying, exchange.upstream != nil, let context,
+        guard let exchange, exchange.state.phase == .relaying, exchange.upstream != nil, let context,
               case .response(let status) = head.startLine else { return }
-        exchange.responseStarted = true
         exchange.status = status
         let tokens = UpstreamRequestHead.connectionTokens(head, bytes: bytes)
-        exchange.upstreamReusable = head.framing != .untilClose && UpstreamRequestHead.keepsAlive(head, tokens: tokens)
         let http10 = exchange.head.minorVersion == 0
-        // Without a length, the answer's end is the connection's for an HTTP/1.0 client (its chunks are taken off),
-        // and for any client when the upstream ends its answer by closing.
-        if http10, !head.hasContentLength { exchange.keepAlive = false }
-        if head.framing == .untilClose { exchange.keepAlive = false }
+        exchange.state.answerStarted(endsByClose: head.framing == .untilClose, lengthKnown: head.hasContentLength, clientIsHTTP10: http10,
+                                     upstreamKeepsAlive: UpstreamRequestHead.keepsAlive(head, tokens: tokens))
         var smallBody = 0
         if case .length(let length) = head.framing, length <= Self.inlineAnswerBody { smallBody = length }
         let response = UpstreamRequestHead.response(head, bytes: bytes, tokens: tokens, clientMinorVersion: http10 ? 0 : 1,
                                                     challenge: exchange.successChallenge,
-                                                    close: machine.closesAfter(keepAlive: exchange.keepAlive), keepTransferEncoding: !http10,
+                                                    close: machine.closesAfter(keepAlive: exchange.state.keepAlive), keepTransferEncoding: !http10,
                                                     reserving: smallBody, allocator: allocator)
         if smallBody > 0 {
             heldAnswerHead = response
@@ -975,7 +961,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     static let inlineAnswerBody = 2048
 
     func upstreamBody(_ bytes: ByteBuffer) {
-        guard let exchange, exchange.phase == .relaying, let upstream = exchange.upstream, let context else { return }
+        guard let exchange, exchange.state.phase == .relaying, let upstream = exchange.upstream, let context else { return }
         if var head = heldAnswerHead {
             heldAnswerHead = nil
             var bytes = bytes
@@ -989,11 +975,11 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     func upstreamEnd(reusable: Bool) {
-        guard let exchange, exchange.phase == .relaying, exchange.upstream != nil, let context else { return }
-        if !reusable { exchange.upstreamReusable = false }
+        guard let exchange, exchange.state.phase == .relaying, exchange.upstream != nil, let context else { return }
+        exchange.state.upstreamAnswerEnded(reusable: reusable)
         writeHeldAnswerHead(context)
         clientFlushPending = false
-        if machine.closesAfter(keepAlive: exchange.keepAlive) {
+        if machine.closesAfter(keepAlive: exchange.state.keepAlive) {
             // The close waits for the answer's last bytes to be written.
             responseDone(exchange, written: context.writeAndFlush(wrapOutboundOut(allocator.buffer(capacity: 0))))
         } else {
@@ -1023,60 +1009,48 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     func upstreamFailed(timedOut: Bool) {
-        guard let exchange, exchange.phase == .relaying, exchange.upstream != nil else { return }
+        guard let exchange, exchange.state.phase == .relaying, exchange.upstream != nil else { return }
         exchange.upstream = nil
-        if !exchange.responseStarted {
-            if timedOut {
-                // Silent past the read timeout: the upstream may be working on it still, so never sent again.
-                gateway.upstreamFailed(service: exchange.service, protocol: "http", error: "no answer within the upstream read timeout",
-                                       answered: "answered 504")
-                answer(exchange, .gatewayTimeout)
-                return
-            }
-            // A pooled connection the upstream had closed meanwhile: once more on a new one, if nothing of the
-            // request was lost with it and sending it twice does no harm (an idempotent method, RFC 9110 §9.2.2: a
-            // POST the upstream took before closing must not run twice).
-            if exchange.reused, !exchange.retried, !exchange.hasBody, !exchange.bodySent, exchange.head.isIdempotent {
-                exchange.retried = true
-                exchange.waiting = []
-                connect(exchange, fresh: true)
-                return
-            }
+        switch exchange.state.upstreamFailed(timedOut: timedOut) {
+        case .gatewayTimeout:
+            gateway.upstreamFailed(service: exchange.service, protocol: "http", error: "no answer within the upstream read timeout",
+                                   answered: "answered 504")
+            answer(exchange, .gatewayTimeout)
+        case .retry:
+            exchange.waiting = []
+            connect(exchange, fresh: true)
+        case .unavailable:
             upstreamUnavailable(exchange, error: "the upstream closed the connection before answering")
-            return
+        case .cutOff:
+            gateway.upstreamFailed(service: exchange.service, protocol: "http", error: nil, answered: "the answer was cut off, the client's connection closed")
+            count(exchange)
+            self.exchange = nil
+            close()
         }
-        // Mid-answer: the client's answer cannot be completed.
-        gateway.upstreamFailed(service: exchange.service, protocol: "http", error: nil, answered: "the answer was cut off, the client's connection closed")
-        count(exchange)
-        self.exchange = nil
-        close()
     }
 
     // MARK: Answers and the end of an exchange
 
     /// The gateway's own answer to `exchange`.
     private func answer(_ exchange: Exchange, _ answer: GatewayAnswer) {
-        guard let context, !exchange.responseStarted else { return }
+        guard let context, exchange.state.answering() else { return }
         if let upstream = exchange.upstream {
             exchange.upstream = nil
             upstream.close()
         }
-        exchange.phase = .answered
-        exchange.responseStarted = true
         exchange.status = answer.status.code
-        let bytes = answer.bytes(minorVersion: exchange.head.minorVersion, close: machine.closesAfter(keepAlive: exchange.keepAlive),
+        let bytes = answer.bytes(minorVersion: exchange.head.minorVersion, close: machine.closesAfter(keepAlive: exchange.state.keepAlive),
                                  withBody: exchange.head.method != .head, allocator: allocator)
         responseDone(exchange, written: context.writeAndFlush(wrapOutboundOut(bytes)))
     }
 
     /// The answer's last part is written (`written`: when it is, needed only when the connection closes after it).
     private func responseDone(_ exchange: Exchange, written: EventLoopFuture<Void>?) {
-        exchange.responseEnded = true
+        let dropRest = exchange.state.answerEnded()
         // The idle time between requests counts from the end of the answer.
-        let closes = machine.answerEnded(keepAlive: exchange.keepAlive, now: now)
-        if !exchange.requestEnded {
+        let closes = machine.answerEnded(keepAlive: exchange.state.keepAlive, now: now)
+        if dropRest {
             // The client is still sending: its upstream connection cannot be reused; the rest is read and dropped.
-            exchange.phase = .answered
             if let upstream = exchange.upstream {
                 exchange.upstream = nil
                 upstream.close()
@@ -1086,7 +1060,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             self.exchange = nil
             finish(exchange)
             _ = machine.close()
-            let drain = !exchange.requestEnded
+            let drain = dropRest
             // `self`, not a weak reference: a weak reference would move every later retain and release of the
             // handler (several per request) onto the runtime's slow path; the write's future always completes.
             let end = {
@@ -1106,7 +1080,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     /// Ends the exchange once both its messages are complete, and starts the next.
     private func finishIfDone(_ exchange: Exchange) {
-        guard exchange.requestEnded, exchange.responseEnded, self.exchange === exchange else { return }
+        guard exchange.state.isComplete, self.exchange === exchange else { return }
         self.exchange = nil
         finish(exchange)
         startNext()
@@ -1118,7 +1092,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         endSpans(exchange)
         if let upstream = exchange.upstream {
             exchange.upstream = nil
-            if exchange.upstreamReusable, exchange.requestEnded, exchange.responseEnded {
+            if exchange.state.keepsUpstream {
                 keep(upstream)
             } else {
                 upstream.close()
@@ -1138,7 +1112,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         }
         metrics.counter.increment()
         // Until the end of its answer (``responseDone(_:written:)`` tells the machine then), or now when it failed.
-        let end = exchange.responseEnded ? machine.lastActivity : now
+        let end = exchange.state.responseEnded ? machine.lastActivity : now
         metrics.timer.recordNanoseconds(max(0, (end - exchange.start).nanoseconds))
     }
 
