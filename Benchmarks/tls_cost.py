@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What TLS costs `gatehouse serve` against nginx terminating TLS with the same certificate (ECDSA P-256) and TLS 1.3,
+"""What TLS costs `gatehouse serve` and `gatehouse gateway` against nginx terminating TLS with the same certificate (ECDSA P-256) and TLS 1.3,
 in one run (issue 39, item 3), each server's CPU from its own counters (/proc/<pid>/stat):
 
 - full handshakes: `openssl s_time -new -www /health` (a new TLS 1.3 session each time; the client is the limit, so
@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from phone_traffic import IDLE, POLICY, cleaner, cpu_seconds, make_certificate, measure_idle, start_gatehouse, start_nginx  # noqa: E402
+from gateway_connections import start_gateway  # noqa: E402
 
 
 def handshakes(port, mode, seconds, pids):
@@ -71,12 +72,16 @@ def main():
         make_certificate(folder)
         gatehouse, gatehouse_port = start_gatehouse(args.gatehouse, folder, tls=True)
         processes.append(gatehouse)
+        gateway, gateway_port = start_gateway(args.gatehouse, folder, "gateway", tls=True)
+        processes.append(gateway)
         nginx, nginx_port, nginx_pids = start_nginx(folder, tls=True)
         if nginx is None:
             raise SystemExit("nginx is not installed (apt-get install nginx-light)")
         processes.append(nginx)
-        servers = [("gatehouse serve", gatehouse_port, [gatehouse.pid]), ("nginx", nginx_port, nginx_pids)]
-        print(f"TLS 1.3, ECDSA P-256; gatehouse serve (pid {gatehouse.pid}) on {gatehouse_port}, nginx (1 worker) on {nginx_port}; "
+        servers = [("gatehouse serve", gatehouse_port, [gatehouse.pid]), ("gatehouse gateway", gateway_port, [gateway.pid]),
+                   ("nginx", nginx_port, nginx_pids)]
+        print(f"TLS 1.3, ECDSA P-256; gatehouse serve (pid {gatehouse.pid}) on {gatehouse_port}, gatehouse gateway (pid {gateway.pid}, "
+              f"its own /health) on {gateway_port}, nginx (1 worker) on {nginx_port}; "
               "CPU from /proc/<pid>/stat, less each server's idle CPU")
         for label, _, pids in servers:
             measure_idle(label, pids, seconds=4)
