@@ -25,10 +25,10 @@ from phone_traffic import (Target, cleaner, make_certificate, measure_idle, meas
                            measured, paced, start_listening, start_nginx)
 
 
-def start_gateway(binary, folder, name, tls):
+def start_gateway(binary, folder, name, tls, extra=()):
     """The demo gateway (its echo service behind a realm; `/health` is the gateway's own) on a free port; over TLS 1.3
     with the run's ECDSA P-256 certificate when `tls`."""
-    command = [binary, "gateway", "--port", "0", "--log-level", "warning"]
+    command = [binary, "gateway", "--port", "0", "--log-level", "warning", *extra]
     if tls:
         command += ["--tls-certificate", str(folder / "cert.pem"), "--tls-key", str(folder / "key.pem")]
     return start_listening(command, folder / f"{name}.log", r"gateway listens on https?://127\.0\.0\.1:(\d+)", name)

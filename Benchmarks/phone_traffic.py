@@ -289,9 +289,9 @@ def cleaner(processes, folder):
     return stop_all
 
 
-def start_nginx(folder, tls=False):
-    """nginx answering `GET /health` (one worker), plain or over TLS 1.3 with the run's certificate (cert.pem/key.pem),
-    session tickets on (nginx's default)."""
+def start_nginx(folder, tls=False, workers=1):
+    """nginx answering `GET /health` (`workers` worker processes, one by default), plain or over TLS 1.3 with the run's
+    certificate (cert.pem/key.pem), session tickets on (nginx's default)."""
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.path.exists(nginx):
         return None, None, None
@@ -302,7 +302,7 @@ def start_nginx(folder, tls=False):
     (root / "logs").mkdir(parents=True, exist_ok=True)
     tls_lines = (f"ssl_certificate {folder / 'cert.pem'}; ssl_certificate_key {folder / 'key.pem'}; ssl_protocols TLSv1.3; "
                  "ssl_session_tickets on;") if tls else ""
-    (root / "nginx.conf").write_text(f"""worker_processes 1;
+    (root / "nginx.conf").write_text(f"""worker_processes {workers};
 pid {root}/nginx.pid;
 error_log {root}/logs/error.log warn;
 events {{ worker_connections 1024; }}

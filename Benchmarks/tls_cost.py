@@ -63,6 +63,9 @@ def main():
     parser.add_argument("--gatehouse", default=".build-release/release/gatehouse")
     parser.add_argument("--seconds", type=int, default=5, help="seconds of each openssl s_time run (default 5)")
     parser.add_argument("--requests", type=int, default=20000, help="keep-alive requests per server (default 20000)")
+    parser.add_argument("--nginx-workers", type=int, default=1,
+                        help="nginx's worker processes (default 1; our servers run an event loop per core)")
+    parser.add_argument("--event-loops", type=int, help="`--event-loops` of serve and the gateway (default: one per core)")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="gatehouse-tls-"))
     processes = []
@@ -70,18 +73,20 @@ def main():
     try:
         (folder / "policy.yaml").write_text(POLICY)
         make_certificate(folder)
-        gatehouse, gatehouse_port = start_gatehouse(args.gatehouse, folder, tls=True)
+        loops = ["--event-loops", str(args.event_loops)] if args.event_loops else []
+        gatehouse, gatehouse_port = start_gatehouse(args.gatehouse, folder, tls=True, extra=loops)
         processes.append(gatehouse)
-        gateway, gateway_port = start_gateway(args.gatehouse, folder, "gateway", tls=True)
+        gateway, gateway_port = start_gateway(args.gatehouse, folder, "gateway", tls=True, extra=loops)
         processes.append(gateway)
-        nginx, nginx_port, nginx_pids = start_nginx(folder, tls=True)
+        nginx, nginx_port, nginx_pids = start_nginx(folder, tls=True, workers=args.nginx_workers)
         if nginx is None:
             raise SystemExit("nginx is not installed (apt-get install nginx-light)")
         processes.append(nginx)
         servers = [("gatehouse serve", gatehouse_port, [gatehouse.pid]), ("gatehouse gateway", gateway_port, [gateway.pid]),
                    ("nginx", nginx_port, nginx_pids)]
         print(f"TLS 1.3, ECDSA P-256; gatehouse serve (pid {gatehouse.pid}) on {gatehouse_port}, gatehouse gateway (pid {gateway.pid}, "
-              f"its own /health) on {gateway_port}, nginx (1 worker) on {nginx_port}; "
+              f"its own /health) on {gateway_port}, {args.event_loops or 'an'} event loop(s){'' if args.event_loops else ' per core'} each; "
+              f"nginx ({args.nginx_workers} worker(s)) on {nginx_port}; "
               "CPU from /proc/<pid>/stat, less each server's idle CPU")
         for label, _, pids in servers:
             measure_idle(label, pids, seconds=4)

@@ -34,6 +34,8 @@ struct GatewayCommand: AsyncParsableCommand {
 
     @OptionGroup var tracing: TracingOptions
 
+    @OptionGroup var loops: EventLoopOptions
+
     @Option(help: ArgumentHelp("CA certificates (PEM) to verify https/wss upstreams with, instead of the system's.", valueName: "file"))
     var upstreamCAFile: String?
 
@@ -41,6 +43,7 @@ struct GatewayCommand: AsyncParsableCommand {
     var logLevel: Logger.Level = .info
 
     func run() async throws {
+        loops.apply()
         var logger = Logger(label: "gatehouse-gateway")
         logger.logLevel = logLevel
         OpenFileLimit.check(logger: logger)

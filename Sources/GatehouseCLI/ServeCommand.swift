@@ -74,6 +74,8 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: "false only for custom security checks that block their thread (synchronous I/O), which would stall the other connections of that thread."))
     var connectionsOnEventLoop: Bool = true
 
+    @OptionGroup var loops: EventLoopOptions
+
     @Option(help: ArgumentHelp(
         "Who may read /metrics: open (anyone who reaches the port) or token (a confidential client's bearer token with scope gatehouse.metrics or an admin scope).",
         discussion: "Default: open on a loopback --host, token beyond it."))
@@ -130,6 +132,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        loops.apply()
         umask(0o077)   // every file the server creates (database, WAL, logs) is the owner's only
         var logger = Logger(label: "gatehouse")
         logger.logLevel = logLevel

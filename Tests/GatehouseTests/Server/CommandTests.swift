@@ -25,6 +25,28 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: directory + "/gatehouse.sqlite"))
     }
 
+    /// `--event-loops` sizes NIO's shared event loop group (the threads named `NIO-SGLTN-…`), for `serve` and `gateway`
+    /// alike, and the process still serves on them; 0 is refused at start.
+    @Test func eventLoopsSetsTheNumberOfEventLoopThreads() async throws {
+        for (arguments, marker) in [(["serve", "--port", "0", "--data", TestServer.temporaryDirectory()], "listens on"),
+                                    (["gateway", "--port", "0", "--log-level", "warning"], "gateway listens on")] {
+            let gatehouse = try GatehouseProcess.start(arguments + ["--event-loops", "1"])
+            let line = try await gatehouse.waitForLine(containing: marker)
+            let base = try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).description
+            #expect(try await HTTP.send(.GET, base + "/health").status == 200)
+            let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(gatehouse.process.processIdentifier)/task")
+            let loops = tasks.filter {
+                ((try? String(contentsOfFile: "/proc/\(gatehouse.process.processIdentifier)/task/\($0)/comm", encoding: .utf8)) ?? "").hasPrefix("NIO-SGLTN-")
+            }
+            #expect(loops.count == 1, "\(arguments[0]): \(loops.count) event loop threads")
+            gatehouse.stop()
+        }
+        let refused = try GatehouseProcess.start(["gateway", "--port", "0", "--event-loops", "0"])
+        #expect(try await refused.waitForExit() != 0)
+        let message = String(decoding: refused.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(message.contains("--event-loops must be from 1 to 256"), "\(message)")
+    }
+
     @Test func aWrongPolicyStopsStartUpNamingTheFileAndKey() async throws {
         let directory = TestServer.temporaryDirectory()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
