@@ -1,4 +1,7 @@
 /*
+ * One file on purpose (about 460 lines): the core pages (dashboard, registrations, client, accounts, keys, audit,
+ * policy) share the local helpers of one closure (heading, read-only note, loading state); the later pages (devices,
+ * users, applications) are files of their own, served joined to this one as console-pages.js (ConsoleAssets.swift).
  * The console's pages: each draws itself into the page region from the admin API (/admin/v1), with empty
  * states, paging by the API's next cursor, and the write actions only for a gatehouse.admin session.
  */
