@@ -12,13 +12,9 @@ extension AdminService {
     /// `application`), in the order of their first registration by client id; `next` is the registrations' cursor.
     /// `query.limit` is the page's size.
     func devices(_ query: RegistrationQuery) async throws -> JSON {
-        let limit = query.limit
-        var fetch = query
-        fetch.limit = limit + 1
-        let found = try await store.registrations(fetch)
-        let page = Array(found.prefix(limit))
+        let (page, next) = try await registrationPage(query)
         var result: JSONObject = ["devices": .array(try await Self.devices(of: page, holds: store))]
-        if found.count > limit, let last = page.last { result["next"] = .string(last.registration.clientID) }
+        if let next { result["next"] = .string(next) }
         return .object(result)
     }
 

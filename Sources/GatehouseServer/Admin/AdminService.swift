@@ -75,14 +75,20 @@ public struct AdminService: Sendable {
     /// A page of registrations: `{"registrations":[...],"next":"<cursor>"}` (`next` only when there may be more).
     /// `query.limit` is the page's size.
     func registrations(_ query: RegistrationQuery) async throws -> JSON {
-        let limit = query.limit
-        var fetch = query
-        fetch.limit = limit + 1
-        let found = try await store.registrations(fetch)
-        let page = found.prefix(limit)
+        let (page, next) = try await registrationPage(query)
         var result: JSONObject = ["registrations": .array(page.map { Self.json($0.registration, user: $0.userID) })]
-        if found.count > limit, let last = page.last { result["next"] = .string(last.registration.clientID) }
+        if let next { result["next"] = .string(next) }
         return .object(result)
+    }
+
+    /// The registrations of one page (`query.limit` of them at most) and the cursor of the next page when there is
+    /// one (one more is read to know).
+    func registrationPage(_ query: RegistrationQuery) async throws -> (page: [RegistrationListing], next: String?) {
+        var fetch = query
+        fetch.limit = query.limit + 1
+        let found = try await store.registrations(fetch)
+        let page = Array(found.prefix(query.limit))
+        return (page, found.count > query.limit ? page.last?.registration.clientID : nil)
     }
 
     static func json(_ record: ClientRegistrationRecord, user: String?) -> JSON {
