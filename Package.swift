@@ -1,6 +1,14 @@
 // swift-tools-version:6.2
 import PackageDescription
 
+/// A product that only the server, the gateway, the `gatehouse` command, the benchmarks and the tests use: its package
+/// is resolved only with the `Server` trait (on by default). An app that depends on this repository with
+/// `traits: []` resolves swift-crypto, swift-log, SwiftNIO and swift-nio-ssl (with what those depend on) and nothing
+/// else (`Examples/PortedApp`, checked by `scripts/check-client-packages`).
+func server(_ product: String, _ package: String) -> Target.Dependency {
+    .product(name: product, package: package, condition: .when(traits: ["Server"]))
+}
+
 /// Every target builds in the Swift 6 language mode, with complete concurrency checking.
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
@@ -9,7 +17,9 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "gatehouse",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    // The SDK's floor (GatehouseProtocol and the client modules, enforced by scripts/check-availability); the server
+    // and the gateway are built for Linux (see ARCHITECTURE.md, "Packages and platforms").
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .executable(name: "gatehouse", targets: ["GatehouseCLI"]),
         .library(name: "GatehouseProtocol", targets: ["GatehouseProtocol"]),
@@ -24,6 +34,12 @@ let package = Package(
         .library(name: "GatehouseClientNIO", targets: ["GatehouseClientNIO"]),
         .library(name: "GatehouseClientKerberos", targets: ["GatehouseClientKerberos"]),
         .library(name: "GatehouseMobileFirst", targets: ["GatehouseMobileFirst"]),
+        .library(name: "GatehouseClientWebSocket", targets: ["GatehouseClientWebSocket"]),
+        .library(name: "GatehouseKaazing", targets: ["GatehouseKaazing"]),
+    ],
+    traits: [
+        .default(enabledTraits: ["Server"]),
+        .trait(name: "Server", description: "The server, the gateway, the gatehouse command and their packages (Hummingbird, GRDB, PostgresNIO, ...). Apps depend on the client products with traits: [] and resolve none of them."),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -65,10 +81,10 @@ let package = Package(
                 "GatehouseProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                server("HummingbirdBcrypt", "hummingbird-auth"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                server("Tracing", "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -83,7 +99,7 @@ let package = Package(
             name: "GatehouseSQLite",
             dependencies: [
                 "GatehouseStore",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                server("GRDB", "GRDB.swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 "GatehouseChecks",
                 "GatehouseProtocol",
@@ -95,9 +111,9 @@ let package = Package(
             name: "GatehousePostgres",
             dependencies: [
                 "GatehouseStore",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                server("PostgresNIO", "postgres-nio"),
                 // Its pool's errors, to tell an outage (``PostgresStore/outage(_:)``).
-                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
+                server("_ConnectionPoolModule", "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 "GatehouseChecks",
                 "GatehouseProtocol",
@@ -110,10 +126,10 @@ let package = Package(
             name: "GatehouseResourceServer",
             dependencies: [
                 "GatehouseProtocol",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                server("Hummingbird", "hummingbird"),
+                server("JWTKit", "jwt-kit"),
+                server("AsyncHTTPClient", "async-http-client"),
+                server("HTTPTypes", "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -133,24 +149,24 @@ let package = Package(
                 "CGSSAPI",
                 "GatehouseProtocol", "GatehouseResourceServer", "GatehouseChecks", "GatehouseHTTP",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                server("Hummingbird", "hummingbird"),
+                server("HummingbirdWebSocket", "hummingbird-websocket"),
+                server("Metrics", "swift-metrics"),
+                server("Prometheus", "swift-prometheus"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("HummingbirdBcrypt", "hummingbird-auth"),
+                server("NIOExtras", "swift-nio-extras"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Yams", package: "Yams"),
+                server("Yams", "Yams"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
+                server("HTTPTypes", "swift-http-types"),
+                server("HummingbirdCore", "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                server("NIOHTTPTypes", "swift-nio-extras"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                server("Tracing", "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -159,22 +175,22 @@ let package = Package(
             name: "GatehouseHTTP",
             dependencies: [
                 "GatehouseProtocol",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                server("HTTPTypes", "swift-http-types"),
+                server("Hummingbird", "hummingbird"),
+                server("HummingbirdTLS", "hummingbird"),
+                server("HummingbirdHTTP2", "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                server("UnixSignals", "swift-service-lifecycle"),
+                server("HummingbirdCore", "hummingbird"),
+                server("Prometheus", "swift-prometheus"),
+                server("Metrics", "swift-metrics"),
+                server("Yams", "Yams"),
+                server("Tracing", "swift-distributed-tracing"),
+                server("Instrumentation", "swift-distributed-tracing"),
+                server("AsyncHTTPClient", "async-http-client"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -183,23 +199,23 @@ let package = Package(
             name: "GatehouseServer",
             dependencies: [
                 "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseHTTP", "GatehouseResourceServer",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
-                .product(name: "BigInt", package: "BigInt"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                server("Hummingbird", "hummingbird"),
+                server("Metrics", "swift-metrics"),
+                server("Prometheus", "swift-prometheus"),
+                server("HummingbirdCore", "hummingbird"),
+                server("HummingbirdHTTP2", "hummingbird"),
+                server("BigInt", "BigInt"),
+                server("HTTPTypes", "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Yams", package: "Yams"),
+                server("JWTKit", "jwt-kit"),
+                server("Yams", "Yams"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "X509", package: "swift-certificates"),
+                server("HummingbirdBcrypt", "hummingbird-auth"),
+                server("Tracing", "swift-distributed-tracing"),
+                server("X509", "swift-certificates"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             // Embedded into the binary at build time (`PackageResources`): `gatehouse` is one file, with its
@@ -225,16 +241,42 @@ let package = Package(
         .target(
             name: "GatehouseClientNIO",
             dependencies: [
-                "GatehouseClient", "GatehouseProtocol",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                "GatehouseClient", "GatehouseProtocol", "GatehouseClientWebSocket",
+                server("AsyncHTTPClient", "async-http-client"),
+                server("HTTPTypes", "swift-http-types"),
+                server("HummingbirdWSClient", "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The gateway's WebSocket client on every platform (SwiftNIO's NIOWebSocket and swift-nio-ssl, nothing else):
+        // challenges on the handshake, KAAZING's extended handshake, in-band revalidation.
+        .target(
+            name: "GatehouseClientWebSocket",
+            dependencies: [
+                "GatehouseClient", "GatehouseProtocol",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // KAAZING's client security and connection API (KGWebSocketFactory, KGChallengeHandler, KGLoginHandler, ...)
+        // over the SDK, so that a KAAZING app's code compiles and runs against a Gatehouse gateway.
+        .target(
+            name: "GatehouseKaazing",
+            dependencies: [
+                "GatehouseClient", "GatehouseClientWebSocket", "GatehouseProtocol",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -251,20 +293,36 @@ let package = Package(
             dependencies: ["GatehouseClient", "CGSSAPI"],
             swiftSettings: swiftSettings
         ),
+        // Stand-ins of the Apple APIs that the SDK's Apple-only adapters call (Security's keychain and trust, URLSession's
+        // delegate signatures), as Apple declares and documents them, so that those adapters compile and run on Linux.
+        .target(name: "SecurityStandIn", path: "Tests/AppleStandIns/SecurityStandIn", swiftSettings: swiftSettings),
+        // The SDK's Apple-only adapters (KeychainKeyStore, the session delegate's server trust) compiled on Linux against
+        // the stand-ins: the files are GatehouseClient's own, linked in (APPLE_STAND_INS chooses the stand-in imports).
+        .target(
+            name: "GatehouseClientAppleAdapters",
+            dependencies: ["GatehouseClient", "GatehouseProtocol", "SecurityStandIn"],
+            path: "Tests/AppleStandIns/Adapters",
+            swiftSettings: swiftSettings + [.define("APPLE_STAND_INS")]
+        ),
+        .testTarget(
+            name: "AppleAdapterTests",
+            dependencies: ["GatehouseClientAppleAdapters", "GatehouseClient", "GatehouseProtocol", "SecurityStandIn"],
+            swiftSettings: swiftSettings
+        ),
         // The `gatehouse` command.
         .executableTarget(
             name: "GatehouseCLI",
             dependencies: [
                 "GatehouseServer", "GatehouseClient", "GatehouseClientNIO", "GatehousePostgres", "GatehouseGateway", "GatehouseHTTP", "GatehouseSQLite", "GatehouseStore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                server("ArgumentParser", "swift-argument-parser"),
+                server("HummingbirdWSClient", "hummingbird-websocket"),
+                server("Hummingbird", "hummingbird"),
+                server("HummingbirdBcrypt", "hummingbird-auth"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                server("PostgresNIO", "postgres-nio"),
                 "GatehouseProtocol",
             ],
             swiftSettings: swiftSettings
@@ -281,7 +339,7 @@ let package = Package(
             name: "BenchmarkSupport",
             dependencies: [
                 "GatehouseProtocol",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                server("AsyncHTTPClient", "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -294,12 +352,12 @@ let package = Package(
             name: "GatewayBenchmark",
             dependencies: [
                 "BenchmarkSupport", "GatehouseGateway", "GatehouseProtocol", "GatehouseResourceServer",
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                server("JWTKit", "jwt-kit"),
+                server("Hummingbird", "hummingbird"),
+                server("HummingbirdWSClient", "hummingbird-websocket"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                server("HTTPTypes", "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -312,12 +370,12 @@ let package = Package(
             name: "FlowBenchmark",
             dependencies: [
                 "BenchmarkSupport", "GatehouseServer", "GatehouseSQLite", "GatehouseProtocol", "GatehouseHTTP",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                server("AsyncHTTPClient", "async-http-client"),
+                server("Hummingbird", "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/FlowBenchmark",
@@ -329,7 +387,7 @@ let package = Package(
             name: "MultiNodeBenchmark",
             dependencies: [
                 "BenchmarkSupport", "GatehouseProtocol",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                server("AsyncHTTPClient", "async-http-client"),
             ],
             path: "Benchmarks/MultiNodeBenchmark",
             swiftSettings: swiftSettings
@@ -337,7 +395,7 @@ let package = Package(
         // An example service that trusts Gatehouse: its balance endpoint needs `accessRestricted`.
         .target(
             name: "BalanceService",
-            dependencies: ["GatehouseResourceServer", .product(name: "Hummingbird", package: "hummingbird")],
+            dependencies: ["GatehouseResourceServer", server("Hummingbird", "hummingbird")],
             path: "Examples/BalanceService",
             swiftSettings: swiftSettings
         ),
@@ -347,7 +405,7 @@ let package = Package(
             name: "GatehouseChecksTests",
             dependencies: [
                 "GatehouseChecks", "GatehouseProtocol",
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                server("HummingbirdBcrypt", "hummingbird-auth"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
@@ -359,7 +417,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                server("HTTPTypes", "swift-http-types"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -370,24 +428,24 @@ let package = Package(
                 "GatehouseServer", "GatehouseClient", "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite",
                 "GatehousePostgres", "GatehouseResourceServer", "GatehouseGateway", "GatehouseClientNIO", "ExampleChecks", "BalanceService",
                 "GatehouseHTTP",
-                "GatehouseClientKerberos", "GatehouseMobileFirst",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "GatehouseClientKerberos", "GatehouseMobileFirst", "GatehouseClientWebSocket", "GatehouseKaazing",
+                server("AsyncHTTPClient", "async-http-client"),
+                server("Hummingbird", "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                .product(name: "BigInt", package: "BigInt"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("JWTKit", "jwt-kit"),
+                server("HummingbirdWebSocket", "hummingbird-websocket"),
+                server("HummingbirdWSClient", "hummingbird-websocket"),
+                server("BigInt", "BigInt"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                server("HTTPTypes", "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                server("PostgresNIO", "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                server("GRDB", "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

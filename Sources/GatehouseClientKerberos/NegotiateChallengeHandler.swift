@@ -1,7 +1,7 @@
 import CGSSAPI
 public import Foundation
 public import GatehouseClient
-import Synchronization
+import GatehouseProtocol
 
 /// Why no SPNEGO token could be made.
 public struct KerberosInitiatorError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -124,7 +124,7 @@ public struct KerberosInitiator: Sendable {
 public final class NegotiateChallengeHandler: HTTPChallengeHandler {
     private let initiator: KerberosInitiator
     private let service: (@Sendable (URL) -> String)?
-    private let failure = Mutex<KerberosInitiatorError?>(nil)
+    private let failure = Locked<KerberosInitiatorError?>(nil)
 
     /// - Parameters:
     ///   - credentialCache: the ticket cache (`nil`: the default one, as `kinit` fills it).

@@ -24,8 +24,8 @@ public enum ClientSecretBasic {
             guard let decoded = Base64URL.decode(utf8: UnsafeBufferPointer(rebasing: bytes[start..<end])) else { return nil }
             return decoded.withUnsafeBytes { raw -> (clientID: String, secret: String)? in
                 guard let colon = raw.firstIndex(of: UInt8(ascii: ":")),
-                      let id = String(validating: raw[..<colon], as: UTF8.self),
-                      let secret = String(validating: raw[(colon + 1)...], as: UTF8.self)
+                      let id = String(utf8Validating: raw[..<colon]),
+                      let secret = String(utf8Validating: raw[(colon + 1)...])
                 else { return nil }
                 return (decode(id), decode(secret))
             }

@@ -4,7 +4,7 @@
 /// When a new entry finds the memory full, the expired entries are dropped first; if it is still full, the cache
 /// either forgets everything (``Overflow/forgetAll``: a cache of work that can be done again) or refuses the new
 /// entry (``Overflow/refuse``: a memory that must fail closed, such as replay protection). A value type: keep it
-/// inside a `Mutex`.
+/// inside a lock (`Mutex` on the server, `Locked` in what apps compile).
 ///
 /// Not a wire format: it lives here because every part (server, gateway, resource server) shares this module.
 package struct ExpiringEntries<Key: Hashable, Value, Instant: Comparable> {

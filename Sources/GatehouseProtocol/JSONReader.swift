@@ -85,7 +85,7 @@ package enum JSONReader {
                 index += 1
             }
             guard current != nil else { return nil }
-            let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            let text = String(utf8Validating: UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
             index += 1
             return text
         }
@@ -96,7 +96,7 @@ package enum JSONReader {
                 index += 1
                 switch byte {
                 case UInt8(ascii: "\""):
-                    return String(validating: utf8, as: UTF8.self)
+                    return String(utf8Validating: utf8)
                 case UInt8(ascii: "\\"):
                     guard let escape = current else { return nil }
                     index += 1

@@ -156,7 +156,7 @@ package enum KaazingHandshake {
         while index < bytes.count - 2 {
             if bytes[index] == 13 {
                 guard bytes[index + 1] == 10 else { throw FormatError("a bare CR in the handshake message") }
-                guard let line = String(validating: bytes[start..<index], as: UTF8.self) else { throw FormatError("the handshake message is not UTF-8") }
+                guard let line = String(utf8Validating: bytes[start..<index]) else { throw FormatError("the handshake message is not UTF-8") }
                 lines.append(line)
                 index += 2
                 start = index

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import GatehouseProtocol
 
 /// Where the SDK reports what happens: every subscriber of ``GatehouseClient/events(bufferSize:)`` and the configuration's
 /// logger (late answers at `warning`, failed flows and abandoned challenges at `notice` unless the caller
@@ -8,8 +8,8 @@ import Synchronization
 /// events are dropped beyond its buffer.
 final class ClientObserver: Sendable {
     let logger: Logger
-    private let subscribers = Mutex<[UInt64: AsyncStream<GatehouseEvent>.Continuation]>([:])
-    private let nextID = Atomic<UInt64>(0)
+    private let subscribers = Locked<[UInt64: AsyncStream<GatehouseEvent>.Continuation]>([:])
+    private let nextID = Locked<UInt64>(0)
 
     init(logger: Logger) {
         self.logger = logger
@@ -17,7 +17,7 @@ final class ClientObserver: Sendable {
 
     /// A new stream of the events from now on; it ends when the subscriber stops iterating.
     func stream(bufferSize: Int) -> AsyncStream<GatehouseEvent> {
-        let id = nextID.add(1, ordering: .relaxed).newValue
+        let id = nextID.withLock { id in id += 1; return id }
         let (stream, continuation) = AsyncStream<GatehouseEvent>.makeStream(bufferingPolicy: .bufferingNewest(bufferSize))
         continuation.onTermination = { [weak self] _ in
             _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }

@@ -1,6 +1,5 @@
 import Foundation
 import GatehouseProtocol
-import Synchronization
 
 /// What app code needs of a client — tokens, login, logout, protected resources — as a protocol: view models and
 /// services take `any GatehouseClientProtocol`, the app gives them its ``GatehouseClient``, and their tests give them a
@@ -43,7 +42,7 @@ public final class GatehouseClientDouble: GatehouseClientProtocol, Sendable {
         var resources: [String: Result<ResourceResponse, GatehouseClientError>] = [:]
         var calls: [String] = []
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

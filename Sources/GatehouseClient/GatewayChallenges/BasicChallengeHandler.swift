@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import GatehouseProtocol
 
 /// Answers `Basic` and `Application Basic` challenges with `Authorization: Basic base64(user:password)` (UTF-8),
 /// asking a ``LoginHandler``: the one registered for the challenge's realm, else the general one.
@@ -9,10 +9,10 @@ public final class BasicChallengeHandler: HTTPChallengeHandler {
         var byRealm: [String: any LoginHandler] = [:]
     }
 
-    private let handlers: Mutex<Handlers>
+    private let handlers: Locked<Handlers>
 
     public init(loginHandler: (any LoginHandler)? = nil) {
-        handlers = Mutex(Handlers(general: loginHandler))
+        handlers = Locked(Handlers(general: loginHandler))
     }
 
     /// Sets the general login handler.

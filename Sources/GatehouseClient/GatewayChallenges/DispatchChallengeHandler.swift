@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import GatehouseProtocol
 
 /// Routes challenges to handlers registered for location patterns (KAAZING `DispatchChallengeHandler`):
 /// `[scheme://]host[:port][/path]`, with `*` matching one or more host labels, path segments or any port. A pattern
@@ -19,7 +19,7 @@ public final class DispatchChallengeHandler: HTTPChallengeHandler {
         let handler: any HTTPChallengeHandler
     }
 
-    private let registrations = Mutex<[Registration]>([])
+    private let registrations = Locked<[Registration]>([])
 
     public init() {}
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import GatehouseProtocol
 
 /// The SDK's gateway challenge loop for one WebSocket connection attempt: answers each `WWW-Authenticate` of the
 /// handshake and counts the answers, so that the retry limit covers the whole attempt. Shared by the SDK's
@@ -7,7 +7,7 @@ import Synchronization
 public final class WebSocketChallengeAnswers: Sendable {
     let loop: GatewayChallengeLoop
     let location: URL
-    private let state = Mutex(GatewayChallengeLoop.State())
+    private let state = Locked(GatewayChallengeLoop.State())
 
     /// A loop answering with `handler` for `url`, at most `maxAttempts` times.
     public init(_ handler: any HTTPChallengeHandler, url: String, maxAttempts: Int = 2) throws {

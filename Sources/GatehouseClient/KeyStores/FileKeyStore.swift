@@ -75,20 +75,29 @@ public struct FileKeyStore: KeyStore {
         guard fsync(descriptor) == 0 else { throw posixError(path: path) }
     }
 
+    /// Complete data protection: the file is unreadable while the device is locked. Built on every platform (so that
+    /// Linux type-checks what Apple runs), applied where the platform has data protection.
+    static var completeProtection: [FileAttributeKey: Any] { [.protectionKey: FileProtectionType.complete] }
+
     /// Complete data protection where the platform has it.
     private static func protect(_ url: URL) throws {
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-        try FileManager.default.setAttributes([.protectionKey: FileProtectionType.complete], ofItemAtPath: url.path)
+        try FileManager.default.setAttributes(completeProtection, ofItemAtPath: url.path)
         #endif
+    }
+
+    /// Out of backups: built on every platform, applied where the platform backs files up.
+    static var excludedFromBackup: URLResourceValues {
+        var values = URLResourceValues()
+        values.isExcludedFromBackup = true
+        return values
     }
 
     /// Keeps the file out of backups where the platform backs files up.
     private static func excludeFromBackup(_ url: URL) throws {
         #if canImport(Darwin)
-        var values = URLResourceValues()
-        values.isExcludedFromBackup = true
         var target = url
-        try target.setResourceValues(values)
+        try target.setResourceValues(excludedFromBackup)
         #endif
     }
 

@@ -1,14 +1,14 @@
-import Synchronization
+import GatehouseProtocol
 
 /// A ``KeyStore`` in memory: the registration lasts as long as the store. For tests and short-lived tools only: an
 /// app that forgets its registration at every launch registers again each time, and the server's attempt counters
 /// and remember-me, which follow the client, start afresh.
 public final class InMemoryKeyStore: KeyStore {
-    private let stored: Mutex<StoredRegistration?>
+    private let stored: Locked<StoredRegistration?>
 
     /// A store holding `registration` (empty by default).
     public init(_ registration: StoredRegistration? = nil) {
-        stored = Mutex(registration)
+        stored = Locked(registration)
     }
 
     /// What the store holds now.

@@ -1,6 +1,15 @@
+// Apple-only: compiled into GatehouseClient where Security exists, and on Linux into GatehouseClientAppleAdapters
+// (Tests/AppleStandIns) against a stand-in of the Security API it calls, where AppleAdapterTests runs it.
+#if canImport(Security) || APPLE_STAND_INS
+public import Foundation
 #if canImport(Security)
-import Foundation
-import Security
+public import Security
+#else
+public import SecurityStandIn
+#endif
+#if APPLE_STAND_INS
+public import GatehouseClient
+#endif
 
 /// A ``KeyStore`` in the Keychain (Apple platforms): the registration as one generic-password item, readable
 /// after the device's first unlock and never leaving it (`kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`: not

@@ -1,5 +1,4 @@
 import GatehouseProtocol
-import Synchronization
 
 /// The client's challenge handlers by security-check name, its gateway handlers, and what happened to
 /// their challenges: which are open now, and which were abandoned (cancelled or timed out) and when.
@@ -20,14 +19,14 @@ final class ChallengeHandlerRegistry: Sendable {
         var nextWaiter: UInt64 = 0
     }
 
-    private let state = Mutex(State())
-    private let sequence = Atomic<UInt64>(0)
+    private let state = Locked(State())
+    private let sequence = Locked<UInt64>(0)
 
     // MARK: Request sequence
 
     /// A new sequence number: every request and flow takes one when it starts, so that a cancelled challenge
     /// can fail exactly the requests that were in flight when it was cancelled.
-    func nextSequence() -> UInt64 { sequence.add(1, ordering: .relaxed).newValue }
+    func nextSequence() -> UInt64 { sequence.withLock { sequence in sequence += 1; return sequence } }
 
     // MARK: Handlers
 
@@ -61,7 +60,7 @@ final class ChallengeHandlerRegistry: Sendable {
 
     /// Records that the challenge of `securityCheck` was abandoned with `error`.
     func abandon(_ securityCheck: String, with error: GatehouseClientError) {
-        let now = sequence.load(ordering: .relaxed)
+        let now = sequence.withLock { $0 }
         state.withLock { $0.abandoned[securityCheck] = (now, error) }
     }
 

@@ -1,4 +1,4 @@
-import Synchronization
+import GatehouseProtocol
 
 /// Runs an operation that may never finish (a user who never answers) with a time limit, without waiting
 /// for it: the caller resumes at the limit, the operation's task is cancelled.
@@ -18,7 +18,7 @@ enum Deadline {
             var outcome: Outcome<Value>?
             var tasks: [Task<Void, Never>] = []
         }
-        private let state = Mutex(State())
+        private let state = Locked(State())
 
         /// Delivers `outcome` if nothing was delivered yet; `true` when it was delivered.
         @discardableResult

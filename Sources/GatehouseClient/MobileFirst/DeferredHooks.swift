@@ -1,4 +1,4 @@
-import Synchronization
+import GatehouseProtocol
 
 /// The app's hooks a flow calls while it holds the authorization manager's turn — `handleSuccess`, `handleFailure`,
 /// `challengeAbandoned` — kept until the turn has ended, then run in the order they were called, before the flow's
@@ -8,7 +8,7 @@ final class DeferredHooks: Sendable {
     /// The flow's hooks, while the current task is in a turn.
     @TaskLocal static var current: DeferredHooks?
 
-    private let hooks = Mutex<[@Sendable () async -> Void]>([])
+    private let hooks = Locked<[@Sendable () async -> Void]>([])
 
     /// Runs `hook` after the current turn when there is one, now otherwise.
     static func call(_ hook: @escaping @Sendable () async -> Void) async {

@@ -1,6 +1,5 @@
 public import Foundation
 import GatehouseProtocol
-import Synchronization
 
 /// Handles the challenges of a gateway in front of the servers that answers with its own login page (or a
 /// redirect to one) instead of the resource — MobileFirst's `GatewayChallengeHandler` (that name is kept as an
@@ -17,7 +16,7 @@ open class LoginPageChallengeHandler: @unchecked Sendable {
     /// The handler's name (reported in errors).
     public let name: String
     private let pending = PendingAnswer<Bool>()
-    private let connection = Mutex<(any HTTPTransport, ClientConfiguration)?>(nil)
+    private let connection = Locked<(any HTTPTransport, ClientConfiguration)?>(nil)
 
     /// A gateway handler named `name`.
     public init(name: String) {

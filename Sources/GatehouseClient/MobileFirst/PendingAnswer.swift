@@ -1,10 +1,10 @@
-import Synchronization
+import GatehouseProtocol
 
 /// The one answer a challenge handler owes the framework: ``wait(cancelled:ask:)`` suspends until ``resume(_:)``
 /// delivers it, exactly once. A newer wait, or the waiting task's cancellation, ends the open one with
 /// `cancelled`. Shared by ``SecurityCheckChallengeHandler`` and ``LoginPageChallengeHandler``.
 final class PendingAnswer<Value: Sendable>: Sendable {
-    private let pending = Mutex<CheckedContinuation<Value, Never>?>(nil)
+    private let pending = Locked<CheckedContinuation<Value, Never>?>(nil)
 
     /// Whether a wait is open.
     var isOpen: Bool { pending.withLock { $0 != nil } }

@@ -1,4 +1,4 @@
-import Synchronization
+import GatehouseProtocol
 
 /// What scope each resource needs, learnt from its `insufficient_scope` answers: an LRU of 100 entries keyed
 /// by `"<url>_<METHOD>"` (as MobileFirst's `WLAuthorizationManager`), so that the next request sends the right token up front.
@@ -11,7 +11,7 @@ final class ResourceScopeCache: Sendable {
         /// Least recently used first.
         var order: [String] = []
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     static func key(url: String, method: String) -> String { "\(url)_\(method.uppercased())" }
 

@@ -1,5 +1,4 @@
 import GatehouseProtocol
-import Synchronization
 
 /// A challenge handler as in the MobileFirst tutorials: subclass it, override
 /// ``handleChallenge(_:)`` to ask the user, and call ``submitChallengeAnswer(_:)-(JSONObject?)`` or ``cancel()``
@@ -26,7 +25,7 @@ open class SecurityCheckChallengeHandler: SecurityCheckChallengeResponder, @unch
     /// The security check this handler answers.
     public let securityCheck: String
     private let pending = PendingAnswer<ChallengeAnswer>()
-    private let observer = Mutex<ClientObserver?>(nil)
+    private let observer = Locked<ClientObserver?>(nil)
 
     /// A handler for the security check named `securityCheck`.
     public init(securityCheck: String) {

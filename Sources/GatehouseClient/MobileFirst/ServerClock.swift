@@ -1,11 +1,10 @@
 import GatehouseProtocol
-import Synchronization
 
 /// The server's clock as the client sees it: local time plus the offset learnt from
 /// `successes.clockSynchronization.serverTimeStamp`. Client assertions are dated with it, so a device whose
 /// clock is wrong still produces assertions the server accepts.
 final class ServerClock: Sendable {
-    private let offset = Mutex<Int64>(0)
+    private let offset = Locked<Int64>(0)
 
     /// Local time, epoch ms.
     static func localMillis() -> Int64 { EpochTime.nowMillis() }

@@ -1,4 +1,4 @@
-import Synchronization
+import GatehouseProtocol
 
 /// One piece of work that several callers wait for (a registration, a token flow), run once in its own task.
 ///
@@ -18,7 +18,7 @@ final class SharedFlow<Value: Sendable>: Sendable {
         var task: Task<Void, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Starts `operation` in a task of its own.
     init(_ operation: @escaping @Sendable () async -> Outcome) {

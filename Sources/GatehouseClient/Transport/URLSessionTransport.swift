@@ -1,15 +1,44 @@
-import Foundation
+public import Foundation
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
 #endif
+import GatehouseProtocol
 
-/// The default ``HTTPTransport``: `URLSession`, with redirects refused (on Apple platforms and on Linux).
+/// The default ``HTTPTransport``: `URLSession`, with redirects refused (on Apple platforms and on Linux), and on Apple
+/// platforms, servers' public keys pinned when `pins` are given.
 public final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
 
     /// A transport over a session of `configuration` (ephemeral by default: cookies live as long as the transport).
-    public init(configuration: URLSessionConfiguration = .ephemeral) {
-        session = URLSession(configuration: configuration, delegate: RedirectRefusal(), delegateQueue: nil)
+    public convenience init(configuration: URLSessionConfiguration = .ephemeral) {
+        self.init(configuration: configuration, parsedPins: [])
+    }
+
+    /// A transport that talks only to servers whose certificate carries one of `pins` (`sha256/` and the base64 of a
+    /// SubjectPublicKeyInfo's SHA-256, as `PinnedHTTPTransport` takes them; `WLClient.pinTrustedCertificatePublicKey`
+    /// reads them from a certificate). On Apple platforms a server whose chain is trusted but whose own certificate
+    /// carries none of these keys gets nothing: the call fails before the request leaves. Pin the server's key and a
+    /// backup key. On Linux, Foundation's URLSession hands no server trust to a delegate: use `PinnedHTTPTransport`
+    /// (GatehouseClientNIO) there; pins are refused here.
+    /// - Throws: `invalidArgument` for a malformed pin, none at all, or pins on Linux.
+    public convenience init(configuration: URLSessionConfiguration = .ephemeral, pins: [String]) throws(GatehouseClientError) {
+        var parsed = Set<PublicKeyPin>()
+        for text in pins {
+            guard let pin = PublicKeyPin(text) else {
+                throw .invalidArgument("'\(text.prefix(80))' is not a public key pin (sha256/ and the base64 of 32 bytes)")
+            }
+            parsed.insert(pin)
+        }
+        guard !parsed.isEmpty else { throw .invalidArgument("a pinned transport needs at least one pin") }
+        #if !canImport(Security)
+        throw .invalidArgument("URLSession cannot pin public keys on this platform: use PinnedHTTPTransport")
+        #else
+        self.init(configuration: configuration, parsedPins: parsed)
+        #endif
+    }
+
+    private init(configuration: URLSessionConfiguration, parsedPins: Set<PublicKeyPin>) {
+        session = URLSession(configuration: configuration, delegate: URLSessionTransportDelegate(pins: parsedPins), delegateQueue: nil)
     }
 
     deinit { session.finishTasksAndInvalidate() }
@@ -47,15 +76,5 @@ public final class URLSessionTransport: HTTPTransport {
             if (error as? URLError)?.code == .timedOut { return .timedOut(url: request.url.absoluteString, underlying: error) }
             return .transport("\(request.method) \(request.url.absoluteString): \(error.localizedDescription)", underlying: error)
         }
-    }
-}
-
-/// Refuses every redirect, so that the response carrying `Location` reaches the SDK.
-private final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
     }
 }

@@ -16,6 +16,10 @@ public import Observation
 ///     PinPrompt(pending: pending, submit: { challenges.submit(["pin": $0]) }, cancel: { challenges.cancel() })
 /// }
 /// ```
+///
+/// Observation (`@Observable`) needs iOS 17 and macOS 14: on iOS 16, drive a view from ``MainActorChallengeResponder``
+/// with the app's own `ObservableObject`.
+@available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
 @MainActor
 @Observable
 public final class PendingChallengeModel: MainActorChallengeResponder {

@@ -1,0 +1,1 @@
+../../../Sources/GatehouseClient/KeyStores/KeychainKeyStore.swift

@@ -1,0 +1,1 @@
+../../../Sources/GatehouseClient/Transport/URLSessionTransportDelegate+ServerTrust.swift
