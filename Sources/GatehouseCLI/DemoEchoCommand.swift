@@ -3,7 +3,6 @@ import Foundation
 import GatehouseClient
 import GatehouseClientNIO
 import GatehouseGateway
-import HummingbirdWSClient
 import Logging
 import NIOCore
 import NIOPosix

@@ -3,7 +3,7 @@ import GatehouseProtocol
 
 /// The SDK's gateway challenge loop for one WebSocket connection attempt: answers each `WWW-Authenticate` of the
 /// handshake and counts the answers, so that the retry limit covers the whole attempt. Shared by the SDK's
-/// WebSocket clients (`GatewayWebSocketClient` of `GatehouseClientNIO`, `URLSessionGatewayWebSocket`).
+/// WebSocket client (`GatewayWebSocketClient` of `GatehouseClientWebSocket`).
 public final class WebSocketChallengeAnswers: Sendable {
     let loop: GatewayChallengeLoop
     let location: URL

@@ -31,6 +31,11 @@ import Testing
         return false
     }
 
+    static func isReserved(_ message: GatewayWebSocketMessage) -> Bool {
+        if case .text(let text) = message { return text.hasPrefix(GatewayRevalidation.reservedPrefix) }
+        return false
+    }
+
     @Test(.timeLimit(.minutes(3))) func anUpstreamCannotChallengeTheClientInBand() async throws {
         let capture = LogCapture()
         try await RecordingFixture.run(logger: capture.logger(), { Self.configuration($0, every: 30) }) { fixture async throws in
@@ -181,8 +186,8 @@ import Testing
             let answers = try WebSocketChallengeAnswers(BasicChallengeHandler(loginHandler: login), url: fixture.wsBase + "/ws/echo")
             let received = Calls<String>()
             let close = try await GatewayWebSocketClient.connect(url: fixture.wsBase + "/ws/echo", logger: GatewayFixture.logger,
-                                                                 answer: answers.answer) { inbound, _, _ in
-                for try await message in inbound.messages(maxSize: 1 << 16) {
+                                                                 answer: answers.answer) { inbound, _ in
+                for try await message in inbound {
                     if case .text(let text) = message { received.record(text) }
                 }
             }

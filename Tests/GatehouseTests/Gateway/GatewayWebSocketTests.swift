@@ -16,9 +16,9 @@ import Testing
     }
 
     /// Sends `lines` and collects the echoes, then closes.
-    static func echo(_ lines: [String]) -> WebSocketDataHandler<WebSocketClient.Context> {
-        { inbound, outbound, _ in
-            var iterator = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+    static func echo(_ lines: [String]) -> GatewayWebSocketHandler {
+        { inbound, outbound in
+            var iterator = inbound.makeAsyncIterator()
             for line in lines {
                 try await outbound.write(.text(line))
                 guard case .text(let echoed) = try await iterator.next() else { throw TestFailure("no echo for \(line)") }
@@ -71,9 +71,9 @@ import Testing
             let url = fixture.wsBase + "/echo"
             let answers = try WebSocketChallengeAnswers(BasicChallengeHandler(loginHandler: CountingLoginHandler(.joe)), url: url)
             let start = ContinuousClock.now
-            let close = try await GatewayWebSocketClient.connect(url: url, logger: GatewayFixture.logger, answer: answers.answer) { inbound, outbound, _ in
+            let close = try await GatewayWebSocketClient.connect(url: url, logger: GatewayFixture.logger, answer: answers.answer) { inbound, outbound in
                 try await outbound.write(.text("ping"))
-                for try await _ in inbound.messages(maxSize: 1 << 16) {}
+                for try await _ in inbound {}
             }
             #expect(close?.closeCode == .policyViolation)
             #expect(close?.reason == "authorization timeout")
@@ -93,9 +93,9 @@ import Testing
                 let token = try await brief.obtainToken(scope: "accessRestricted").access_token
                 let answers = try WebSocketChallengeAnswers(TokenChallengeHandler { _ in token }, url: url)
                 let echoed = Mutex(0)
-                let close = try await GatewayWebSocketClient.connect(url: url, logger: GatewayFixture.logger, answer: answers.answer) { inbound, outbound, _ in
+                let close = try await GatewayWebSocketClient.connect(url: url, logger: GatewayFixture.logger, answer: answers.answer) { inbound, outbound in
                     try await outbound.write(.text("first"))
-                    for try await message in inbound.messages(maxSize: 1 << 16) {
+                    for try await message in inbound {
                         if case .text("first") = message { echoed.withLock { $0 += 1 } }
                     }
                 }

@@ -4,7 +4,6 @@ import GatehouseClientKerberos
 import GatehouseClientNIO
 import GatehouseGateway
 import GatehouseProtocol
-import HummingbirdWSClient
 import Testing
 
 /// A module that grants a fixed role to any credentials (to show the chain's JAAS flags around `kerberos5`).
@@ -188,7 +187,7 @@ struct FixedRoleModule: LoginModule {
             #expect(handler.lastFailure?.description.contains("no Kerberos credentials") == true)
             await #expect(throws: (any Error).self) {
                 try await GatewayWebSocketClient.connect(url: fixture.wsBase + "/echo", challengeHandler: handler, logger: GatewayFixture.logger,
-                                                         handler: { _, _, _ in })
+                                                         handler: { _, _ in })
             }
         }
     }

@@ -2,7 +2,6 @@ import Foundation
 import GatehouseClient
 import GatehouseClientNIO
 import GatehouseGateway
-import HummingbirdWSClient
 import Synchronization
 import Testing
 
@@ -23,7 +22,7 @@ import Testing
     }
 
     /// Sends `text` and records its echo and the selected protocol.
-    static func echo(_ text: String, _ received: Received) -> @Sendable (AsyncThrowingStream<WebSocketMessage, any Error>, WebSocketOutboundWriter,
+    static func echo(_ text: String, _ received: Received) -> @Sendable (AsyncThrowingStream<GatewayWebSocketMessage, any Error>, GatewayWebSocketWriter,
                                                                          GatewayWebSocketClient.Opened) async throws -> Void {
         { messages, outbound, opened in
             received.selected.withLock { $0 = opened.selectedProtocol }
