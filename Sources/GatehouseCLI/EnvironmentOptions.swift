@@ -9,7 +9,7 @@ enum EnvironmentOptions {
     static let options: [String: [String]] = [
         "serve": ["policy", "data", "database", "host", "port", "issuer", "tls-certificate", "tls-key", "tls-client-ca", "idle-timeout", "header-read-timeout",
                   "retire-signing-keys-after-days", "node-name", "audit-retention-days", "audit-log-lines", "connections-on-event-loop", "event-loops", "policy-poll-interval", "sample-adapter", "sqlite-durability",
-                  "store-timeout", "database-wait", "trusted-proxy", "metrics-access", "otlp-endpoint", "trace-sample-ratio", "log-level"],
+                  "store-timeout", "database-wait", "trusted-proxy", "forwarded-header", "metrics-access", "otlp-endpoint", "trace-sample-ratio", "log-level"],
         "gateway": ["config", "host", "port", "event-loops", "tls-certificate", "tls-key", "upstream-ca-file", "otlp-endpoint", "trace-sample-ratio", "log-level"],
         "keys": ["data", "database"],
     ]

@@ -86,6 +86,11 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: "The client's address (throttles, audit log) and the host its page came from (the same-origin test) are then taken from them; every other peer's are ignored."))
     var trustedProxies: [String] = []
 
+    @Option(help: ArgumentHelp(
+        "The one forwarding field the --trusted-proxy addresses set: x-forwarded-for (with X-Forwarded-Host|Proto) or forwarded (RFC 7239).",
+        discussion: "Only that field is read; the other is whatever the client wrote (nginx passes it through). Default: x-forwarded-for, what the README's nginx files set."))
+    var forwardedHeader: TrustedProxies.ForwardedField = .xForwardedFor
+
     @Option(help: "This node's name in the audit log (default: the host name).")
     var nodeName: String?
 
@@ -165,7 +170,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.nodeName = nodeName
         configuration.metricsAccess = metricsAccess
         do {
-            configuration.trustedProxies = try TrustedProxies(trustedProxies.flatMap { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } })
+            configuration.trustedProxies = try TrustedProxies(trustedProxies.flatMap { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } },
+                                                              forwardedField: forwardedHeader)
         } catch {
             throw ValidationError("--\(error.description.replacingOccurrences(of: "trustedProxies", with: "trusted-proxy"))")
         }
@@ -278,3 +284,6 @@ extension SQLiteStore.Durability: ExpressibleByArgument {}
 
 /// `--metrics-access open|token`.
 extension ServerConfiguration.MetricsAccess: ExpressibleByArgument {}
+
+/// `--forwarded-header x-forwarded-for|forwarded`.
+extension TrustedProxies.ForwardedField: ExpressibleByArgument {}

@@ -5,9 +5,10 @@ import HTTPTypes
 /// sends upstream.
 ///
 /// A client's own fields of that family (every `X-Forwarded-*`, `Forwarded`, `X-Real-IP`) are never forwarded as
-/// they are: a client could claim any address. From a peer in ``TrustedProxies`` they are kept and the peer is
-/// appended (`X-Forwarded-For: client, proxy`); from any other peer they are dropped and the gateway states the
-/// peer's address, `http` and the request's `Host`.
+/// they are: a client could claim any address. From a peer in ``TrustedProxies`` the family it is configured to
+/// set (``TrustedProxies/forwardedField``) is kept and the peer appended (`X-Forwarded-For: client, proxy`), the
+/// other family restated from it (the proxy passed that one through as the client wrote it); from any other peer
+/// they are dropped and the gateway states the peer's address, `http` and the request's `Host`.
 struct ForwardingHeaders: Sendable, Equatable {
     /// The fields to send upstream, in order.
     let fields: [(name: String, value: String)]
@@ -28,16 +29,28 @@ struct ForwardingHeaders: Sendable, Equatable {
         var fields: [(name: String, value: String)] = []
         fields.reserveCapacity(4)
         if trusted.contains(peer) {
-            // Keep what the proxy said, append the proxy itself.
+            // Keep the family the proxy is configured to set (``TrustedProxies/forwardedField``) and append the proxy
+            // itself; the other family is what the client wrote (a proxy passes it through untouched), so it is
+            // restated from what the kept one says rather than forwarded.
             func values(_ name: String) -> [String] { headers.filter { $0.name.canonicalName == name }.map(\.value) }
-            for field in headers where Self.isForwardingField(field.name.canonicalName) && field.name.canonicalName != "x-forwarded-for"
-                && field.name.canonicalName != "forwarded" {
-                fields.append((field.name.rawName, field.value))
+            let client = trusted.client(peer: peer, fields: headers)
+            let stated = client.address.map { $0 == peer ? [] : [Self.forwardedElement(peer: $0, host: client.host, proto: client.proto)] } ?? []
+            switch trusted.forwardedField {
+            case .xForwardedFor:
+                for field in headers where field.name.canonicalName.hasPrefix("x-forwarded-") && field.name.canonicalName != "x-forwarded-for" {
+                    fields.append((field.name.rawName, field.value))
+                }
+                fields.append(("X-Forwarded-For", (values("x-forwarded-for") + [peer ?? "unknown"]).joined(separator: ", ")))
+                if values("x-forwarded-proto").isEmpty { fields.append(("X-Forwarded-Proto", proto)) }
+                if values("x-forwarded-host").isEmpty, let host { fields.append(("X-Forwarded-Host", host)) }
+                fields.append(("Forwarded", (stated + [Self.forwardedElement(peer: peer, host: host, proto: proto)]).joined(separator: ", ")))
+            case .forwarded:
+                let chain = (client.address.map { $0 == peer ? [] : [$0] } ?? []) + [peer ?? "unknown"]
+                fields.append(("X-Forwarded-For", chain.joined(separator: ", ")))
+                fields.append(("X-Forwarded-Proto", client.proto ?? proto))
+                if let host = client.host ?? host { fields.append(("X-Forwarded-Host", host)) }
+                fields.append(("Forwarded", (values("forwarded") + [Self.forwardedElement(peer: peer, host: host, proto: proto)]).joined(separator: ", ")))
             }
-            fields.append(("X-Forwarded-For", (values("x-forwarded-for") + [peer ?? "unknown"]).joined(separator: ", ")))
-            if values("x-forwarded-proto").isEmpty { fields.append(("X-Forwarded-Proto", proto)) }
-            if values("x-forwarded-host").isEmpty, let host { fields.append(("X-Forwarded-Host", host)) }
-            fields.append(("Forwarded", (values("forwarded") + [Self.forwardedElement(peer: peer, host: host, proto: proto)]).joined(separator: ", ")))
         } else {
             fields.append(("X-Forwarded-For", peer ?? "unknown"))
             fields.append(("X-Forwarded-Proto", proto))
@@ -48,12 +61,12 @@ struct ForwardingHeaders: Sendable, Equatable {
     }
 
     /// `for=192.0.2.1;host="h:8090";proto=http` (an IPv6 node quoted and in brackets).
-    static func forwardedElement(peer: String?, host: String?, proto: String = "http") -> String {
+    static func forwardedElement(peer: String?, host: String?, proto: String? = "http") -> String {
         var node = "unknown"
         if let peer { node = peer.utf8.contains(UInt8(ascii: ":")) ? "\"[\(peer)]\"" : peer }
         var element = "for=\(node)"
         if let host { element += ";host=\"\(host)\"" }
-        return element + ";proto=\(proto)"
+        return element + (proto.map { ";proto=\($0)" } ?? "")
     }
 
     /// `host[:port]` made of the characters a host name, an IPv4 or a bracketed IPv6 address may hold

@@ -70,7 +70,7 @@ extension Gateway {
         }
         let trustedProxies: TrustedProxies
         do {
-            trustedProxies = try TrustedProxies(configuration.trustedProxies ?? [])
+            trustedProxies = try TrustedProxies(configuration.trustedProxies ?? [], forwardedField: configuration.forwardedHeader ?? .xForwardedFor)
         } catch {
             throw GatewayConfigurationError(error.description)
         }

@@ -10,6 +10,7 @@ import Yams
 /// host: 127.0.0.1
 /// port: 8090
 /// trustedProxies: [10.0.0.0/8]           # peers whose X-Forwarded-* / Forwarded are kept (none by default)
+/// forwardedHeader: x-forwarded-for       # the one field those peers set (or forwarded): only it is believed
 /// headerReadTimeout: 10                  # seconds for a new connection's first request head
 /// idleTimeout: 60                        # seconds a keep-alive connection may sit idle or stall
 /// upstreamReadTimeout: 120               # seconds an upstream may stay silent while an answer is awaited or streamed
@@ -44,6 +45,9 @@ public struct GatewayConfiguration: Sendable, Codable {
     /// Addresses or CIDR blocks of proxies in front of the gateway whose `X-Forwarded-*` and `Forwarded` fields are
     /// kept (and appended to); every other client's are replaced by the gateway's own (see `TrustedProxies`).
     public var trustedProxies: [String]?
+    /// The one forwarding field the ``trustedProxies`` set, and the only one believed from them: `x-forwarded-for`
+    /// (the default: what the README's nginx file sets) or `forwarded` (RFC 7239). The other is a client's claim.
+    public var forwardedHeader: TrustedProxies.ForwardedField?
     /// Seconds a new connection has to send its first complete request head (10 by default).
     public var headerReadTimeout: Double?
     /// Seconds a keep-alive connection may sit idle between requests, or stall in a later request's head or body,
@@ -101,7 +105,7 @@ public struct GatewayConfiguration: Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case host, port, realms, services, maxWebSocketMessageSize, trustedProxies, headerReadTimeout, idleTimeout, upstreamReadTimeout, accountLockout, tls,
+        case host, port, realms, services, maxWebSocketMessageSize, trustedProxies, forwardedHeader, headerReadTimeout, idleTimeout, upstreamReadTimeout, accountLockout, tls,
              upstreamCAFile, sourceThrottle
     }
 
@@ -114,6 +118,7 @@ public struct GatewayConfiguration: Sendable, Codable {
         services = try container.decodeIfPresent([ServiceConfiguration].self, forKey: .services) ?? []
         maxWebSocketMessageSize = try container.decodeIfPresent(Int.self, forKey: .maxWebSocketMessageSize)
         trustedProxies = try container.decodeIfPresent([String].self, forKey: .trustedProxies)
+        forwardedHeader = try container.decodeIfPresent(TrustedProxies.ForwardedField.self, forKey: .forwardedHeader)
         headerReadTimeout = try container.decodeIfPresent(Double.self, forKey: .headerReadTimeout)
         idleTimeout = try container.decodeIfPresent(Double.self, forKey: .idleTimeout)
         upstreamReadTimeout = try container.decodeIfPresent(Double.self, forKey: .upstreamReadTimeout)

@@ -158,17 +158,11 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// suspending, else on a task, back on the event loop.
     private func decide(_ request: KaazingHandshake.Request) {
         guard let context else { return }
-        var fields = upgrade.fields
-        for (name, _) in request.fields {
-            guard let name = HTTPField.Name(name) else { continue }
-            fields[values: name] = []
-        }
-        for (name, value) in request.fields where !value.isEmpty {
-            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
-        }
+        let fields = Self.merged(outer: upgrade.fields, inner: request.fields)
         decidedFields = fields
         let query = upgrade.target.query
-        if let admission = gateway.admitNow(headers: fields, query: query, to: upgrade.service) {
+        let peer = context.channel.remoteAddress?.ipAddress
+        if let admission = gateway.admitNow(headers: fields, query: query, to: upgrade.service, peer: peer) {
             perform(machine.decided(admission))
             return
         }
@@ -176,7 +170,6 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
         let eventLoop = context.eventLoop
         let gateway = self.gateway
         let service = upgrade.service
-        let peer = context.channel.remoteAddress?.ipAddress
         Task {
             let admission = await gateway.admit(headers: fields, query: query, to: service, peer: peer)
             eventLoop.execute {
@@ -184,6 +177,24 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
                 handler.perform(handler.machine.decided(admission))
             }
         }
+    }
+
+    /// The fields the realm decides on: the outer upgrade's with the inner request's over them (KAAZING merges the
+    /// two), except the forwarding family (`X-Forwarded-*`, `Forwarded`, `X-Real-IP`): who the client is comes only
+    /// from the outer connection and its trusted proxy, which cannot see — let alone clean — what travels inside the
+    /// WebSocket. An inner `X-Forwarded-For` replaced the proxy's own before, and with it the address the password
+    /// checks are throttled by (issue 54, finding 2).
+    static func merged(outer: HTTPFields, inner: [(name: String, value: String)]) -> HTTPFields {
+        var fields = outer
+        let inner = inner.filter { !ForwardingHeaders.isForwardingField($0.name.lowercased()) }
+        for (name, _) in inner {
+            guard let name = HTTPField.Name(name) else { continue }
+            fields[values: name] = []
+        }
+        for (name, value) in inner where !value.isEmpty {
+            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+        }
+        return fields
     }
 
     /// An answer inside the handshake: one binary frame, then the empty one that ends it.

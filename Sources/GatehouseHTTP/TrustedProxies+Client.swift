@@ -20,25 +20,35 @@ extension TrustedProxies {
     }
 
     /// The client of a request from `peer` with `fields`. From a peer that is not a trusted proxy the forwarding
-    /// fields are ignored (a client may claim anything): the peer is the client. From a trusted proxy, the chain
-    /// (`Forwarded`'s `for=`, else `X-Forwarded-For`; each proxy appends the address it saw) is read from its
-    /// right end: the first address that is not a trusted proxy is the client's — what a client wrote at the left is
-    /// never believed past a proxy that appended after it. A hop that is no address (`unknown`, an obfuscated
-    /// name, garbage) ends the walk at the last address believed.
+    /// fields are ignored (a client may claim anything): the peer is the client. From a trusted proxy only the one
+    /// family of fields the proxies are configured to set is read (``forwardedField``: `X-Forwarded-For|Host|Proto`,
+    /// or `Forwarded`'s `for=`, `host=`, `proto=`) — the other family is whatever the client wrote, passed through by
+    /// the proxy. The chain (each proxy appends the address it saw) is read from its right end: the first address
+    /// that is not a trusted proxy is the client's — what a client wrote at the left is never believed past a proxy
+    /// that appended after it. A hop that is no address (`unknown`, an obfuscated name, garbage) ends the walk at the
+    /// last address believed.
     package func client(peer: String?, fields: HTTPFields) -> Client {
         guard contains(peer) else { return Client(address: peer) }
-        let forwarded = Self.forwardedElements(fields)
-        let chain = forwarded.isEmpty ? Self.listValues(fields, .xForwardedFor) : forwarded.compactMap { $0["for"] }
+        let chain: [String], host: String?, proto: String?
+        switch forwardedField {
+        case .xForwardedFor:
+            chain = Self.listValues(fields, .xForwardedFor)
+            host = Self.listValues(fields, .xForwardedHost).first
+            proto = Self.listValues(fields, .xForwardedProto).first
+        case .forwarded:
+            let forwarded = Self.forwardedElements(fields)
+            chain = forwarded.map { $0["for"] ?? "unknown" }
+            host = forwarded.first?["host"]
+            proto = forwarded.first?["proto"]
+        }
         var address = peer
         for hop in chain.reversed() {
             guard let next = Self.nodeAddress(hop) else { break }
             address = next
             if !contains(next) { break }
         }
-        let host = (forwarded.first?["host"] ?? Self.listValues(fields, .xForwardedHost).first).flatMap(Self.validHost)
-        let proto = (forwarded.first?["proto"] ?? Self.listValues(fields, .xForwardedProto).first).map { $0.lowercased() }
-            .flatMap { $0 == "http" || $0 == "https" ? $0 : nil }
-        return Client(address: address, host: host, proto: proto)
+        return Client(address: address, host: host.flatMap(Self.validHost),
+                      proto: proto.map { $0.lowercased() }.flatMap { $0 == "http" || $0 == "https" ? $0 : nil })
     }
 
     /// Every value of the comma-separated list fields named `name`, trimmed, in order.

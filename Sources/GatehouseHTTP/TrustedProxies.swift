@@ -34,6 +34,22 @@ public struct TrustedProxies: Sendable, Equatable {
 
     let blocks: [Block]
 
+    /// The one family of forwarding fields the trusted proxies set, and so the only one read: a proxy overwrites or
+    /// appends to the family it is configured for and passes the other through as the client wrote it (nginx with
+    /// the README's `Examples/nginx/*.conf` appends to `X-Forwarded-For` and leaves a client's `Forwarded` untouched),
+    /// so reading the other family — or preferring one when both are present — would let any client pick its own
+    /// address behind a trusted proxy.
+    public enum ForwardedField: String, Sendable, Equatable, CaseIterable, Codable {
+        /// `X-Forwarded-For`, with `X-Forwarded-Host` and `X-Forwarded-Proto` (the default: what nginx, HAProxy and
+        /// most load balancers set).
+        case xForwardedFor = "x-forwarded-for"
+        /// RFC 7239 `Forwarded`: `for=`, `host=` and `proto=`.
+        case forwarded
+    }
+
+    /// The forwarding fields read from a trusted proxy (``ForwardedField/xForwardedFor`` unless configured).
+    public var forwardedField: ForwardedField = .xForwardedFor
+
     /// No peer is trusted (the default).
     public static let none = TrustedProxies(blocks: [])
 
@@ -44,8 +60,10 @@ public struct TrustedProxies: Sendable, Equatable {
         public let description: String
     }
 
-    /// Parses `entries`; a malformed one throws ``InvalidEntry``.
-    public init(_ entries: [String]) throws(InvalidEntry) {
+    /// Parses `entries`; a malformed one throws ``InvalidEntry``. `forwardedField` is the one family of forwarding
+    /// fields those proxies set (``ForwardedField``).
+    public init(_ entries: [String], forwardedField: ForwardedField = .xForwardedFor) throws(InvalidEntry) {
+        self.forwardedField = forwardedField
         var blocks: [Block] = []
         for entry in entries {
             let parts = entry.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)

@@ -9,10 +9,11 @@ import Testing
 /// test — and nobody else's. Before, every client behind a proxy was the proxy's one address, and a same-origin web
 /// app behind a `Host`-rewriting proxy (nginx's default) was refused `ORIGIN_NOT_ALLOWED`.
 @Suite(.timeLimit(.minutes(3))) struct ForwardedIdentityTests {
-    static func client(_ trusted: [String], peer: String, _ fields: [(String, String)]) -> TrustedProxies.Client {
+    static func client(_ trusted: [String], peer: String, _ fields: [(String, String)],
+                       field: TrustedProxies.ForwardedField = .xForwardedFor) -> TrustedProxies.Client {
         var headers = HTTPFields()
         for (name, value) in fields { headers.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
-        guard let proxies = try? TrustedProxies(trusted) else { return .init(address: "not a valid list") }
+        guard let proxies = try? TrustedProxies(trusted, forwardedField: field) else { return .init(address: "not a valid list") }
         return proxies.client(peer: peer, fields: headers)
     }
 
@@ -30,13 +31,21 @@ import Testing
         #expect(Self.client(["10.0.0.0/8"], peer: "10.0.0.1", [("X-Forwarded-For", "10.1.1.1, 10.2.2.2")]).address == "10.1.1.1")
         // A hop that is no address ends the walk at the last address believed.
         #expect(Self.client(["10.0.0.1"], peer: "10.0.0.1", [("X-Forwarded-For", "203.0.113.7, unknown")]).address == "10.0.0.1")
-        // RFC 7239, with ports, IPv6 and quoting; it wins over X-Forwarded-For.
+        // RFC 7239, with ports, IPv6 and quoting, when it is the field configured (`--forwarded-header forwarded`):
+        // then X-Forwarded-* are a client's claim, never read.
         let forwarded = Self.client(["10.0.0.1"], peer: "10.0.0.1", [
             ("Forwarded", #"for=192.0.2.60;proto=https;host="App.Example:8443", for="[2001:db8::17]:4711""#),
-            ("X-Forwarded-For", "198.51.100.99"),
-        ])
+            ("X-Forwarded-For", "198.51.100.99"), ("X-Forwarded-Host", "evil.example"),
+        ], field: .forwarded)
         #expect(forwarded == .init(address: "2001:db8::17", host: "app.example:8443", proto: "https"))
-        #expect(Self.client(["10.0.0.1"], peer: "10.0.0.1", [("Forwarded", "for=\"192.0.2.60:80\"")]).address == "192.0.2.60")
+        #expect(Self.client(["10.0.0.1"], peer: "10.0.0.1", [("Forwarded", "for=\"192.0.2.60:80\"")], field: .forwarded).address == "192.0.2.60")
+        #expect(Self.client(["10.0.0.1"], peer: "10.0.0.1", [("X-Forwarded-For", "198.51.100.99")], field: .forwarded).address == "10.0.0.1")
+        // Issue 54, finding 1: by default (X-Forwarded-For, what the README's nginx sets) a client's `Forwarded`,
+        // which nginx passes through untouched, is never read — not even preferred when both are present.
+        #expect(Self.client(["10.0.0.1"], peer: "10.0.0.1", [("Forwarded", "for=192.0.2.60;host=evil.example;proto=https"),
+                                                             ("X-Forwarded-For", "203.0.113.7")])
+                == .init(address: "203.0.113.7"))
+        #expect(Self.client(["10.0.0.1"], peer: "10.0.0.1", [("Forwarded", "for=192.0.2.60")]).address == "10.0.0.1")
         // X-Forwarded-Host/Proto: the first (the client-facing proxy's), and only a host's characters.
         #expect(Self.client(["10.0.0.1"], peer: "10.0.0.1", [("X-Forwarded-Host", "app.example, inner:8080"), ("X-Forwarded-Proto", "HTTPS")])
                 == .init(address: "10.0.0.1", host: "app.example", proto: "https"))
