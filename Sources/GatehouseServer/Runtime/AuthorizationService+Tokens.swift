@@ -47,6 +47,7 @@ extension AuthorizationService {
         }
         let expiresIn = Int((record.tokenExpiresAt - now) / 1000)
         guard expiresIn > 0 else { throw invalidGrant("The security checks' success has expired; pre-authorize again.") }
+        try await refuseIfHeld(client, address: address)
         let app = client.data.application
         let claims = AccessTokenClaims(
             iss: issuer, sub: record.userID ?? client.clientID, exp: now / 1000 + Int64(expiresIn), iat: now / 1000, iat_ms: now,
@@ -61,6 +62,23 @@ extension AuthorizationService {
         return token
     }
 
+    /// Refuses a token to `client` when, now, an operator holds its device (`LOST`, `STOLEN`, `DISABLED`), blocks its
+    /// application on it, or disables its application version (remote disable): read at the token endpoint, not
+    /// only when the code was issued — a code obtained just before the hold was exchanged for a token after it
+    /// (issue 54, finding 3). The code is used up either way.
+    func refuseIfHeld(_ client: ClientRegistrationRecord, address: String?) async throws {
+        guard let stored = try await store.storedClient(clientID: client.clientID) else {
+            throw AuthorizationError.invalidGrant("The client is no longer registered.")
+        }
+        let data = stored.registration.data
+        if let refusal = DeviceRefusal(stored.device, application: data.application.id) {
+            audit.record("device.refused", clientID: client.clientID, address: address, detail: refusal.status.rawValue)
+            throw AuthorizationError.deviceBlocked(refusal.message)
+        }
+        if let rule = try application(for: data).remoteDisable?.rule(for: data.application.version), rule.status == .disabled {
+            throw AuthorizationError.accessDenied("This application version is disabled: \(rule.message.prefix(256))")
+        }
+    }
 
     func clientCredentials(scope: Scope, authorization: String?, address: String?) async throws -> TokenResponse {
         guard let client = try await confidentialClients.authenticate(authorization: authorization) else {
