@@ -28,7 +28,28 @@ public struct MobileFirstImport: Sendable {
         public let kind: Kind
         public let subject: String
         public let text: String
-        public var description: String { "\(kind.rawValue): \(subject): \(text)" }
+        /// One line, whatever the descriptors held: the report is written as YAML comments above the policy, where a
+        /// line break in a class or check name (`&#10;` in an adapter.xml attribute) ended the comment and wrote
+        /// policy (issue 54, finding 4); and to the terminal.
+        public var description: String { "\(kind.rawValue): \(Self.oneLine(subject)): \(Self.oneLine(text))" }
+
+        /// `text` with every character that could end a line or a comment to a YAML reader (C0 and C1 controls —
+        /// `NEL` among them —, the line and paragraph separators YAML 1.1 breaks at) or reorder what a terminal shows
+        /// (format characters: bidirectional overrides) written as `\u{…}`, and `\` as `\\` so that the escapes are
+        /// unambiguous.
+        static func oneLine(_ text: String) -> String {
+            var line = ""
+            line.reserveCapacity(text.utf8.count)
+            for scalar in text.unicodeScalars {
+                switch scalar.properties.generalCategory {
+                case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned, .privateUse:
+                    line += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+                default:
+                    if scalar == "\\" { line += "\\\\" } else { line.unicodeScalars.append(scalar) }
+                }
+            }
+            return line
+        }
     }
 
     /// Why a file could not be read.
