@@ -22,6 +22,7 @@ public import GatehouseProtocol
 public struct Passkey: SecondFactorSecurityCheck {
     public struct CheckData: SecondFactorCheckData {
         public var userID: String?
+        public var authenticatedAt: Int64?
         public var errorMsg: String?
         /// The challenge of the last ceremony offered (base64url), answered once.
         public var challenge: String?

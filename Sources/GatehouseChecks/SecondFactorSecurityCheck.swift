@@ -5,6 +5,11 @@ public import GatehouseProtocol
 public protocol SecondFactorCheckData: SecurityCheckData {
     /// The user the state is about: another active user starts afresh.
     var userID: String? { get set }
+    /// The user's authentication (``AuthenticatedUser/authenticatedAt``) the state is about: a success holds for that
+    /// login only — when the user logs in again, the second factor is asked again (a block and the attempts used
+    /// stay). Before, a success outlived the login it was made on, and a password-only login after `max_age` gave a
+    /// token with the second factor's `acr` and a fresh `auth_time` (issue 54, finding 7).
+    var authenticatedAt: Int64? { get set }
     /// Why the last answer was refused, shown with the next challenge.
     var errorMsg: String? { get set }
 }
@@ -14,7 +19,7 @@ public protocol SecondFactorCheckData: SecurityCheckData {
 ///
 /// Provides `authorize` (a failure when no user is active; the state started afresh when the active user changed;
 /// then the credentials-validation algorithm, the success carrying ``takeSuccessData(state:)``) and `introspect` (a
-/// success holds for the user it was made for only). Implement `validateCredentials` and `createChallenge`, reading
+/// success holds for the user and the login it was made for only). Implement `validateCredentials` and `createChallenge`, reading
 /// the user from `state.data.userID`.
 public protocol SecondFactorSecurityCheck: CredentialsValidationSecurityCheck where CheckData: SecondFactorCheckData {
     /// What a success of this round carries beyond the scope (TOTP's new recovery codes), taken out of the state so
@@ -49,15 +54,23 @@ extension SecondFactorSecurityCheck {
         scope: Set<String>, credentials: JSONObject?, request: CheckRequest,
         state: inout State, client: inout ClientContext, response: inout AuthorizationResponse
     ) async throws {
-        guard let user = client.activeUser?.id else {
+        guard let active = client.activeUser else {
             response.addFailure(checkName: name, failure: [
                 "failure": .string("No user is logged in: \(name) asks for a second factor of the user a login check made active (requires: [UserLogin] in the policy)"),
             ])
             return
         }
+        let user = active.id
         if state.data.userID != user {
             state = makeState()
             state.data.userID = user
+            state.data.authenticatedAt = active.authenticatedAt
+        } else if state.data.authenticatedAt != active.authenticatedAt {
+            // The same user, logged in again: what the earlier login's second factor granted ends, as a logout ends
+            // it; a block and the attempts used stay (logging in again buys no fresh attempts).
+            state = stateAfterLogout(state, client: client)
+            state.data.userID = user
+            state.data.authenticatedAt = active.authenticatedAt
         }
         var own = AuthorizationResponse()
         try await validateAndRespond(scope: scope, credentials: credentials, state: &state, client: &client, response: &own)
@@ -69,7 +82,7 @@ extension SecondFactorSecurityCheck {
     }
 
     public func introspect(scope: Set<String>, state: inout State, client: inout ClientContext, response: inout IntrospectionResponse) async throws {
-        guard let user = client.activeUser?.id, state.data.userID == user else { return }
+        guard let user = client.activeUser, state.data.userID == user.id, state.data.authenticatedAt == user.authenticatedAt else { return }
         if state.state(validation, now: client.now) == State.success {
             response.addIntrospectionData(checkName: name, scope: scope, expiresAt: expiresAt(state: state), customData: nil)
         }

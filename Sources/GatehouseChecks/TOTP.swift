@@ -23,6 +23,7 @@ public import GatehouseProtocol
 public struct TOTP: SecondFactorSecurityCheck {
     public struct CheckData: SecondFactorCheckData {
         public var userID: String?
+        public var authenticatedAt: Int64?
         public var errorMsg: String?
         /// The secret offered to a user who has none yet (base32), until the user proves a code of it.
         public var pendingSecret: String?
