@@ -8,6 +8,19 @@ final class EmulatedWebSockets: Sendable {
     struct Entry: Sendable {
         let eventLoop: any EventLoop
         let session: NIOLoopBound<EmulatedWebSocket>
+        /// The origin the create came from (``EmulatedWebSocket/origin``).
+        let origin: String?
+
+        /// Whether a request naming `origin` (``EmulationRequest/origin(_:)``) may use the session: the create's
+        /// origin, normalised (``ProtectedService/origin(_:)``), and no origin when the create had none. Before, an
+        /// upstream or downstream request of another origin was answered (issue 54, finding 9).
+        func admits(origin other: String?) -> Bool {
+            switch (origin, other) {
+            case (nil, nil): return true
+            case (let mine?, let theirs?): return (ProtectedService.origin(mine) ?? mine) == (ProtectedService.origin(theirs) ?? theirs)
+            default: return false
+            }
+        }
 
         /// Runs `body` with the session on its event loop.
         func execute(_ body: @escaping @Sendable (EmulatedWebSocket) -> Void) {
@@ -34,7 +47,7 @@ final class EmulatedWebSockets: Sendable {
 
     /// Registers `session` (on its event loop); `false` when the gateway holds ``limit`` already.
     func add(_ session: EmulatedWebSocket) -> Bool {
-        let entry = Entry(eventLoop: session.eventLoop, session: NIOLoopBound(session, eventLoop: session.eventLoop))
+        let entry = Entry(eventLoop: session.eventLoop, session: NIOLoopBound(session, eventLoop: session.eventLoop), origin: session.origin)
         return sessions.withLockedValue { sessions in
             guard sessions.count < limit else { return false }
             sessions[session.id] = entry

@@ -77,9 +77,10 @@ public final class Gateway: Sendable {
         // The longest prefix first: the most specific service (and realm) wins.
         self.services = services.sorted { $0.segments.count > $1.segments.count }
         let webSocketServices = services.filter(\.webSocket)
+        // Only the origins services name: a service that leaves allowedOrigins unset lets any page open its WebSockets
+        // directly, but lends no other origin the bridge (which reads its answers for the page: issue 54, finding 5).
         kaazingBridgePage = KaazingBridgePage.answer(
-            allowedOrigins: webSocketServices.contains { $0.allowedOrigins == nil } ? nil
-                : webSocketServices.reduce(into: Set<String>()) { $0.formUnion($1.allowedOrigins ?? []) })
+            allowedOrigins: webSocketServices.reduce(into: Set<String>()) { $0.formUnion($1.allowedOrigins ?? []) })
         self.host = host
         self.port = port
         self.maxMessageSize = maxWebSocketMessageSize

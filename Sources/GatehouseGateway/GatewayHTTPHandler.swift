@@ -464,6 +464,13 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 return
             }
         }
+        // `X-Origin` is the bridge page's mark (``KaazingBridgePage``): it sends the emulated transport's requests only,
+        // never another service's, whose answer it would read for a page of another origin (issue 54, finding 5).
+        if head.first("x-origin") != nil {
+            exchange.state.lastExchange()
+            answer(exchange, GatewayAnswer.forbidden(because: "the bridge page sends the emulated transport's requests only"))
+            return
+        }
         if head.method == .other, let refusal = GatewayRequestPolicy.refusal(ofMethod: head.methodName) {
             answer(exchange, refusal)
             return
@@ -650,6 +657,12 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 answer(exchange, .notFound)
                 return
             }
+            guard session.admits(origin: EmulationRequest.origin(exchange.head)) else {
+                exchange.state.lastExchange()
+                let refusal = GatewayAnswer.forbidden(because: "this emulated WebSocket belongs to a page of another origin")
+                answer(exchange, exchange.enveloped ? refusal.enveloped : refusal)
+                return
+            }
             let limit = gateway.maxMessageSize * 2 + 1024
             guard case .length(let length) = exchange.head.head.framing, length <= limit else {
                 exchange.state.lastExchange()
@@ -665,6 +678,11 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         case .downstream(let id, let sequence, let kilobytes):
             guard let session = gateway.emulatedWebSockets.session(id), let context else {
                 answer(exchange, .notFound)
+                return
+            }
+            guard session.admits(origin: EmulationRequest.origin(exchange.head)) else {
+                let refusal = GatewayAnswer.forbidden(because: "this emulated WebSocket belongs to a page of another origin")
+                answer(exchange, exchange.enveloped ? refusal.enveloped : refusal)
                 return
             }
             exchange.state.deciding()

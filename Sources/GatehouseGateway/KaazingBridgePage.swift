@@ -10,25 +10,23 @@ import NIOCore
 /// it comes, `"e"` an error), so that the requests are the gateway origin's own. Gatehouse's page speaks that
 /// protocol (documented in the client's `XMLHttpBridge`), with its own rules:
 ///
-/// - only a page of an origin the WebSocket services allow may use it: `Content-Security-Policy: frame-ancestors`
-///   says so to the browser, and the page ignores messages from any other origin or from a window other than its parent;
-/// - it sends requests to its own origin only, `GET` or `POST`, naming the parent's origin (`X-Origin`, which the
+/// - only a page of an origin a WebSocket service names in its `allowedOrigins` may use it (none when no service names
+///   one): `Content-Security-Policy: frame-ancestors` says so to the browser, and the page ignores messages from any
+///   other origin or from a window other than its parent;
+/// - it sends the emulated transport's requests only (create, upstream, downstream), to its own origin, `GET` or `POST`, naming the parent's origin (`X-Origin`, which the
 ///   gateway checks against the service's ``ProtectedService/allowedOrigins``) and asking for answers in an envelope
 ///   (`X-Next-Protocol: httpxe/1.1`): a challenge reaches the client's challenge handler, never a password dialog;
 /// - its script is the page's only one, pinned by its hash in the policy; the page loads nothing else.
 enum KaazingBridgePage {
-    /// The page's answer for services whose allowed origins are `allowedOrigins` (`nil`: any).
-    static func answer(allowedOrigins: Set<String>?) -> GatewayAnswer {
-        let allowed: String
-        if let allowedOrigins {
-            // Normalised origins (``ProtectedService/origin(_:)``): letters, digits and `:/.-[]` only, nothing to escape.
-            allowed = "[" + allowedOrigins.sorted().map { "\"" + $0 + "\"" }.joined(separator: ",") + "]"
-        } else {
-            allowed = "null"
-        }
+    /// The page's answer for the origins the WebSocket services name (`allowedOrigins`): only those may frame it and
+    /// use it — none when no service names any (a page of any origin framed it and read any path of the gateway's
+    /// origin before: issue 54, finding 5).
+    static func answer(allowedOrigins: Set<String>) -> GatewayAnswer {
+        // Normalised origins (``ProtectedService/origin(_:)``): letters, digits and `:/.-[]` only, nothing to escape.
+        let allowed = "[" + allowedOrigins.sorted().map { "\"" + $0 + "\"" }.joined(separator: ",") + "]"
         let code = script.replacingOccurrences(of: "ALLOWED_ORIGINS", with: allowed)
         let hash = Data(SHA256.hash(data: Data(code.utf8))).base64EncodedString()
-        let ancestors = allowedOrigins.map { $0.isEmpty ? "'none'" : $0.sorted().joined(separator: " ") } ?? "*"
+        let ancestors = allowedOrigins.isEmpty ? "'none'" : allowedOrigins.sorted().joined(separator: " ")
         let page = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Gatehouse</title></head><body><script>" + code
             + "</script></body></html>"
         return GatewayAnswer(
@@ -47,7 +45,9 @@ enum KaazingBridgePage {
         method == .get && target.segments.isEmpty && target.query == KaazingEmulation.bridgeQuery
     }
 
-    /// The page's script; `ALLOWED_ORIGINS` is replaced by a JSON array of origins, or `null` for any.
+    /// The page's script; `ALLOWED_ORIGINS` is replaced by a JSON array of origins. It sends only the emulated
+    /// transport's own requests (a create, an upstream or a downstream: `…/;e/<cb|ct|cte|ctm|ctem|ub|db>…`), never
+    /// another path of its origin.
     private static let script = #"""
 (function () {
   "use strict";
@@ -66,6 +66,10 @@ enum KaazingBridgePage {
     post(origin, message.join(""));
   }
   function body(id, origin, state, chunk) { post(origin, ["p", id, state, hex(chunk.length, 8), chunk].join("")); }
+  function emulation(path) {
+    var segments = path.split("/"), marker = segments.indexOf(";e");
+    return marker > 0 && marker + 1 < segments.length && ["cb", "ct", "cte", "ctm", "ctem", "ub", "db"].indexOf(segments[marker + 1]) >= 0;
+  }
   function canonical(name) {
     for (var i = 0; i < exposed.length; i++) { if (exposed[i].toLowerCase() === name.toLowerCase()) { return exposed[i]; } }
     return null;
@@ -97,7 +101,7 @@ enum KaazingBridgePage {
       for (var i = 0; i < count; i++) { var name = take(size(4)); fields.push([name, take(size(4))]); }
       payload = take(size(8));
     } catch (e) { if (id) { post(origin, "e" + id); } return; }
-    if (target.origin !== own || (method !== "GET" && method !== "POST")) { post(origin, "e" + id); return; }
+    if (target.origin !== own || (method !== "GET" && method !== "POST") || !emulation(target.pathname)) { post(origin, "e" + id); return; }
     var xhr = new XMLHttpRequest();
     requests[id] = xhr;
     xhr.open(method, target.href, true);
@@ -137,7 +141,7 @@ enum KaazingBridgePage {
   }
   window.addEventListener("message", function (event) {
     if (event.source !== parent || typeof event.data !== "string") { return; }
-    if (allowed !== null && allowed.indexOf(event.origin) < 0) { return; }
+    if (allowed.indexOf(event.origin) < 0) { return; }
     var message = event.data, type = message.charAt(0);
     if (type === "s") { send(event.origin, message); }
     else if (type === "a") {

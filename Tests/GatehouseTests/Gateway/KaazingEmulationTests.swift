@@ -97,7 +97,7 @@ import Testing
             let created = try await EmulationWire.create(port: fixture.port, sequence: 0)
             let (upstream, downstream) = try EmulationWire.locations(created, port: fixture.port)
             // A downstream must be the create's number plus one.
-            #expect(try await RawHTTPConnection.exchange(port: fixture.port, target: downstream + "?.ksn=5").status == 400)
+            #expect(try await RawHTTPConnection.exchange(port: fixture.port, target: downstream + "?.ksn=5", headers: ["X-Origin: \(Self.page)"]).status == 400)
             // The session failed: everything after is 404.
             #expect(try await EmulationWire.upstream(port: fixture.port, path: upstream, sequence: 1,
                                                      frames: KaazingEmulation.encode(.command(.reconnect))).status == 404)
@@ -155,7 +155,8 @@ import Testing
             let created = try await EmulationWire.create(port: fixture.port, sequence: 0)
             let (upstream, _) = try EmulationWire.locations(created, port: fixture.port)
             let unbounded = try await RawHTTPConnection.exchange(port: fixture.port, target: Array(upstream.utf8), method: "POST",
-                                                                 headers: ["Transfer-Encoding: chunked", "X-Sequence-No: 1"], body: Array("0\r\n\r\n".utf8))
+                                                                 headers: ["Transfer-Encoding: chunked", "X-Sequence-No: 1", "X-Origin: \(Self.page)"],
+                                                                 body: Array("0\r\n\r\n".utf8))
             #expect(unbounded.status == 413)
             // A body that is not frames fails the session (400).
             let created2 = try await EmulationWire.create(port: fixture.port, sequence: 0)
@@ -216,12 +217,14 @@ struct EmulationWire {
     }
 
     /// An upstream `POST` as the client sends it: its URL's path plus `&.krn=<random>`, the frames as text.
-    static func upstream(port: Int, path: String, sequence: UInt64, frames: [UInt8]) async throws -> RawHTTPResponse {
+    /// `origin`: the bridge's `X-Origin` (the page's), as on every request the bridge sends.
+    static func upstream(port: Int, path: String, sequence: UInt64, frames: [UInt8], origin: String? = KaazingEmulationTests.page) async throws
+        -> RawHTTPResponse {
         let text = String(String.UnicodeScalarView(frames.map { Unicode.Scalar($0 == 0 ? 0x100 : UInt32($0))! }))
         let body = Array(text.utf8)
         return try await RawHTTPConnection.exchange(port: port, target: Array((path + "&.krn=0.25").utf8), method: "POST",
                                                     headers: ["Content-Type: text/plain; charset=utf-8", "X-Sequence-No: \(sequence)",
-                                                              "Content-Length: \(body.count)"], body: body)
+                                                              "Content-Length: \(body.count)"] + (origin.map { ["X-Origin: \($0)"] } ?? []), body: body)
     }
 
     /// A downstream request; its head must be the streaming `200`.
