@@ -48,13 +48,34 @@ enum WebAuthn {
                 }
                 self.init(alg: -7, x: Base64URL.encode(x), y: Base64URL.encode(y))
             case (3, -257):
-                guard let n = cose[-1]?.byteString, let e = cose[-2]?.byteString, n.count >= 256 else {
-                    throw Failure("the credential's RSA key is missing or shorter than 2048 bits")
-                }
-                self.init(alg: -257, n: Base64URL.encode(n), e: Base64URL.encode(e))
+                guard let n = cose[-1]?.byteString, let e = cose[-2]?.byteString else { throw Failure("the credential's RSA key is missing") }
+                let (modulus, exponent) = try Self.rsaParameters(n: n, e: e)
+                self.init(alg: -257, n: Base64URL.encode(modulus), e: Base64URL.encode(exponent))
             default:
                 throw Failure("the credential's key is neither ES256 (EC2, P-256) nor RS256")
             }
+        }
+
+        /// The bounds of an RSA key's modulus, in bits: 2048 at least, 8192 at most (its verifications bounded).
+        static let rsaModulusBits = 2048...8192
+
+        /// An RSA key's modulus and exponent without leading zero bytes, when they make a key worth trusting: a
+        /// modulus of ``rsaModulusBits`` counted in *bits* (zero bytes in front made `n = 3` a "2048-bit" key
+        /// before), odd; an exponent odd, 3 or more and at most 32 bits (`e = 1` made every signature its own
+        /// message; issue 54, finding 10), below the modulus; and the pair one swift-crypto takes.
+        static func rsaParameters(n: [UInt8], e: [UInt8]) throws(Failure) -> (modulus: [UInt8], exponent: [UInt8]) {
+            let modulus = Array(n.drop { $0 == 0 }), exponent = Array(e.drop { $0 == 0 })
+            let bits = modulus.first.map { (modulus.count - 1) * 8 + (8 - $0.leadingZeroBitCount) } ?? 0
+            guard rsaModulusBits.contains(bits), modulus.last.map({ $0 & 1 == 1 }) == true else {
+                throw Failure("the credential's RSA key has a \(bits)-bit modulus: \(rsaModulusBits.lowerBound) to \(rsaModulusBits.upperBound) bits, odd, are accepted")
+            }
+            guard (1...4).contains(exponent.count), exponent.last.map({ $0 & 1 == 1 }) == true, exponent.count > 1 || exponent[0] >= 3 else {
+                throw Failure("the credential's RSA key has an unusable exponent: an odd number from 3 to 2^32 - 1 is accepted")
+            }
+            guard (try? _RSA.Signing.PublicKey(n: modulus, e: exponent)) != nil else {
+                throw Failure("the credential's RSA key is not a valid public key")
+            }
+            return (modulus, exponent)
         }
 
         init(alg: Int, x: String? = nil, y: String? = nil, n: String? = nil, e: String? = nil) {
