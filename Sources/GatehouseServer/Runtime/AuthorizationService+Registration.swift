@@ -66,6 +66,13 @@ extension AuthorizationService {
         guard data.device.id == record.data.device.id else {
             throw AuthorizationError.forbidden("Invalid request: a registration cannot change its device id; register again.")
         }
+        // Nor to another application: its check states (a login, a PIN's success) would be carried over to an
+        // application the device may block, escaping a per-application block (issue 54, finding 8). A new version of
+        // the same application is an update.
+        guard data.application.id == record.data.application.id,
+              data.application.clientPlatform.lowercased() == record.data.application.clientPlatform.lowercased() else {
+            throw AuthorizationError.forbidden("Invalid request: a registration cannot change its application; register again.")
+        }
         _ = try application(for: data)
         record.data = data
         record.updatedAt = EpochTime.nowMillis()
