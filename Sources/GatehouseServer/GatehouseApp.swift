@@ -145,6 +145,7 @@ public enum Gatehouse {
             logger.warning("Serving plain HTTP on \(configuration.host): tokens, PINs and passwords cross the network in clear. Use --tls-certificate/--tls-key, or a TLS-terminating proxy on this machine.")
         }
         let idle = TimeAmount.seconds(Int64(configuration.idleTimeout.components.seconds))
+        let bodyTimeout = TimeAmount.nanoseconds(configuration.headerReadTimeout.wholeNanoseconds)
         let tlsChannel = try configuration.tls.map {
             try $0.channelConfiguration(clientCertificates: configuration.requestClientCertificates || configuration.clientCertificateAuthorities != nil)
         }
@@ -153,7 +154,7 @@ public enum Gatehouse {
                 EventLoopConnectionChannel(onEventLoop: configuration.connectionTasksOnEventLoop, inner: HTTP10UpgradeChannel(inner: try HTTP2UpgradeChannel(
                     tlsChannelConfiguration: tlsChannel,
                     configuration: .init(idleTimeout: configuration.idleTimeout, streamConfiguration: .init(idleTimeout: idle)),
-                    responder: responder)))
+                    responder: responder), bodyTimeout: bodyTimeout))
             }
         } else {
             HTTPServerBuilder { responder in
@@ -161,7 +162,8 @@ public enum Gatehouse {
                     inner: HTTP10Channel(inner: HeadTimeoutChannel(
                         inner: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idle)),
                         headerReadTimeout: .nanoseconds(configuration.headerReadTimeout.wholeNanoseconds),
-                        answerBody: #"{"errorCode":"REQUEST_TIMEOUT","errorMsg":"The request head did not arrive in time."}"#)),
+                        answerBody: #"{"errorCode":"REQUEST_TIMEOUT","errorMsg":"The request head did not arrive in time."}"#),
+                        bodyTimeout: bodyTimeout),
                     answers: LoopAnswers(routes: configuration.tracer == nil ? runtime.loopRoutes : [], serverName: Self.serverName, metrics: service.metrics,
                                          trustedProxies: configuration.trustedProxies)))
             }

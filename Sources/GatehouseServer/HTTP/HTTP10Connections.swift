@@ -68,10 +68,13 @@ struct HTTP10Channel<Inner: ServerChildChannel>: ServerChildChannel {
     typealias Value = Inner.Value
 
     let inner: Inner
+    /// The deadline of a request's body after its head (``RequestBodyDeadlineHandler``); `nil`: none.
+    var bodyTimeout: TimeAmount? = nil
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
             try HTTP10ResponseHandler.add(to: channel.pipeline.syncOperations)
+            if let bodyTimeout { try RequestBodyDeadlineHandler.add(to: channel.pipeline.syncOperations, timeout: bodyTimeout, logger: logger) }
             return value
         }
     }
@@ -91,14 +94,17 @@ struct HTTP10UpgradeChannel: ServerChildChannel {
     typealias Negotiation = NIOTypedApplicationProtocolNegotiationHandler<NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Channel.Value>>
 
     let inner: HTTP2UpgradeChannel
+    /// The deadline of a request's body after its head on an HTTP/1.1 connection (``RequestBodyDeadlineHandler``).
+    var bodyTimeout: TimeAmount? = nil
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+        inner.setup(channel: channel, logger: logger).flatMapThrowing { [bodyTimeout] value in
             let negotiation = try channel.pipeline.syncOperations.handler(type: Negotiation.self)
             negotiation.protocolNegotiationResult.assumeIsolated().whenSuccess { version in
                 guard case .http1_1 = version else { return }
                 do {
                     try HTTP10ResponseHandler.add(to: channel.pipeline.syncOperations)
+                    if let bodyTimeout { try RequestBodyDeadlineHandler.add(to: channel.pipeline.syncOperations, timeout: bodyTimeout, logger: logger) }
                 } catch {
                     logger.debug("HTTP/1.0 handling not added to a TLS connection: \(error)")
                 }
