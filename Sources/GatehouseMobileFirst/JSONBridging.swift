@@ -54,19 +54,3 @@ enum JSONBridging {
         return result
     }
 }
-
-/// Foundation's `NSLog` for any values (`NSLog("%@", challenge)` as the MobileFirst tutorials write it): each `%@` is
-/// the next value's description. Foundation's own `NSLog` takes only `CVarArg` values, which a Swift dictionary is not
-/// on Linux.
-public func NSLog(_ format: String, _ arguments: Any?...) {
-    var remaining = arguments[...]
-    var text = ""
-    var rest = format[...]
-    while let range = rest.range(of: "%@") {
-        text += rest[..<range.lowerBound]
-        text += remaining.popFirst().map { $0.map { String(describing: $0) } ?? "(null)" } ?? "%@"
-        rest = rest[range.upperBound...]
-    }
-    text += rest
-    FileHandle.standardError.write(Data((text + "\n").utf8))
-}

@@ -3,19 +3,33 @@ import GatehouseClient
 import GatehouseProtocol
 
 /// MobileFirst's base of every challenge handler: a security check's name, and the failure and success hooks.
-/// Its hooks run on the main thread (the main actor), as MobileFirst calls them.
+///
+/// Its hooks run on the main thread, as MobileFirst calls them, and Swift knows it: the class is a main-actor class,
+/// so a subclass's own methods may touch UIKit in the Swift 6 language mode. What MobileFirst lets any thread do
+/// stays callable from anywhere: both initializers (a subclass's `override init() { super.init(securityCheck: …) }`
+/// included), ``securityCheck``, and ``SecurityCheckChallengeHandler/submitChallengeAnswer(_:)`` and
+/// ``SecurityCheckChallengeHandler/cancel()``.
 @MainActor
 open class BaseChallengeHandler: NSObject {
     /// The security check this handler answers.
-    public let securityCheck: String
+    public nonisolated let securityCheck: String
     /// The SDK's handler behind this one: challenges in, answers out.
-    let bridge: ChallengeBridge
+    nonisolated let bridge: ChallengeBridge
+
+    /// The initializer MobileFirst's handler classes inherit from `NSObject`, so that a subclass can override it and
+    /// name its check there (`override init() { super.init(securityCheck: "UserLogin") }`). A handler made with it
+    /// and nothing else answers no check (its ``securityCheck`` is empty).
+    public nonisolated override init() {
+        securityCheck = ""
+        bridge = ChallengeBridge(securityCheck: "")
+        super.init()
+    }
 
     /// A handler for the security check named `securityCheck`; register it with
     /// `WLClient.sharedInstance().registerChallengeHandler(_:)`.
-    public init(securityCheck: String) {
-        self.securityCheck = securityCheck
-        bridge = ChallengeBridge(securityCheck: securityCheck)
+    public nonisolated init(securityCheck: String!) {
+        self.securityCheck = securityCheck ?? ""
+        bridge = ChallengeBridge(securityCheck: securityCheck ?? "")
         super.init()
         bridge.owner = self
     }
@@ -39,7 +53,7 @@ open class BaseChallengeHandler: NSObject {
 ///
 /// ```swift
 /// class PinCodeChallengeHandler: SecurityCheckChallengeHandler {
-///     override func handleChallenge(challenge: [AnyHashable: Any]!) {
+///     override func handleChallenge(_ challenge: [AnyHashable: Any]!) {
 ///         let remainingAttempts = challenge["remainingAttempts"] as! Int
 ///         showPopup(remainingAttempts)   // ... later: self.submitChallengeAnswer(["pin": pin])
 ///     }
@@ -49,7 +63,6 @@ open class BaseChallengeHandler: NSObject {
 ///
 /// Every hook runs on the main thread. A challenge left unanswered fails its requests after the client's
 /// challenge timeout (60 s).
-@MainActor
 open class SecurityCheckChallengeHandler: BaseChallengeHandler {
     /// Called with the check's challenge (`errorMsg` is `NSNull` when there is none): ask the user.
     open func handleChallenge(_ challenge: [AnyHashable: Any]!) { handleChallenge(challenge: challenge) }
@@ -57,13 +70,14 @@ open class SecurityCheckChallengeHandler: BaseChallengeHandler {
     open func handleChallenge(challenge: [AnyHashable: Any]!) {}
 
     /// Sends the user's answer to the security check (values JSON can hold: text, numbers, flags, `NSNull`, arrays
-    /// and dictionaries of those).
-    public func submitChallengeAnswer(_ answer: [AnyHashable: Any]!) {
+    /// and dictionaries of those), from any thread.
+    public nonisolated func submitChallengeAnswer(_ answer: [AnyHashable: Any]!) {
         bridge.submitChallengeAnswer(answer.map(JSONBridging.object))
     }
 
-    /// Abandons the challenge: the request fails with the error code `WLErrorCode.challengeHandlingCanceled`.
-    public func cancel() {
+    /// Abandons the challenge, from any thread: the request fails with the error code
+    /// `WLErrorCode.challengeHandlingCanceled`.
+    public nonisolated func cancel() {
         bridge.cancel()
     }
 
@@ -73,31 +87,27 @@ open class SecurityCheckChallengeHandler: BaseChallengeHandler {
 }
 
 /// The handler class of MobileFirst 8.0's earliest tutorials (`WLChallengeHandler`, `submitFailure`).
-@MainActor
 open class WLChallengeHandler: SecurityCheckChallengeHandler {
     /// Abandons the challenge, as ``SecurityCheckChallengeHandler/cancel()`` does (the `error` is not sent).
-    public func submitFailure(_ error: [AnyHashable: Any]!) {
+    public nonisolated func submitFailure(_ error: [AnyHashable: Any]!) {
         cancel()
     }
 }
 
-/// The SDK's side of a ``BaseChallengeHandler``: the SDK's own handler, which calls the app's hooks on the main actor.
+/// The SDK's side of a ``BaseChallengeHandler``: the SDK's own handler, which calls the app's hooks on the main thread.
 final class ChallengeBridge: GatehouseSDK.SecurityCheckChallengeHandler, @unchecked Sendable {
-    /// Set once at the handler's creation, read on the main actor only.
+    /// Set once, in the handler's initializer, before the handler is shared.
     nonisolated(unsafe) weak var owner: BaseChallengeHandler?
 
     override func handleChallenge(_ challenge: JSONObject) {
-        let converted = JSONBridging.dictionary(challenge)
-        Task { @MainActor [weak self] in self?.owner?.challenge(converted) }
+        MainThread.async { [weak self] in self?.owner?.challenge(JSONBridging.dictionary(challenge)) }
     }
 
     override func handleSuccess(_ success: JSONObject) {
-        let converted = JSONBridging.dictionary(success)
-        Task { @MainActor [weak self] in self?.owner?.handleSuccess(converted) }
+        MainThread.async { [weak self] in self?.owner?.handleSuccess(JSONBridging.dictionary(success)) }
     }
 
     override func handleFailure(_ failure: JSONObject) {
-        let converted = JSONBridging.dictionary(failure)
-        Task { @MainActor [weak self] in self?.owner?.handleFailure(converted) }
+        MainThread.async { [weak self] in self?.owner?.handleFailure(JSONBridging.dictionary(failure)) }
     }
 }

@@ -1,65 +1,81 @@
 import Foundation
 public import GatehouseClient
 import GatehouseProtocol
-import Logging
 
-/// MobileFirst's `WLClient` over the Gatehouse SDK: the shared client of the app — where the server is, and the
-/// registered challenge handlers.
+/// MobileFirst's `WLClient` over the Gatehouse SDK: the shared client of the app — where the server is, the
+/// registered challenge handlers, the headers sent with every request.
 ///
-/// MobileFirst's iOS SDK reads the server from `mfpclient.plist` and the application from the app's bundle; so does
-/// this one (`protocol`, `host`, `port`, `wlServerContext`; `CFBundleIdentifier`, `CFBundleShortVersionString`), and
-/// ``setServerUrl(_:)`` and ``setApplication(id:platform:version:)`` set them otherwise (Linux, tests).
-@MainActor
-public final class WLClient {
-    private static let shared = WLClient()
+/// As with MobileFirst, every method can be called from any thread or isolation; completion handlers run on the main
+/// thread. MobileFirst's iOS SDK reads the server from `mfpclient.plist` and the application from the app's bundle;
+/// so does this one (`protocol`, `host`, `port`, `wlServerContext`; `CFBundleIdentifier`,
+/// `CFBundleShortVersionString`), and ``setServerUrl(_:)`` and ``setApplication(id:platform:version:)`` set them
+/// otherwise (Linux, tests).
+public final class WLClient: NSObject, Sendable {
+    /// The shared client, not optional (for this module's own calls).
+    static let shared = WLClient()
 
-    /// The shared client.
-    public static func sharedInstance() -> WLClient { shared }
+    /// The shared client (`WLClient!`, as Swift sees MobileFirst's `+sharedInstance`: `sharedInstance()?.…` compiles).
+    public static func sharedInstance() -> WLClient! { shared }
 
-    private var server: URL?
-    private var application: (id: String, platform: String, version: String)?
-    private var handlers: [String: BaseChallengeHandler] = [:]
-    private var current: GatehouseClient?
+    struct State {
+        var server: URL?
+        var application: (id: String, platform: String, version: String)?
+        var handlers: [String: BaseChallengeHandler] = [:]
+        var current: GatehouseClient?
+        var keyStore: (any KeyStore)?
+        var globalHeaders: [(name: String, value: String)] = []
+        var heartBeatInterval: Int = 420
+    }
+
+    let state = Locked(State())
+
+    private override init() {}
+
     /// Where the registration's key is kept (the platform's standard store unless set); set it before the first
     /// request (a new store is a new registration).
     public var keyStore: (any KeyStore)? {
-        didSet { current = nil }
+        get { state.withLock { $0.keyStore } }
+        set { state.withLock { $0.keyStore = newValue; $0.current = nil } }
     }
-
-    private init() {}
 
     /// The server's URL with its runtime context root (`https://mfp.example.com:443/mfp`).
     public func setServerUrl(_ url: URL!) {
-        server = url
-        current = nil
+        state.withLock { $0.server = url; $0.current = nil }
     }
 
     /// The server's URL with its runtime context root, from ``setServerUrl(_:)`` or `mfpclient.plist`.
     public func serverUrl() -> URL! {
-        server ?? Self.plistServer()
+        state.withLock { $0.server } ?? Self.plistServer()
     }
 
     /// The application as the server knows it (Gatehouse: what the bundle says on Apple platforms).
     public func setApplication(id: String, platform: String, version: String) {
-        application = (id, platform, version)
-        current = nil
+        state.withLock { $0.application = (id, platform, version); $0.current = nil }
     }
 
-    /// Registers `challengeHandler` for its security check (once in the app's life, as MobileFirst advises).
+    /// Registers `challengeHandler` for its security check (once in the app's life, as MobileFirst advises); a later
+    /// handler for the same check replaces it.
     public func registerChallengeHandler(_ challengeHandler: BaseChallengeHandler!) {
-        handlers[challengeHandler.securityCheck] = challengeHandler
+        guard let challengeHandler else { return }
+        let current = state.withLock { state in
+            state.handlers[challengeHandler.securityCheck] = challengeHandler
+            return state.current
+        }
         if let current { try? current.registerChallengeHandler(challengeHandler.bridge) }
     }
 
     /// The handler registered for `securityCheck`.
     public func getChallengeHandler(forSecurityCheck securityCheck: String!) -> BaseChallengeHandler? {
-        handlers[securityCheck]
+        state.withLock { $0.handlers[securityCheck ?? ""] }
     }
 
     /// The Gatehouse client behind the shared one, made at first use.
     func client() throws(WLError) -> GatehouseClient {
-        if let current { return current }
-        guard let server = serverUrl() else {
+        let (existing, server, application, keyStore, handlers) = state.withLock {
+            ($0.current, $0.server, $0.application, $0.keyStore, Array($0.handlers.values))
+        }
+        if let existing { return existing }
+        guard let server = server ?? Self.plistServer() else {
             throw WLError(.unexpectedError, "No server: set it in mfpclient.plist or with WLClient.sharedInstance().setServerUrl(_:)")
         }
         guard let application = application ?? Self.bundleApplication() else {
@@ -73,33 +89,39 @@ public final class WLClient {
         guard let root = base?.url else { throw WLError(.unexpectedError, "The server URL \(server) cannot be used") }
         let configuration = ClientConfiguration(serverURL: root, applicationID: application.id, platform: application.platform,
                                                 version: application.version, runtimePath: context)
-        let client = GatehouseClient(configuration: configuration, keyStore: keyStore)
-        for handler in handlers.values { try? client.registerChallengeHandler(handler.bridge) }
-        current = client
-        return client
+        let made = GatehouseClient(configuration: configuration, keyStore: keyStore)
+        for handler in handlers { try? made.registerChallengeHandler(handler.bridge) }
+        // Two first calls at once: the first one made wins, so that there is one registration.
+        return state.withLock { state in
+            if let current = state.current { return current }
+            state.current = made
+            return made
+        }
     }
 
-    /// Runs `work` on the shared Gatehouse client and hands `completion`, on the main actor, what it returns — a value
-    /// and an error, as MobileFirst's completion handlers take them — or its error (the SDK's as a ``WLError``).
-    func complete<T: Sendable>(_ completion: ((T?, (any Error)?) -> Void)?,
+    /// Runs `work` on the shared Gatehouse client and hands `completion`, on the main thread, what it returns — a
+    /// value and an error, as MobileFirst's completion handlers take them — or its error (the SDK's as a
+    /// ``WLError``).
+    func complete<T: Sendable>(_ completion: (@MainActor @Sendable (T?, (any Error)?) -> Void)?,
                                _ work: @escaping @Sendable (GatehouseClient) async throws -> (T?, WLError?)) {
         let client: GatehouseClient
         do {
             client = try self.client()
         } catch {
-            completion?(nil, error)
+            MainThread.async { completion?(nil, error) }
             return
         }
-        nonisolated(unsafe) let completion = completion
-        Task { @MainActor in
+        Task {
+            let value: T?
+            let failure: (any Error)?
             do {
-                let (value, error) = try await work(client)
-                completion?(value, error)
+                (value, failure) = try await work(client)
             } catch let error as GatehouseClientError {
-                completion?(nil, WLError(error))
+                (value, failure) = (nil, WLError(error))
             } catch {
-                completion?(nil, error)
+                (value, failure) = (nil, error)
             }
+            MainThread.async { completion?(value, failure) }
         }
     }
 

@@ -6,7 +6,7 @@ import GatehouseMobileFirst
 enum MobileFirstApp {
     /// `WLClient.sharedInstance()` on `server` as application `id` (a new in-memory key store: a new registration).
     @MainActor static func configure(_ server: TestServer, application id: String = "com.sample.pincodeswift") {
-        let client = WLClient.sharedInstance()
+        let client: WLClient = WLClient.sharedInstance()
         client.setServerUrl(URL(string: server.baseURL + "/mfp")!)
         client.setApplication(id: id, platform: "ios", version: "1.0")
         client.keyStore = InMemoryKeyStore()

@@ -85,7 +85,7 @@ import Testing
         try await TestServer.run(policy: TestPolicies.standard.replacingOccurrences(
             of: "successStateExpirationSec: 1, rememberMeDurationSec", with: "successStateExpirationSec: 60, rememberMeDurationSec")) { @MainActor server in
             MobileFirstApp.configure(server)
-            let manager = WLAuthorizationManager.sharedInstance()
+            let manager: WLAuthorizationManager = WLAuthorizationManager.sharedInstance()
             let loggedIn: (any Error)? = await withCheckedContinuation { continuation in
                 manager.login("UserLogin", withCredentials: ["username": "john", "password": "demo"]) { continuation.resume(returning: $0) }
             }
@@ -97,7 +97,7 @@ import Testing
             }
             #expect(wrong != nil)
             // An absolute URL that answers 404: the response and an error, as MobileFirst reports a resource's failure.
-            let missing = WLResourceRequest(url: URL(string: server.baseURL + "/mfp/api/adapters/ResourceAdapter/nothing-here")!, method: WLHttpMethodGet)
+            let missing: WLResourceRequest = WLResourceRequest(url: URL(string: server.baseURL + "/mfp/api/adapters/ResourceAdapter/nothing-here")!, method: WLHttpMethodGet)
             let (response, error) = await Self.send(missing)
             #expect(response?.status == 404 && error != nil, "\(String(describing: response?.status)) \(String(describing: error))")
             let loggedOut: (any Error)? = await withCheckedContinuation { continuation in
