@@ -30,8 +30,34 @@ public enum UIKeyboardType: Int, Sendable {
     open var isSecureTextEntry = false
 }
 
+/// Objective-C's selector type, which UIKit brings with it on Apple platforms; here a name only (`#selector` itself
+/// needs the Objective-C runtime).
+public struct Selector: Hashable, Sendable, ExpressibleByStringLiteral {
+    public let name: String
+    public init(_ name: String) { self.name = name }
+    public init(stringLiteral name: String) { self.name = name }
+}
+
+@MainActor open class UIBarButtonItem: NSObject {
+    public enum Style: Int, Sendable { case plain, bordered, done }
+
+    open var title: String?
+    open var style: Style
+    open weak var target: AnyObject?
+    open var action: Selector?
+
+    public init(title: String?, style: Style, target: Any?, action: Selector?) {
+        self.title = title
+        self.style = style
+        self.target = target as AnyObject?
+        self.action = action
+    }
+}
+
 @MainActor open class UINavigationItem: NSObject {
     open var title: String?
+    open var leftBarButtonItem: UIBarButtonItem?
+    open var rightBarButtonItem: UIBarButtonItem?
     open private(set) var hidesBackButton = false
     open func setHidesBackButton(_ hidesBackButton: Bool, animated: Bool) { self.hidesBackButton = hidesBackButton }
 }
