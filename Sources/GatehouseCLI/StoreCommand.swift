@@ -149,12 +149,12 @@ struct StoreCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard FileManager.default.fileExists(atPath: file) else { throw CommandFailure("No backup at \(file).") }
-            // A backup that is not a Gatehouse store is refused before anything is touched.
-            do {
-                let check = try SQLiteStore(path: file)
-                _ = try await check.count(of: StoreTable.copied[0])
+            // A backup that is not a Gatehouse store, or holds anything Gatehouse's store has not (a trigger, a
+            // table), is refused before anything is touched — the backup file included (it is read only).
+            do throws(SQLiteStore.BackupRefusal) {
+                try SQLiteStore.verifyBackup(at: file)
             } catch {
-                throw CommandFailure("\(file) is not a Gatehouse store", error)
+                throw CommandFailure("\(file) is not a Gatehouse store: \(error.description)")
             }
             try SQLiteStore.createDataDirectory(data)
             let path = SQLiteStore.path(inDataDirectory: data)
