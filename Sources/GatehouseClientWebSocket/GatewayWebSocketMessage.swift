@@ -23,7 +23,7 @@ public enum GatewayWebSocketMessage: Sendable, Equatable {
 
 /// The close frame a WebSocket ended with: its status code and reason (RFC 6455 §5.5.1).
 public struct GatewayWebSocketCloseFrame: Sendable, Equatable {
-    /// The status code (`1005`, ``WebSocketErrorCode/unknown(_:)``, when the frame carried none).
+    /// The status code (`1005`, `.unknown(1005)`, when the frame carried none).
     public var closeCode: WebSocketErrorCode
     /// The reason, when the frame carried one.
     public var reason: String?
