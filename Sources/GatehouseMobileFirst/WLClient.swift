@@ -25,11 +25,13 @@ public final class WLClient: NSObject, Sendable {
         var keyStore: (any KeyStore)?
         var globalHeaders: [(name: String, value: String)] = []
         var heartBeatInterval: Int = 420
+        /// The public key pinned by ``pinTrustedCertificatePublicKey(fromFile:)``, or why it could not be.
+        var pin: Result<PublicKeyPin, WLError>?
     }
 
     let state = Locked(State())
 
-    private override init() {}
+    override init() {}   // the app uses sharedInstance(); tests make their own
 
     /// Where the registration's key is kept (the platform's standard store unless set); set it before the first
     /// request (a new store is a new registration).
@@ -89,7 +91,20 @@ public final class WLClient: NSObject, Sendable {
         guard let root = base?.url else { throw WLError(.unexpectedError, "The server URL \(server) cannot be used") }
         let configuration = ClientConfiguration(serverURL: root, applicationID: application.id, platform: application.platform,
                                                 version: application.version, runtimePath: context)
-        let made = GatehouseClient(configuration: configuration, keyStore: keyStore)
+        let made: GatehouseClient
+        switch state.withLock({ $0.pin }) {
+        case nil:
+            made = GatehouseClient(configuration: configuration, keyStore: keyStore)
+        case .failure(let error):
+            throw error   // fail closed: no request leaves without the pin the app asked for
+        case .success(let pin):
+            do {
+                made = GatehouseClient(configuration: configuration, keyStore: keyStore,
+                                       transport: try URLSessionTransport(pins: [pin.description]))
+            } catch {
+                throw WLError(error)
+            }
+        }
         for handler in handlers { try? made.registerChallengeHandler(handler.bridge) }
         // Two first calls at once: the first one made wins, so that there is one registration.
         return state.withLock { state in
@@ -125,11 +140,13 @@ public final class WLClient: NSObject, Sendable {
         }
     }
 
-    static func plistServer() -> URL? {
-        guard let path = Bundle.main.path(forResource: "mfpclient", ofType: "plist"),
+    /// The server `mfpclient.plist` in `bundle` names (`protocol`, `host`, `port`, `wlServerContext`), or `nil` when
+    /// there is none or it names no host (MobileFirst's samples ship it with the host left empty).
+    static func plistServer(in bundle: Bundle = .main) -> URL? {
+        guard let path = bundle.path(forResource: "mfpclient", ofType: "plist"),
               let data = FileManager.default.contents(atPath: path),
               let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
-              let scheme = plist["protocol"] as? String, let host = plist["host"] as? String else { return nil }
+              let scheme = plist["protocol"] as? String, let host = plist["host"] as? String, !host.isEmpty else { return nil }
         let port = (plist["port"] as? String).map { ":\($0)" } ?? ""
         let context = (plist["wlServerContext"] as? String ?? "/mfp/").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         return URL(string: "\(scheme)://\(host)\(port)/\(context)")
