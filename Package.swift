@@ -236,16 +236,13 @@ let package = Package(
             dependencies: ["GatehouseProtocol", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
-        // The SDK over SwiftNIO, for Linux servers and tools: an HTTP transport on AsyncHTTPClient, one that pins
-        // servers' public keys (NIOSSL), and the gateway's WebSocket client on HummingbirdWSClient.
+        // The SDK over SwiftNIO, for Linux servers and tools: an HTTP transport on AsyncHTTPClient (with the Server trait),
+        // one that pins servers' public keys (NIOSSL); it re-exports the gateway's WebSocket client.
         .target(
             name: "GatehouseClientNIO",
             dependencies: [
                 "GatehouseClient", "GatehouseProtocol", "GatehouseClientWebSocket",
                 server("AsyncHTTPClient", "async-http-client"),
-                server("HTTPTypes", "swift-http-types"),
-                server("HummingbirdWSClient", "hummingbird-websocket"),
-                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
