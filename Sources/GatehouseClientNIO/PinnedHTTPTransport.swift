@@ -34,14 +34,7 @@ public struct PinnedHTTPTransport: HTTPTransport {
     /// - Throws: `invalidArgument` for a malformed pin, none at all, or trust
     ///   roots that cannot be read.
     public init(pins: [String], trustRoots: NIOSSLTrustRoots = .default, maxResponseSize: Int = 16 << 20) throws(GatehouseClientError) {
-        var parsed = Set<PublicKeyPin>()
-        for text in pins {
-            guard let pin = PublicKeyPin(text) else {
-                throw .invalidArgument("'\(text.prefix(80))' is not a public key pin (sha256/ and the base64 of 32 bytes)")
-            }
-            parsed.insert(pin)
-        }
-        guard !parsed.isEmpty else { throw .invalidArgument("a pinned transport needs at least one pin") }
+        let parsed = try PublicKeyPin.transportPins(pins)
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = trustRoots
         tls.minimumTLSVersion = .tlsv12

@@ -22,14 +22,7 @@ public final class URLSessionTransport: HTTPTransport {
     /// (GatehouseClientNIO) there; pins are refused here.
     /// - Throws: `invalidArgument` for a malformed pin, none at all, or pins on Linux.
     public convenience init(configuration: URLSessionConfiguration = .ephemeral, pins: [String]) throws(GatehouseClientError) {
-        var parsed = Set<PublicKeyPin>()
-        for text in pins {
-            guard let pin = PublicKeyPin(text) else {
-                throw .invalidArgument("'\(text.prefix(80))' is not a public key pin (sha256/ and the base64 of 32 bytes)")
-            }
-            parsed.insert(pin)
-        }
-        guard !parsed.isEmpty else { throw .invalidArgument("a pinned transport needs at least one pin") }
+        let parsed = try PublicKeyPin.transportPins(pins)
         #if !canImport(Security)
         throw .invalidArgument("URLSession cannot pin public keys on this platform: use PinnedHTTPTransport")
         #else
