@@ -62,9 +62,23 @@ final class EmulatedWebSocket {
     private var fragments: (text: Bool, bytes: [UInt8])?
     private var abandonTimer: Scheduled<Void>?
     private var heartbeat: Scheduled<Void>?
+    /// Whether a downstream has attached yet: until then the session is half-open, and keeps at most
+    /// ``halfOpenKeptLimit`` bytes of the upstream's frames (the upstream's reads pause beyond).
+    private var downstreamSeen = false
+    /// The upstream bodies' bytes before the first downstream, at most ``halfOpenUpstreamLimit``.
+    private var halfOpenUpstreamBytes = 0
 
     /// How long a session waits for its client to ask a downstream before it closes.
     static let abandonedAfter = TimeAmount.seconds(30)
+    /// How long a new session waits for its first downstream (KAAZING's client asks it as soon as the create is
+    /// answered) before it closes.
+    static let firstDownstreamWithin = TimeAmount.seconds(10)
+    /// The most bytes of the upstream's frames a session keeps before its first downstream: a half-open session costs
+    /// its sockets and this, not twice the largest message (issue 54, finding 6).
+    static let halfOpenKeptLimit = 16 * 1024
+    /// The most bytes of upstream bodies a session takes before its first downstream: the upstream's answers to more
+    /// would wait in the gateway's buffers for a downstream that may never come.
+    static let halfOpenUpstreamLimit = 64 * 1024
     /// After this many bytes a downstream response ends with `RECONNECT`, so that the browser lets its text go.
     static let downstreamBytesLimit = 4 * 1024 * 1024
     /// A `NOP` command this often keeps an idle downstream from being cut by a proxy.
@@ -88,7 +102,7 @@ final class EmulatedWebSocket {
     func start(_ bridge: WebSocketBridge) {
         self.bridge = bridge
         bridge.attached(self, side: .client)
-        armAbandonTimer()
+        armAbandonTimer(in: Self.firstDownstreamWithin)
     }
 
     /// The upstream accepted (the bridge's opening, before any upstream frame).
@@ -106,6 +120,12 @@ final class EmulatedWebSocket {
         guard case .open = state, let bridge else { return Refusal(description: "the WebSocket is not open") }
         guard sequence == nextUpstream else { return fail("an upstream request out of sequence") }
         nextUpstream += 1
+        if !downstreamSeen {
+            halfOpenUpstreamBytes += body.count
+            guard halfOpenUpstreamBytes <= Self.halfOpenUpstreamLimit else {
+                return fail("more than \(Self.halfOpenUpstreamLimit) bytes sent upstream before a downstream was asked")
+            }
+        }
         let frames: [KaazingEmulation.Frame]
         do {
             frames = try KaazingEmulation.frames(in: KaazingEmulation.bytes(fromMixedText: body), maximumLength: maxMessageSize)
@@ -152,6 +172,10 @@ final class EmulatedWebSocket {
         }
         if let previous = downstream { end(previous, closing: false) }
         downstream = channel
+        if !downstreamSeen {
+            downstreamSeen = true
+            registry.downstreamAttached(id)
+        }
         downstreamBytes = 0
         downstreamLimit = min(Self.downstreamBytesLimit, max(64 * 1024, (kilobytes ?? Int.max / 2048) * 1024))
         abandonTimer?.cancel()
@@ -223,9 +247,9 @@ final class EmulatedWebSocket {
         }
     }
 
-    private func armAbandonTimer() {
+    private func armAbandonTimer(in delay: TimeAmount = EmulatedWebSocket.abandonedAfter) {
         abandonTimer?.cancel()
-        abandonTimer = eventLoop.assumeIsolated().scheduleTask(in: Self.abandonedAfter) {
+        abandonTimer = eventLoop.assumeIsolated().scheduleTask(in: delay) {
             self.abandonTimer = nil
             guard self.downstream == nil else { return }
             self.logger.debug("closing an emulated WebSocket whose client asked no downstream", metadata: ["id": .string(self.id)])
@@ -312,7 +336,8 @@ final class EmulatedWebSocket {
 extension EmulatedWebSocket: WebSocketBridgeSide {
     var isWritable: Bool {
         if let downstream { return downstream.isWritable }
-        return kept.count < maxMessageSize * 2
+        // What waits for a downstream, kept and not yet flushed; before the first, a small allowance only.
+        return kept.count + outgoing.count < (downstreamSeen ? maxMessageSize * 2 : Self.halfOpenKeptLimit)
     }
 
     func writeAsItCame(_ frame: WebSocketFrame, thenClose: Bool) -> Bool { false }

@@ -2,7 +2,9 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 /// The gateway's emulated WebSockets by id (the capability their upstream and downstream URLs carry), each on its
-/// event loop. Bounded: a create beyond ``limit`` is refused.
+/// event loop. Bounded: a create beyond ``limit`` is refused, and so is one from a client (its address as the gateway
+/// derives it, ``TrustedProxies``) that holds ``halfOpenPerClient`` sessions no downstream has attached to yet — before,
+/// the bound was only global, and one client could hold all of it (issue 54, finding 6).
 final class EmulatedWebSockets: Sendable {
     /// A session and the event loop it must be used on.
     struct Entry: Sendable {
@@ -29,11 +31,34 @@ final class EmulatedWebSockets: Sendable {
         }
     }
 
-    private let sessions = NIOLockedValueBox<[String: Entry]>([:])
-    let limit: Int
+    /// Why ``add(_:client:)`` refused a session.
+    enum Refusal: Error {
+        /// The gateway holds ``limit`` sessions.
+        case full
+        /// The client holds ``halfOpenPerClient`` sessions without a downstream.
+        case clientHoldsHalfOpen
+    }
 
-    init(limit: Int = 10_000) {
+    private struct Registry {
+        var sessions: [String: Entry] = [:]
+        /// The client of each session no downstream has attached to yet, and how many such sessions each client holds.
+        var halfOpen: [String: String] = [:]
+        var halfOpenByClient: [String: Int] = [:]
+
+        mutating func settle(_ id: String) {
+            guard let client = halfOpen.removeValue(forKey: id) else { return }
+            let left = (halfOpenByClient[client] ?? 1) - 1
+            halfOpenByClient[client] = left > 0 ? left : nil
+        }
+    }
+
+    private let registry = NIOLockedValueBox(Registry())
+    let limit: Int
+    let halfOpenPerClient: Int
+
+    init(limit: Int = 10_000, halfOpenPerClient: Int = 16) {
         self.limit = limit
+        self.halfOpenPerClient = halfOpenPerClient
     }
 
     /// A fresh id: 128 random bits, as hex.
@@ -45,23 +70,39 @@ final class EmulatedWebSockets: Sendable {
         }.joined()
     }
 
-    /// Registers `session` (on its event loop); `false` when the gateway holds ``limit`` already.
-    func add(_ session: EmulatedWebSocket) -> Bool {
+    /// Registers `session` (on its event loop) of `client`, half-open until ``downstreamAttached(_:)``; refused when the
+    /// gateway holds ``limit`` sessions or `client` ``halfOpenPerClient`` half-open ones.
+    func add(_ session: EmulatedWebSocket, client: String) -> Refusal? {
         let entry = Entry(eventLoop: session.eventLoop, session: NIOLoopBound(session, eventLoop: session.eventLoop), origin: session.origin)
-        return sessions.withLockedValue { sessions in
-            guard sessions.count < limit else { return false }
-            sessions[session.id] = entry
-            return true
+        let limit = self.limit, halfOpenPerClient = self.halfOpenPerClient
+        return registry.withLockedValue { registry in
+            guard registry.sessions.count < limit else { return .full }
+            guard registry.halfOpenByClient[client, default: 0] < halfOpenPerClient else { return .clientHoldsHalfOpen }
+            registry.sessions[session.id] = entry
+            registry.halfOpen[session.id] = client
+            registry.halfOpenByClient[client, default: 0] += 1
+            return nil
         }
     }
 
+    /// A downstream attached to session `id`: it no longer counts against its client's half-open sessions.
+    func downstreamAttached(_ id: String) {
+        registry.withLockedValue { $0.settle(id) }
+    }
+
     func session(_ id: String) -> Entry? {
-        sessions.withLockedValue { $0[id] }
+        registry.withLockedValue { $0.sessions[id] }
     }
 
     func remove(_ id: String) {
-        _ = sessions.withLockedValue { $0.removeValue(forKey: id) }
+        registry.withLockedValue { registry in
+            registry.settle(id)
+            registry.sessions.removeValue(forKey: id)
+        }
     }
 
-    var count: Int { sessions.withLockedValue { $0.count } }
+    var count: Int { registry.withLockedValue { $0.sessions.count } }
+
+    /// The sessions no downstream has attached to yet.
+    var halfOpenCount: Int { registry.withLockedValue { $0.halfOpen.count } }
 }

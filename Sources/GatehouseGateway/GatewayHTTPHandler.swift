@@ -740,8 +740,19 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 }
                 handler.answer(exchange, exchange.enveloped ? answer.enveloped : answer)
             }
-            guard gateway.emulatedWebSockets.add(session) else {
+            // The client as the gateway knows it (its address, or the one trusted proxies forwarded), whose half-open
+            // sessions are bounded (issue 54, finding 6).
+            let client = gateway.trustedProxies.client(peer: peer, fields: exchange.fields).address ?? "-"
+            switch gateway.emulatedWebSockets.add(session, client: client) {
+            case nil:
+                break
+            case .full?:
                 answer(exchange, GatewayAnswer.unavailable("the gateway holds as many emulated WebSockets as it may"))  // 5xx: never enveloped
+                return
+            case .clientHoldsHalfOpen?:
+                let refusal = GatewayAnswer.throttled("this client holds as many emulated WebSockets without a downstream as it may",
+                                                      retryAfter: 1)
+                answer(exchange, exchange.enveloped ? refusal.enveloped : refusal)
                 return
             }
             let bridge = WebSocketBridge(
