@@ -103,10 +103,14 @@ import Testing
             #expect(refusal.status == 401)
             #expect(refusal.challenge == "Basic realm=\"Demo Realm\"")
             #expect(String(decoding: refusal.body, as: UTF8.self).contains("unauthorized"))
-            // The OPTIONS admission check, as a one-shot HTTP/1 request.
-            let check = try await GatewayWebSocketClient.check(url: fixture.wsBase + "/echo", authorization: basicAuthorization("joe", "welcome"))
+            // The OPTIONS admission check, as a one-shot HTTP/1 request. Its answer waits on a bcrypt check: allowed
+            // 30 s, not the default 10, since a loaded parallel shard (the CI of stop 59) once took longer.
+            let patient = GatewayWebSocketConfiguration(handshakeTimeout: .seconds(30))
+            let check = try await GatewayWebSocketClient.check(
+                url: fixture.wsBase + "/echo", authorization: basicAuthorization("joe", "welcome"), configuration: patient)
             #expect(check.status == 200 && check.admitted)
-            let wrong = try await GatewayWebSocketClient.check(url: fixture.wsBase + "/echo", authorization: basicAuthorization("joe", "nope"))
+            let wrong = try await GatewayWebSocketClient.check(
+                url: fixture.wsBase + "/echo", authorization: basicAuthorization("joe", "nope"), configuration: patient)
             #expect(wrong.status == 401 && !wrong.admitted && wrong.challenge == "Basic realm=\"Demo Realm\"")
         }
         // A server that accepts the connection and never answers: the handshake timeout ends it.
