@@ -11,6 +11,8 @@ import re
 import subprocess
 import sys
 
+import mainbuild
+
 # Errors that are not the façade's: the message, and why the code gets it anywhere but on Apple's runtime (or on
 # Apple's too).
 EXPECTED = [
@@ -26,23 +28,19 @@ ERROR = re.compile(r"^(?P<file>[^:\s]+\.swift):(?P<line>\d+):\d+: error: (?P<mes
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--modules", required=True, help="the scratch build's Modules directory")
+    parser.add_argument("--build", required=True, help="the repository's debug build directory (.build/debug)")
+    parser.add_argument("--uikit", required=True, help="the directory holding the stand-in UIKit's module")
     parser.add_argument("--apps", required=True, help="one folder of ported Swift files per app")
-    parser.add_argument("--build", required=True, help="the scratch build directory (for C module maps)")
     args = parser.parse_args()
 
-    # The C modules' maps (a tool's copy of a module, built for plugins, would define it twice).
-    module_maps = sorted(path for path in glob.glob(os.path.join(args.build, "**", "module.modulemap"), recursive=True)
-                         if "-tool.build" not in path)
-    include_flags = []
-    for module_map in module_maps:
-        include_flags += ["-Xcc", f"-fmodule-map-file={module_map}"]
+    # GatehouseMobileFirst and what it depends on, as the repository's own build compiled them.
+    build_flags = ["-I", args.uikit, *mainbuild.flags(args.build)]
     failed = False
     for app in sorted(os.listdir(args.apps)):
         files = sorted(glob.glob(os.path.join(args.apps, app, "*.swift")))
         for mode in ("5", "6"):
             command = ["swiftc", "-typecheck", "-continue-building-after-errors", "-parse-as-library", "-swift-version", mode, "-module-name", app,
-                       "-I", args.modules, "-Xfrontend", "-import-module", "-Xfrontend", "UIKit", *include_flags, *files]
+                       "-Xfrontend", "-import-module", "-Xfrontend", "UIKit", *build_flags, *files]
             result = subprocess.run(command, capture_output=True, text=True, timeout=600)
             counts = collections.Counter()
             unexpected = []
