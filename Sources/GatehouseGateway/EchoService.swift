@@ -43,7 +43,9 @@ public enum EchoService {
         webSocketRouter.ws("/", shouldUpgrade: selectFirstProtocol, onUpgrade: echo)
         webSocketRouter.ws("**", shouldUpgrade: selectFirstProtocol, onUpgrade: echo)
         return Application(
-            router: router, server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter),
+            // Frames up to the messages' bound (Hummingbird's default is 16 KiB): the gateway relays an emulated
+            // WebSocket's message, and KAAZING's scripts echo 64 KiB ones, as one frame.
+            router: router, server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter, configuration: WebSocketServerConfiguration(maxFrameSize: 1 << 20)),
             configuration: .init(address: .hostname(host, port: port)),
             onServerRunning: { await onServerRunning($0.localAddress?.port ?? 0) }, logger: logger)
     }

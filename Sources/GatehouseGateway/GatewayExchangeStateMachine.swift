@@ -12,11 +12,16 @@
 ///     │                       └───┴──retry (a reused connection closed before answering an idempotent request
 ///     │                                  without a body)
 ///     └──────────── the gateway answers itself (refused, unavailable, 502/504, 400) ──▶ answered
+///
+///  keepingBody (KAAZING's emulated upstream: the body is read whole, reads not held) ──▶ answered
 /// ```
 struct GatewayExchangeStateMachine {
     enum Phase: Equatable {
         /// Admission (on a task) is under way; the body waits.
         case deciding
+        /// The gateway reads the body whole itself (KAAZING's emulated upstream), then decides: the client's reads go
+        /// on until it is whole, however many reads it takes.
+        case keepingBody
         /// Waiting for an upstream connection; the body waits.
         case connecting
         /// The request is relayed to its upstream, the answer back.
@@ -72,7 +77,7 @@ struct GatewayExchangeStateMachine {
         switch phase {
         case .deciding, .connecting: return true
         case .relaying: return !upstreamWritable
-        case .answered: return false
+        case .keepingBody, .answered: return false
         }
     }
 
@@ -93,9 +98,14 @@ struct GatewayExchangeStateMachine {
         if ended { requestEnded = true }
         switch phase {
         case .relaying: return .forward
-        case .deciding, .connecting: return .hold
+        case .deciding, .connecting, .keepingBody: return .hold
         case .answered: return .drop
         }
+    }
+
+    /// The gateway reads the body whole itself before deciding (KAAZING's emulated upstream): reads are not held.
+    mutating func keepingBody() {
+        phase = .keepingBody
     }
 
     /// The body is kept whole by the gateway itself (KAAZING's emulated upstream): it is not relayed.

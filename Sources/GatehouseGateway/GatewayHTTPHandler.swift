@@ -669,7 +669,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 answer(exchange, GatewayAnswer.invalidRequest("an upstream body needs a Content-Length of at most \(limit) bytes", status: 413))
                 return
             }
-            exchange.state.deciding()
+            // The body is read whole here before the session decides: the client's reads go on until it is (a body
+            // arriving in reads after its head's was never read on, issue 53).
+            exchange.state.keepingBody()
             exchange.bodyRead = { handler, exchange in handler.emulatedUpstream(exchange, session: session, sequence: sequence) }
             if exchange.state.requestEnded {
                 exchange.bodyRead = nil
