@@ -12,7 +12,7 @@ step reported as `PASS [kaazing] step: …`; then the same through KAAZING's emu
 `javascript:wse://`: its bridge frame, create, downstream and upstream requests). Then the gateway's /metrics must show what the page says happened: each
 connection to a realm challenged once without credentials, then the passwords the loginHandler gave (right, wrong,
 without the role) decided by the realm's login chain. In the nginx mode, all of it again with Debian's nginx in front
-of the gateway, configured with the README's own snippet (Examples/nginx/gateway.conf).
+of the gateway, configured with the KAAZING guide's own snippet (Examples/nginx/gateway.conf).
 """
 
 import argparse
@@ -169,11 +169,11 @@ def kaazing_run(settings, run, folder, behind_nginx=False):
     run.logs.append(("gateway output", gateway.text))
     address = f"127.0.0.1:{gateway.port}"
     if behind_nginx:
-        # Debian's nginx with the README's own snippet (Examples/nginx/gateway.conf) in front of the gateway.
+        # Debian's nginx with the KAAZING guide's own snippet (Examples/nginx/gateway.conf) in front of the gateway.
         proxy = nginx.Nginx(folder / "nginx", nginx.snippet("gateway.conf", address))
         on_cleanup(proxy.stop)
         address = f"127.0.0.1:{proxy.port}"
-        log(f"nginx listens on {proxy.url} (the README's gateway snippet, forwarding to 127.0.0.1:{gateway.port})")
+        log(f"nginx listens on {proxy.url} (the KAAZING guide's gateway snippet, forwarding to 127.0.0.1:{gateway.port})")
         run.logs.insert(0, ("nginx access log", proxy.access_log))
         run.logs.append(("nginx error log", proxy.error_log))
 

@@ -1,5 +1,5 @@
 """Debian's nginx as a real reverse proxy in the browser tests, run by the test (no root, no system config): a
-configuration written into the work folder around the README's own snippets (Examples/nginx/*.conf, included as
+configuration written into the work folder around the documentation's own snippets (Examples/nginx/*.conf, included as
 they are, only their upstream address pointed at the process under test)."""
 
 import os
@@ -30,13 +30,13 @@ def free_port():
 
 
 def snippet(name, upstream):
-    """Examples/nginx/<name> with its upstream (`proxy_pass http://127.0.0.1:<the default port>`, as the README shows
-    it) pointed at `upstream`; also checks that the README shows the file exactly as it is (the README's snippet is
-    the tested file)."""
+    """Examples/nginx/<name> with its upstream (`proxy_pass http://127.0.0.1:<the default port>`, as the documentation shows
+    it) pointed at `upstream`; also checks that the documentation (docs/: the MobileFirst and KAAZING guides) shows the
+    file exactly as it is (the documented snippet is the tested file)."""
     text = (EXAMPLES / name).read_text(encoding="utf-8")
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    if text not in readme:
-        raise RuntimeError(f"README.md does not show Examples/nginx/{name} as it is: update one or the other")
+    pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    if not any(text in page.read_text(encoding="utf-8") for page in pages):
+        raise RuntimeError(f"no page of docs/ shows Examples/nginx/{name} as it is: update one or the other")
     pointed, count = re.subn(r"proxy_pass http://127\.0\.0\.1:\d+;", f"proxy_pass http://{upstream};", text)
     if count != 1:
         raise RuntimeError(f"Examples/nginx/{name} has {count} loopback proxy_pass lines; one is pointed at the server under test")

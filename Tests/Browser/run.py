@@ -12,7 +12,7 @@ and reports each in the DOM; this script prints them as `PASS [mode] step: …`.
 
 same-origin   The documented set-up of a MobileFirst web app: a proxy serves /app/ (the test page) and /sdk/ (the
               SDK) and forwards everything else verbatim to Gatehouse (demo policy); the SDK's context root is /mfp.
-nginx         The same behind Debian's nginx with the README's snippet (Examples/nginx/mfp-same-origin.conf), which
+nginx         The same behind Debian's nginx with the MobileFirst guide's snippet (Examples/nginx/mfp-same-origin.conf), which
               rewrites Host as proxy_pass does; Gatehouse runs with --trusted-proxy 127.0.0.1.
 app-management  com.sample.web notified, disabled and enabled again by an operator (admin API) between pages of one
               profile: the page's own wl_remoteDisableRealm handler sees the NOTIFY challenge once and the disabled
@@ -673,7 +673,7 @@ def same_origin_mode(settings, run, folder):
 
 
 def nginx_mode(settings, run, folder):
-    """Same origin behind Debian's nginx configured with the README's own snippet (Examples/nginx/mfp-same-origin.conf):
+    """Same origin behind Debian's nginx configured with the MobileFirst guide's own snippet (Examples/nginx/mfp-same-origin.conf):
     nginx's proxy_pass sends Gatehouse `Host: 127.0.0.1:<gatehouse's port>`, not the page's host, so the same-origin
     test holds only because Gatehouse trusts the proxy's X-Forwarded-Host (`--trusted-proxy 127.0.0.1`)."""
     gatehouse = Gatehouse(settings.gatehouse, folder / "data", folder / "gatehouse.log", settings.start_timeout,
@@ -684,7 +684,7 @@ def nginx_mode(settings, run, folder):
              f"\n        location /sdk/ {{ alias {settings.sdk}/; }}\n")
     proxy = nginx.Nginx(folder / "nginx", body)
     on_cleanup(proxy.stop)
-    log(f"nginx listens on {proxy.url} (the README's /mfp/ snippet, forwarding to {gatehouse.url})")
+    log(f"nginx listens on {proxy.url} (the MobileFirst guide's /mfp/ snippet, forwarding to {gatehouse.url})")
     run.logs.insert(0, ("nginx access log", proxy.access_log))
     run.logs.append(("nginx error log", proxy.error_log))
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Debian's nginx as a real reverse proxy in front of a process under test, configured with the README's own
+/// Debian's nginx as a real reverse proxy in front of a process under test, configured with the documentation's own
 /// snippets (`Examples/nginx/*.conf`, included as they are, only their `proxy_pass` pointed at the process under
 /// test), in a folder of its own (no root, no system configuration) — the Swift twin of `Tests/Browser/nginx.py`.
 /// `scripts/test` installs nginx (`nginx-light`); without it the test fails, saying so.
@@ -18,12 +18,26 @@ struct Nginx {
         ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// `Examples/nginx/<name>` with its one loopback `proxy_pass` pointed at `upstreamPort`; throws when the README
-    /// does not show the file exactly as it is (the README's snippet is the tested file).
+    /// The documentation's pages (`README.md` and `docs/**/*.md`), as text.
+    static func documentationPages() throws -> [String] {
+        var pages = [try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)]
+        let docs = repository.appendingPathComponent("docs")
+        if let enumerator = FileManager.default.enumerator(at: docs, includingPropertiesForKeys: nil) {
+            for case let page as URL in enumerator where page.pathExtension == "md" {
+                pages.append(try String(contentsOf: page, encoding: .utf8))
+            }
+        }
+        return pages
+    }
+
+    /// `Examples/nginx/<name>` with its one loopback `proxy_pass` pointed at `upstreamPort`; throws when no page of the
+    /// documentation (`docs/`: the MobileFirst and KAAZING guides) shows the file exactly as it is (the documented
+    /// snippet is the tested file).
     static func snippet(_ name: String, upstreamPort: Int) throws -> String {
         let text = try String(contentsOf: repository.appendingPathComponent("Examples/nginx/\(name)"), encoding: .utf8)
-        let readme = try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)
-        guard readme.contains(text) else { throw TestFailure("README.md does not show Examples/nginx/\(name) as it is") }
+        guard try documentationPages().contains(where: { $0.contains(text) }) else {
+            throw TestFailure("no page of docs/ shows Examples/nginx/\(name) as it is")
+        }
         let pattern = try NSRegularExpression(pattern: #"proxy_pass http://127\.0\.0\.1:\d+;"#)
         let range = NSRange(text.startIndex..., in: text)
         guard pattern.numberOfMatches(in: text, range: range) == 1 else {
