@@ -44,6 +44,10 @@ final class EmulatedWebSocket {
     let origin: String?
     /// Whether the client said it understands `PING`/`PONG` frames (`X-Accept-Commands: ping`).
     let acceptsPings: Bool
+    /// The binary encoding (`cb`, `cbm`): the downstream is `application/octet-stream`, upstream bodies are bytes.
+    let binary: Bool
+    /// Whether the client numbers its requests (its create did): then each must be the next, else none is checked.
+    private let sequenced: Bool
     private let maxMessageSize: Int
     private let logger: Logger
     private let registry: EmulatedWebSockets
@@ -84,18 +88,20 @@ final class EmulatedWebSocket {
     /// A `NOP` command this often keeps an idle downstream from being cut by a proxy.
     static let heartbeatInterval = TimeAmount.seconds(20)
 
-    init(id: String, eventLoop: any EventLoop, origin: String?, acceptsPings: Bool, createSequence: UInt64, maxMessageSize: Int,
-         logger: Logger, registry: EmulatedWebSockets, created: @escaping (Created) -> Void) {
+    init(id: String, eventLoop: any EventLoop, origin: String?, acceptsPings: Bool, binary: Bool = false, createSequence: UInt64?,
+         maxMessageSize: Int, logger: Logger, registry: EmulatedWebSockets, created: @escaping (Created) -> Void) {
         self.id = id
         self.eventLoop = eventLoop
         self.origin = origin
         self.acceptsPings = acceptsPings
+        self.binary = binary
+        sequenced = createSequence != nil
         self.maxMessageSize = maxMessageSize
         self.logger = logger
         self.registry = registry
         state = .creating(created)
-        nextUpstream = createSequence + 1
-        nextDownstream = createSequence + 1
+        nextUpstream = (createSequence ?? 0) + 1
+        nextDownstream = (createSequence ?? 0) + 1
     }
 
     /// Starts the relay: the bridge connects upstream.
@@ -114,11 +120,13 @@ final class EmulatedWebSocket {
 
     // MARK: Requests
 
-    /// An upstream request's body: its frames go to the bridge. A sequence number out of order, a body that is not
-    /// frames, or a session not open is refused and fails the session.
-    func upstream(sequence: UInt64, body: [UInt8]) -> Refusal? {
+    /// An upstream request's body: its frames go to the bridge. A sequence number out of order (or missing when the
+    /// client numbers its requests), a body that is not frames, or a session not open is refused and fails the
+    /// session. `bytes`: the body is the frames' bytes as they are (the binary encoding), else text whose code points
+    /// are the bytes (``KaazingEmulation/bytes(fromMixedText:)``).
+    func upstream(sequence: UInt64?, body: [UInt8], bytes: Bool = false) -> Refusal? {
         guard case .open = state, let bridge else { return Refusal(description: "the WebSocket is not open") }
-        guard sequence == nextUpstream else { return fail("an upstream request out of sequence") }
+        guard !sequenced || sequence == nextUpstream else { return fail("an upstream request out of sequence") }
         nextUpstream += 1
         if !downstreamSeen {
             halfOpenUpstreamBytes += body.count
@@ -128,7 +136,7 @@ final class EmulatedWebSocket {
         }
         let frames: [KaazingEmulation.Frame]
         do {
-            frames = try KaazingEmulation.frames(in: KaazingEmulation.bytes(fromMixedText: body), maximumLength: maxMessageSize)
+            frames = try KaazingEmulation.frames(in: bytes ? body : KaazingEmulation.bytes(fromMixedText: body), maximumLength: maxMessageSize)
         } catch {
             return fail("an upstream body that is not frames: \(error.description)")
         }
@@ -156,9 +164,9 @@ final class EmulatedWebSocket {
     }
 
     /// Whether a downstream request may attach (its sequence number the next); a refusal fails the session.
-    func downstreamRequested(sequence: UInt64) -> Refusal? {
+    func downstreamRequested(sequence: UInt64?) -> Refusal? {
         guard case .open = state else { return Refusal(description: "the WebSocket is not open") }
-        guard sequence == nextDownstream else { return fail("a downstream request out of sequence") }
+        guard !sequenced || sequence == nextDownstream else { return fail("a downstream request out of sequence") }
         nextDownstream += 1
         return nil
     }

@@ -12,6 +12,8 @@ final class EmulatedWebSockets: Sendable {
         let session: NIOLoopBound<EmulatedWebSocket>
         /// The origin the create came from (``EmulatedWebSocket/origin``).
         let origin: String?
+        /// The binary encoding (``EmulatedWebSocket/binary``).
+        let binary: Bool
 
         /// Whether a request naming `origin` (``EmulationRequest/origin(_:)``) may use the session: the create's
         /// origin, normalised (``ProtectedService/origin(_:)``), and no origin when the create had none. Before, an
@@ -73,7 +75,8 @@ final class EmulatedWebSockets: Sendable {
     /// Registers `session` (on its event loop) of `client`, half-open until ``downstreamAttached(_:)``; refused when the
     /// gateway holds ``limit`` sessions or `client` ``halfOpenPerClient`` half-open ones.
     func add(_ session: EmulatedWebSocket, client: String) -> Refusal? {
-        let entry = Entry(eventLoop: session.eventLoop, session: NIOLoopBound(session, eventLoop: session.eventLoop), origin: session.origin)
+        let entry = Entry(eventLoop: session.eventLoop, session: NIOLoopBound(session, eventLoop: session.eventLoop), origin: session.origin,
+                          binary: session.binary)
         let limit = self.limit, halfOpenPerClient = self.halfOpenPerClient
         return registry.withLockedValue { registry in
             guard registry.sessions.count < limit else { return .full }

@@ -7,13 +7,17 @@ import NIOCore
 enum EmulationRequest {
     /// `GET|POST <path>/;e/ctm?…`: a new emulated WebSocket.
     case create(Create)
-    /// `POST <path>/;e/ub/<id>…`: the client's frames.
-    case upstream(id: String, sequence: UInt64)
+    /// `POST <path>/;e/ub/<id>…`: the client's frames. `sequence`: `nil` when the client sends none (older clients;
+    /// KAAZING Gateway checks them only with its `wse.specification` switch on, off by default).
+    case upstream(id: String, sequence: UInt64?)
     /// `GET <path>/;e/db/<id>?.ksn=…`: the next downstream response.
-    case downstream(id: String, sequence: UInt64, kilobytes: Int?)
+    case downstream(id: String, sequence: UInt64?, kilobytes: Int?)
 
     struct Create {
-        let sequence: UInt64
+        /// `nil`: the client sends no sequence numbers, and none of the session's requests is checked for them.
+        let sequence: UInt64?
+        /// The binary encoding (`cb`, `cbm`): ``KaazingEmulation/binaryCreateSegments``.
+        let binary: Bool
         /// The application's protocols (`X-WebSocket-Protocol`), asked of the upstream.
         let protocols: [String]
         let acceptsPings: Bool
@@ -41,18 +45,32 @@ enum EmulationRequest {
         let path = text[..<(text.firstIndex(of: "?") ?? text.endIndex)]
         let query = text.firstIndex(of: "?").map { text[text.index(after: $0)...] } ?? ""
         let headerSequence = head.first("x-sequence-no").map { Substring($0) }
+        // A sequence number as sent: absent is accepted (`nil`), malformed is not.
+        func sequenceOf(_ text: Substring?, missing: String) throws(Refusal) -> UInt64? {
+            guard let text else { return nil }
+            guard let value = KaazingEmulation.sequenceNumber(text) else { throw Refusal(status: 400, description: missing) }
+            return value
+        }
+        if segments.count == 2, segments[1] == KaazingEmulation.upstreamSegment || segments[1] == KaazingEmulation.downstreamSegment {
+            // An upstream or downstream URL without its session: none (KAAZING answers 404 too), never relayed.
+            throw Refusal(status: 404, description: "no emulated WebSocket at this path")
+        }
         if segments.count == 2, KaazingEmulation.createSegments.contains(segments[1]) {
             guard head.method == .get || head.methodName == "POST" else { throw Refusal(status: 405, description: "a create is a GET or a POST") }
             guard head.first("x-websocket-version") == KaazingEmulation.version else {
                 throw Refusal(status: 400, description: "X-WebSocket-Version must be \(KaazingEmulation.version)")
             }
-            guard let sequence = (headerSequence ?? KaazingEmulation.parameter(".ksn", in: query)).flatMap(KaazingEmulation.sequenceNumber) else {
-                throw Refusal(status: 400, description: "X-Sequence-No is missing or not a sequence number")
-            }
+            let sequence = try sequenceOf(headerSequence ?? KaazingEmulation.parameter(".ksn", in: query),
+                                        missing: "X-Sequence-No is not a sequence number")
             guard let suffix = path.range(of: "/" + KaazingEmulation.marker + "/", options: .backwards) else { return nil }
             let protocols = head.values("x-websocket-protocol").flatMap(KaazingHandshake.protocols(in:))
             let commands = head.values("x-accept-commands").flatMap(KaazingHandshake.protocols(in:))
-            self = .create(Create(sequence: sequence, protocols: protocols, acceptsPings: commands.contains("ping"), path: path[..<suffix.lowerBound],
+            // The specification knows one command a client may accept; another is a client this gateway does not know.
+            guard commands.allSatisfy({ $0 == KaazingEmulation.acceptedCommand }) else {
+                throw Refusal(status: 400, description: "X-Accept-Commands names a command other than ping")
+            }
+            self = .create(Create(sequence: sequence, binary: KaazingEmulation.binaryCreateSegments.contains(segments[1]), protocols: protocols,
+                                  acceptsPings: commands.contains(KaazingEmulation.acceptedCommand), path: path[..<suffix.lowerBound],
                                   remainder: ProtectedService.Remainder(segments: Array(remainder.segments[..<marker]), trailingSlash: false)))
             return
         }
@@ -65,15 +83,11 @@ enum EmulationRequest {
         switch segments[1] {
         case KaazingEmulation.upstreamSegment:
             guard head.methodName == "POST" else { throw Refusal(status: 405, description: "an upstream request is a POST") }
-            guard let sequence = (headerSequence ?? KaazingEmulation.parameter(".ksn", in: query)).flatMap(KaazingEmulation.sequenceNumber) else {
-                throw Refusal(status: 400, description: "X-Sequence-No is missing or not a sequence number")
-            }
-            self = .upstream(id: id, sequence: sequence)
+            self = .upstream(id: id, sequence: try sequenceOf(headerSequence ?? KaazingEmulation.parameter(".ksn", in: query),
+                                                            missing: "X-Sequence-No is not a sequence number"))
         case KaazingEmulation.downstreamSegment:
             guard head.method == .get || head.methodName == "POST" else { throw Refusal(status: 405, description: "a downstream request is a GET") }
-            guard let sequence = (KaazingEmulation.parameter(".ksn", in: query) ?? headerSequence).flatMap(KaazingEmulation.sequenceNumber) else {
-                throw Refusal(status: 400, description: ".ksn is missing or not a sequence number")
-            }
+            let sequence = try sequenceOf(KaazingEmulation.parameter(".ksn", in: query) ?? headerSequence, missing: ".ksn is not a sequence number")
             let kilobytes = KaazingEmulation.parameter(".kb", in: query).flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
             self = .downstream(id: id, sequence: sequence, kilobytes: kilobytes)
         default:

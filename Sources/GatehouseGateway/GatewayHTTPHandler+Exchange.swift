@@ -35,6 +35,9 @@ extension GatewayHTTPHandler {
         var upstreamSpan: OTLPSpan?
         /// KAAZING's emulated transport: called once the request's body is read whole (kept in ``waiting``).
         var bodyRead: ((GatewayHTTPHandler, Exchange) -> Void)?
+        /// The body's bytes kept so far, and the most it may have (KAAZING's emulated upstream).
+        var keptBytes = 0
+        var keptLimit = Int.max
 
         init(head: ClientRequestHead, keepAlive: Bool, requestEnded: Bool, start: NIODeadline) {
             self.head = head

@@ -316,13 +316,26 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 if let exchange { take(body, ended: count == remaining, into: exchange) }
             case .chunked(var scanner):
                 let count: Int
+                // A body the gateway keeps itself (KAAZING's emulated upstream) is taken without its chunks' framing.
+                let dechunk = exchange?.bodyRead != nil
+                var data: [Range<Int>] = []
                 do {
-                    count = try buffer.withUnsafeReadableBytes { raw throws(HTTPHeadError) in try scanner.scan(raw) }
+                    count = try buffer.withUnsafeReadableBytes { raw throws(HTTPHeadError) in
+                        dechunk ? try scanner.scan(raw) { data.append($0) } : try scanner.scan(raw)
+                    }
                 } catch {
                     bodyFailed()
                     return
                 }
-                let body = buffer.readSlice(length: count)!
+                var body = buffer.readSlice(length: count)!
+                if dechunk {
+                    var dechunked = allocator.buffer(capacity: data.reduce(0) { $0 + $1.count })
+                    for range in data {
+                        var piece = body.getSlice(at: body.readerIndex + range.lowerBound, length: range.count)!
+                        dechunked.writeBuffer(&piece)
+                    }
+                    body = dechunked
+                }
                 if buffer.readableBytes > 0 { inbound = buffer }
                 reading = scanner.isComplete ? .head : .chunked(scanner)
                 if let exchange { take(body, ended: scanner.isComplete, into: exchange) }
@@ -373,7 +386,16 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private func take(_ bytes: ByteBuffer, ended: Bool, into exchange: Exchange) {
         if let bodyRead = exchange.bodyRead {
             exchange.state.bodyKept(ended: ended)
-            // An emulated WebSocket's upstream body: kept whole (bounded when it began), then handed over.
+            // An emulated WebSocket's upstream body: kept whole (bounded when it began, or as its chunks come), then
+            // handed over.
+            exchange.keptBytes += bytes.readableBytes
+            guard exchange.keptBytes <= exchange.keptLimit else {
+                exchange.bodyRead = nil
+                exchange.waiting = []
+                exchange.state.lastExchange()
+                answer(exchange, GatewayAnswer.invalidRequest("an upstream body of more than \(exchange.keptLimit) bytes", status: 413))
+                return
+            }
             if bytes.readableBytes > 0 { exchange.waiting.append(bytes) }
             if ended {
                 exchange.bodyRead = nil
@@ -545,7 +567,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.state.lastExchange()
         exchange.route = Route(text: head.target, target: target, service: service, remainder: remainder)
         exchange.fields = head.allFields
-        guard service.allows(origin: head.first("origin")) else {
+        guard service.allows(origin: head.first("origin"), host: head.first("host"), scheme: gateway.tls == nil ? "http" : "https") else {
             answer(exchange, GatewayAnswer.forbidden(because: "pages of this origin may not open this service's WebSockets"))
             return true
         }
@@ -566,6 +588,12 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     private func webSocketAdmitted(_ exchange: Exchange, _ admission: Gateway.Admission, key: String) {
         guard self.exchange === exchange, !closing, let context, let route = exchange.route else { return }
         switch admission {
+        case .answer(let refusal) where refusal.status.code == 401 && route.service.realm?.scheme == .applicationToken
+            && exchange.head.first("origin") != nil:
+            // A browser's plain upgrade (it sends `Origin`) cannot answer an `Application Token` challenge (only
+            // KAAZING's client, through its extended handshake, can): `403`, as KAAZING Gateway answers it. A token the
+            // upgrade carries still admits; a client without `Origin` (Gatehouse's SDK) is challenged and answers.
+            answer(exchange, GatewayAnswer.forbidden(because: "an Application Token realm admits a plain WebSocket only with its token"))
         case .answer(let refusal):
             answer(exchange, refusal)
         case .allow(let subject):
@@ -639,7 +667,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.enveloped = EmulationRequest.wantsEnvelope(exchange.head)
         switch request {
         case .create(let create):
-            guard service.allows(origin: EmulationRequest.origin(exchange.head)) else {
+            guard service.allows(origin: EmulationRequest.origin(exchange.head), host: exchange.head.first("host"),
+                                 scheme: gateway.tls == nil ? "http" : "https") else {
                 let refusal = GatewayAnswer.forbidden(because: "pages of this origin may not open this service's WebSockets")
                 answer(exchange, exchange.enveloped ? refusal.enveloped : refusal)
                 return
@@ -663,10 +692,17 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 answer(exchange, exchange.enveloped ? refusal.enveloped : refusal)
                 return
             }
+            // A body of a bounded length, or chunks (KAAZING's Java client) bounded as they come.
             let limit = gateway.maxMessageSize * 2 + 1024
-            guard case .length(let length) = exchange.head.head.framing, length <= limit else {
+            switch exchange.head.head.framing {
+            case .length(let length) where length <= limit:
+                exchange.keptLimit = limit
+            case .chunked:
+                exchange.keptLimit = limit
+            default:
                 exchange.state.lastExchange()
-                answer(exchange, GatewayAnswer.invalidRequest("an upstream body needs a Content-Length of at most \(limit) bytes", status: 413))
+                answer(exchange, GatewayAnswer.invalidRequest("an upstream body needs a Content-Length or chunks of at most \(limit) bytes",
+                                                              status: 413))
                 return
             }
             // The body is read whole here before the session decides: the client's reads go on until it is (a body
@@ -723,7 +759,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             let id = EmulatedWebSockets.newID()
             let session = EmulatedWebSocket(
                 id: id, eventLoop: loop, origin: EmulationRequest.origin(exchange.head), acceptsPings: create.acceptsPings,
-                createSequence: create.sequence, maxMessageSize: gateway.maxMessageSize, logger: gateway.logger,
+                binary: create.binary, createSequence: create.sequence, maxMessageSize: gateway.maxMessageSize, logger: gateway.logger,
                 registry: gateway.emulatedWebSockets
             ) { created in
                 let (handler, exchange) = bound.value
@@ -772,16 +808,21 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     /// An upstream body read whole: its frames go to the session (on its loop), the answer `200` or `400`.
-    private func emulatedUpstream(_ exchange: Exchange, session: EmulatedWebSockets.Entry, sequence: UInt64) {
+    private func emulatedUpstream(_ exchange: Exchange, session: EmulatedWebSockets.Entry, sequence: UInt64?) {
         guard let context else { return }
         var read: [UInt8] = []
         for bytes in exchange.waiting { read += bytes.readableBytesView }
         exchange.waiting = []
         let body = read
+        // The frames' bytes as they are when the body says so (`application/octet-stream`) or, without a type, on the
+        // binary encoding; else text whose code points are the bytes (KAAZING's JavaScript client).
+        let type = exchange.head.first("content-type")
+        let bytes = type.map { HeaderText.equalsIgnoringCase(String($0.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces),
+                                                            KaazingEmulation.binaryDownstreamContentType) } ?? session.binary
         let bound = NIOLoopBound((self, exchange), eventLoop: context.eventLoop)
         let loop = context.eventLoop
         session.execute { emulated in
-            let refusal = emulated.upstream(sequence: sequence, body: body)
+            let refusal = emulated.upstream(sequence: sequence, body: body, bytes: bytes)
             loop.execute {
                 let (handler, exchange) = bound.value
                 guard handler.exchange === exchange else { return }
@@ -803,7 +844,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.state.answerBegun()
         if exchange.counted { count(exchange) }
         var head = allocator.buffer(capacity: 160)
-        head.writeString("HTTP/1.1 200 OK\r\nContent-Type: \(KaazingEmulation.downstreamContentType)\r\nX-Content-Type-Options: nosniff\r\n"
+        let type = session.binary ? KaazingEmulation.binaryDownstreamContentType : KaazingEmulation.downstreamContentType
+        head.writeString("HTTP/1.1 200 OK\r\nContent-Type: \(type)\r\nX-Content-Type-Options: nosniff\r\n"
                          + "Cache-Control: no-store\r\nConnection: close\r\n\r\n")
         context.writeAndFlush(wrapOutboundOut(head), promise: nil)
         self.exchange = nil

@@ -51,11 +51,28 @@ public final class ProtectedService: Sendable {
     }
 
     /// Whether a page of `origin` (a request's `Origin`, or the emulation bridge's `X-Origin`) may open this service's
-    /// WebSockets: no origin (not a browser), an allowed one, or any when none are configured.
-    func allows(origin: String?) -> Bool {
+    /// WebSockets: no origin (not a browser), an allowed one, or any when none are configured. As KAAZING Gateway does
+    /// under a cross-origin constraint, two more are always admitted: `privileged://host:port`, which KAAZING's native
+    /// clients (Java, .NET, Objective-C) send and no browser can (a page never sets its own `Origin`), and the
+    /// gateway's own origin — `scheme` (`http`, or `https` behind TLS) and the request's `host` — whose pages are
+    /// not cross-origin at all.
+    func allows(origin: String?, host: String?, scheme: String) -> Bool {
         guard let allowedOrigins, let origin else { return true }
+        if Self.isPrivileged(origin) { return true }
         guard let normalised = Self.origin(origin) else { return false }
-        return allowedOrigins.contains(normalised)
+        if allowedOrigins.contains(normalised) { return true }
+        guard let host, let own = Self.origin(scheme + "://" + host) else { return false }
+        return normalised == own
+    }
+
+    /// Whether `text` is a KAAZING native client's origin: `privileged://` and an authority (`host[:port]`) of
+    /// letters, digits and `.-:[]` only.
+    static func isPrivileged(_ text: String) -> Bool {
+        let prefix = "privileged://"
+        guard text.utf8.count > prefix.utf8.count, text.lowercased().hasPrefix(prefix) else { return false }
+        return text.utf8.dropFirst(prefix.utf8.count).allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || ".-:[]".utf8.contains(byte)
+        }
     }
 
     /// `scheme://host[:port]` in lower case, the scheme's default port left out; `nil` for anything else.

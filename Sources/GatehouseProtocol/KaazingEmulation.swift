@@ -21,7 +21,10 @@ package enum KaazingEmulation {
     /// The path segment that starts an emulation suffix: `<service path>/;e/…`.
     package static let marker = ";e"
     /// The create request's last segment, one per encoding of the downstream.
-    package static let createSegments: Set<String> = ["cb", "ct", "cte", "ctm", "ctem"]
+    package static let createSegments: Set<String> = ["cb", "cbm", "ct", "cte", "ctm", "ctem"]
+    /// The creates of the binary encoding: `cb`, and `cbm` (KAAZING's Java client): the downstream is
+    /// ``binaryDownstreamContentType`` and the upstream bodies are the frames' bytes as they are.
+    package static let binaryCreateSegments: Set<String> = ["cb", "cbm"]
     /// The upstream and downstream URLs' segment after ``marker``.
     package static let upstreamSegment = "ub"
     package static let downstreamSegment = "db"
@@ -33,6 +36,10 @@ package enum KaazingEmulation {
     package static let envelopeContentType = "application/x-message-http"
     /// The downstream's content type: every byte one character.
     package static let downstreamContentType = "text/plain;charset=windows-1252"
+    /// The binary encoding's downstream and upstream content type.
+    package static let binaryDownstreamContentType = "application/octet-stream"
+    /// The only command a client may say it accepts (`X-Accept-Commands`): `PING` and `PONG` frames.
+    package static let acceptedCommand = "ping"
     /// The largest sequence number (2^53 − 1: a JavaScript number).
     package static let maximumSequence: UInt64 = (1 << 53) - 1
 

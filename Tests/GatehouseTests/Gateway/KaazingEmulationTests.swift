@@ -154,9 +154,9 @@ import Testing
             #expect(chunked.status == 404)
             let created = try await EmulationWire.create(port: fixture.port, sequence: 0)
             let (upstream, _) = try EmulationWire.locations(created, port: fixture.port)
+            // (Chunks are taken since issue 53, bounded as they come: KaazingCompatibilityTests.)
             let unbounded = try await RawHTTPConnection.exchange(port: fixture.port, target: Array(upstream.utf8), method: "POST",
-                                                                 headers: ["Transfer-Encoding: chunked", "X-Sequence-No: 1", "X-Origin: \(Self.page)"],
-                                                                 body: Array("0\r\n\r\n".utf8))
+                                                                 headers: ["Content-Length: 100000000", "X-Sequence-No: 1", "X-Origin: \(Self.page)"])
             #expect(unbounded.status == 413)
             // A body that is not frames fails the session (400).
             let created2 = try await EmulationWire.create(port: fixture.port, sequence: 0)
