@@ -140,6 +140,10 @@ final class EmulatedWebSocket {
         } catch {
             return fail("an upstream body that is not frames: \(error.description)")
         }
+        // A text message must be UTF-8 (RFC 6455 §8.1), as KAAZING Gateway checks it: the session fails (`400`).
+        for case .text(let bytes) in frames where String(utf8Validating: bytes) == nil {
+            return fail("a text message that is not UTF-8")
+        }
         for frame in frames {
             guard case .open = state else { break }
             switch frame {
@@ -161,6 +165,11 @@ final class EmulatedWebSocket {
         }
         bridge.readComplete(.client)
         return nil
+    }
+
+    /// An upstream request's connection ended inside its body: the WebSocket ends (`CLOSE`, `RECONNECT` downstream).
+    func upstreamCutShort() {
+        _ = fail("an upstream request cut short")
     }
 
     /// Whether a downstream request may attach (its sequence number the next); a refusal fails the session.

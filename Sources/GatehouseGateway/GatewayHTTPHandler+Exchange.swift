@@ -35,6 +35,8 @@ extension GatewayHTTPHandler {
         var upstreamSpan: OTLPSpan?
         /// KAAZING's emulated transport: called once the request's body is read whole (kept in ``waiting``).
         var bodyRead: ((GatewayHTTPHandler, Exchange) -> Void)?
+        /// KAAZING's emulated transport: called when the body will not come whole (the connection ended inside it).
+        var bodyAbandoned: (() -> Void)?
         /// The body's bytes kept so far, and the most it may have (KAAZING's emulated upstream).
         var keptBytes = 0
         var keptLimit = Int.max

@@ -371,6 +371,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             close()
             return
         }
+        bodyCutShort(exchange)
         let decision = exchange.state.bodyMalformed()
         if let upstream = exchange.upstream {
             exchange.upstream = nil
@@ -380,6 +381,15 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         case .close: close()
         case .answer: answer(exchange, GatewayAnswer.invalidRequest("the request body is malformed or incomplete"))
         }
+    }
+
+    /// The body the gateway was keeping for itself will not come whole: whoever waited for it is told.
+    private func bodyCutShort(_ exchange: Exchange) {
+        guard exchange.bodyRead != nil else { return }
+        exchange.bodyRead = nil
+        let abandoned = exchange.bodyAbandoned
+        exchange.bodyAbandoned = nil
+        abandoned?()
     }
 
     /// A piece of the current request's body (`ended`: its last).
@@ -399,6 +409,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             if bytes.readableBytes > 0 { exchange.waiting.append(bytes) }
             if ended {
                 exchange.bodyRead = nil
+                exchange.bodyAbandoned = nil
                 bodyRead(self, exchange)
             }
             return
@@ -709,8 +720,11 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             // arriving in reads after its head's was never read on, issue 53).
             exchange.state.keepingBody()
             exchange.bodyRead = { handler, exchange in handler.emulatedUpstream(exchange, session: session, sequence: sequence) }
+            // A body cut short (the client's connection closed or reset mid-body) ends the WebSocket, as KAAZING does.
+            exchange.bodyAbandoned = { session.execute { $0.upstreamCutShort() } }
             if exchange.state.requestEnded {
                 exchange.bodyRead = nil
+                exchange.bodyAbandoned = nil
                 emulatedUpstream(exchange, session: session, sequence: sequence)
             }
         case .downstream(let id, let sequence, let kilobytes):
@@ -1208,6 +1222,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// Drops an exchange whose client went away.
     private func abandon(_ exchange: Exchange) {
         self.exchange = nil
+        bodyCutShort(exchange)
         endSpans(exchange)
         if let upstream = exchange.upstream {
             exchange.upstream = nil

@@ -70,6 +70,17 @@ final class RawHTTPConnection: @unchecked Sendable {
     /// Sends the connection's last byte (a FIN); reading goes on.
     func shutdownWrite() { shutdown(descriptor, Int32(SHUT_WR)) }
 
+    /// Resets the connection (k3po's `write abort`): `SO_LINGER` 0 and the socket closed, so the peer gets an RST. The
+    /// descriptor then names `/dev/null` (closed in `deinit` as before), never another connection's reused number.
+    func abort() {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+        let null = open("/dev/null", O_RDWR)
+        guard null >= 0 else { return }
+        dup2(null, descriptor)
+        close(null)
+    }
+
     /// Reads until the peer closes the connection or the timeout passes; `closed` tells which.
     func readToEnd() async -> (bytes: [UInt8], closed: Bool) {
         await Self.onThread { [descriptor] in

@@ -11,6 +11,8 @@ import Testing
 /// - `/guarded`: the same, admitting pages of ``page`` only (`allowedOrigins`);
 /// - `/basic`: a WebSocket echo behind a `Basic` realm (joe/welcome has the role);
 /// - `/token`: a WebSocket echo behind an `Application Token` realm;
+/// - `/auth`: a WebSocket echo behind an `Application Basic` realm described "Kaazing WebSocket Gateway Demo", as the
+///   httpx scripts' `http://localhost:8080/auth` (joe/welcome);
 /// - `/http`, `/httpbasic`: the echo's plain HTTP, without a realm and behind the `Basic` realm.
 final class ScriptGateway: Sendable {
     static let page = "http://app.example:8080"
@@ -27,13 +29,15 @@ final class ScriptGateway: Sendable {
                                            loginModules: [LoginModuleConfiguration(type: "gatehouse-token", flag: .required,
                                                                                    jwksURL: upstream + "/not-a-jwks")])
             var configuration = GatewayConfiguration(
-                realms: [GatewayFixture.usersRealm("demo", scheme: .basic, description: "Demo Realm"), token],
+                realms: [GatewayFixture.usersRealm("demo", scheme: .basic, description: "Demo Realm"), token,
+                         GatewayFixture.usersRealm("kaazing", scheme: .applicationBasic, description: "Kaazing WebSocket Gateway Demo")],
                 services: [
                     ServiceConfiguration(name: "path", path: "/path", upstream: upstream + "/path", webSocket: true),
                     ServiceConfiguration(name: "guarded", path: "/guarded", upstream: upstream + "/guarded", webSocket: true, allowedOrigins: [ScriptGateway.page]),
                     ServiceConfiguration(name: "basic", path: "/basic", upstream: upstream + "/basic", realm: "demo", requireRoles: ["AUTHORIZED"],
                                          webSocket: true),
                     ServiceConfiguration(name: "token", path: "/token", upstream: upstream + "/token", realm: "tokens", webSocket: true),
+                    ServiceConfiguration(name: "auth", path: "/auth", upstream: upstream + "/auth", realm: "kaazing", webSocket: true),
                     ServiceConfiguration(name: "http", path: "/http", upstream: upstream + "/http"),
                     ServiceConfiguration(name: "httpbasic", path: "/httpbasic", upstream: upstream + "/httpbasic", realm: "demo",
                                          requireRoles: ["AUTHORIZED"]),
@@ -56,9 +60,11 @@ struct ScriptClient {
     let port: Int
     let connection: RawHTTPConnection
 
-    init(port: Int) throws {
+    /// `source`: another loopback address to connect from (each suite its own: the gateway bounds the emulated
+    /// WebSockets one address holds before their downstreams come, and the opening scripts leave theirs so).
+    init(port: Int, from source: String? = nil) throws {
         self.port = port
-        connection = try RawHTTPConnection(port: port, timeout: .seconds(20))
+        connection = try RawHTTPConnection(port: port, from: source, timeout: .seconds(20))
     }
 
     /// `write http:host`: the request's `Host` as k3po writes it.
@@ -72,6 +78,16 @@ struct ScriptClient {
         if length { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"
         await connection.send(Array(head.utf8) + body)
+    }
+
+    /// Writes a request exactly: its request line, `Host`, then `fields` in their order, the blank line and `body`
+    /// (k3po's `write http:…` lines; `Content-Length` is one of `fields` where the script writes it). `halfClose`:
+    /// the script's `write close` (the client's last byte; it reads on).
+    func write(_ method: String, _ target: String, _ fields: [String], body: [UInt8] = [], halfClose: Bool = false) async {
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\n"
+        for field in fields { head += field + "\r\n" }
+        await connection.send(Array((head + "\r\n").utf8) + body)
+        if halfClose { connection.shutdownWrite() }
     }
 
     /// Reads one whole answer (head and `Content-Length` body).
@@ -128,4 +144,76 @@ func createdLocations(_ created: RawHTTPResponse, port: Int) throws -> (upstream
         throw TestFailure("not a create's answer: \(created.status) \(created.text)")
     }
     return (String(lines[0].dropFirst(prefix.count)), String(lines[1].dropFirst(prefix.count)))
+}
+
+/// KAAZING's emulated transport as k3po's `specification/wse` scripts play its client: `POST …/path/;e/cbm?query` (the
+/// binary encoding, as KAAZING's Java client), the downstream `GET` and the upstream `POST`s with `X-Sequence-No`.
+enum WSEScript {
+    /// Where the scripts are, in k3po's repository.
+    static let root = "specification/wse/src/main/scripts/org/kaazing/specification/wse/"
+
+    /// `property sequence ${wse:randomInt(100)}`.
+    static func randomSequence() -> Int { Int.random(in: 0..<100) }
+
+    /// `${wse:randomBytes(n)}`.
+    static func randomBytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255) } }
+
+    /// `${ws:randomBytesUTF8(n)}`: `n` bytes of well-formed UTF-8, characters of one to four bytes.
+    static func randomUTF8(_ count: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        let samples = ["a", "Z", "é", "ß", "€", "中", "😀", "𝄞"].map { Array($0.utf8) }
+        while bytes.count < count {
+            let sample = samples.randomElement()!
+            bytes += sample.count <= count - bytes.count ? sample : [UInt8.random(in: 0x20...0x7E)]
+        }
+        return bytes
+    }
+
+    /// The create as the scripts write it (`write close` after it): its answer, and whether the gateway then closed.
+    static func create(port: Int, from source: String? = nil, target: String = "/path/;e/cbm?query", method: String = "POST",
+                       fields: [String], body: [UInt8] = []) async throws -> (answer: RawHTTPResponse, closed: Bool) {
+        let client = try ScriptClient(port: port, from: source)
+        await client.write(method, target, fields, body: body, halfClose: true)
+        let answer = try await client.response()
+        return (answer, await client.closed())
+    }
+
+    /// An open emulated WebSocket: its create's sequence number, its upstream URL's path, its downstream (head read).
+    struct Opened {
+        let sequence: Int
+        let upstream: String
+        let downstreamPath: String
+        let downstream: ScriptClient
+        /// The address its requests come from.
+        let source: String?
+    }
+
+    /// The scripts' opening: the create (`Content-Length: 0`, `X-WebSocket-Version`, `X-Sequence-No`), then the
+    /// downstream `GET` (`X-Sequence-No` + 1, `Content-Length: 0`, `write close`) answered `200`
+    /// `application/octet-stream`, `Connection: close`.
+    static func open(port: Int, from source: String? = nil, path: String = "/path") async throws -> Opened {
+        let sequence = randomSequence()
+        let (created, closed) = try await create(port: port, from: source, target: path + "/;e/cbm?query",
+                                                 fields: ["Content-Length: 0", "X-WebSocket-Version: wseb-1.0", "X-Sequence-No: \(sequence)"])
+        #expect(created.status == 201)
+        #expect(created.header("Content-Type")?.lowercased() == "text/plain;charset=utf-8")
+        #expect(closed)
+        let (upstream, downstreamPath) = try createdLocations(created, port: port)
+        let downstream = try ScriptClient(port: port, from: source)
+        await downstream.write("GET", downstreamPath, ["X-Sequence-No: \(sequence + 1)", "Content-Length: 0"], halfClose: true)
+        let head = try await downstream.head()
+        #expect(head.status == 200)
+        #expect(head.header("Content-Type") == "application/octet-stream")
+        #expect(head.header("Connection") == "close")
+        return Opened(sequence: sequence, upstream: upstream, downstreamPath: downstreamPath, downstream: downstream, source: source)
+    }
+
+    /// The scripts' upstream `POST` (`Content-Type: application/octet-stream`, `X-Sequence-No`, `Content-Length`)
+    /// carrying `body`; the connection, to read its answer on.
+    static func upstream(port: Int, _ opened: Opened, sequence: Int? = nil, body: [UInt8], halfClose: Bool = false) async throws -> ScriptClient {
+        let client = try ScriptClient(port: port, from: opened.source)
+        await client.write("POST", opened.upstream, ["Content-Type: application/octet-stream", "X-Sequence-No: \(sequence ?? opened.sequence + 1)",
+                                                     "Content-Length: \(body.count)"], body: body, halfClose: halfClose)
+        return client
+    }
 }
