@@ -32,7 +32,7 @@ public struct AuthenticatedUser: Codable, Sendable, Equatable {
 
 extension AuthenticatedUser: JSONTextWritable {
     /// The stored form (the `Codable` one), written without `JSONEncoder`.
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { user in
             user.member("id", id)
             user.member("displayName", displayName)

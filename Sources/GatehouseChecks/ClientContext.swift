@@ -48,7 +48,7 @@ public struct RegistrationContext: Codable, Sendable, Equatable {
 
 extension RegistrationContext: JSONTextWritable {
     /// The stored form (the `Codable` one), written without `JSONEncoder`.
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { context in
             context.member("registeredUser", registeredUser)
             context.member("publicAttributes", members: publicAttributes)

@@ -94,7 +94,7 @@ public struct CredentialsValidationState<Data: SecurityCheckData>: Codable, Send
 /// The stored form without `JSONEncoder` when the check's data writes its own (the built-in checks'): the bytes of the
 /// sorted encoder.
 extension CredentialsValidationState: JSONTextWritable, JSONTextEncodable where Data: JSONTextWritable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { state in
             state.member("data", data)
             state.member("machine", machine)
@@ -119,7 +119,7 @@ extension CredentialsValidationState: JSONValueDecodable where Data: JSONValueDe
 
 /// No members, written and read without Foundation's coders.
 extension NoCheckData: JSONTextWritable, JSONValueDecodable {
-    public func write(to text: inout JSONText) { text.object { _ in } }
+    package func write(to text: inout JSONText) { text.object { _ in } }
 
     package init?(json: JSON) {
         guard case .object = json else { return nil }

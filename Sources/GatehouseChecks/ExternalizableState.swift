@@ -1,4 +1,4 @@
-public import GatehouseProtocol
+package import GatehouseProtocol
 
 /// The state machine every stateful check keeps: a state name, when it was set, and per-state durations
 /// (MobileFirst Developer Center, “ExternalizableSecurityCheck”).
@@ -50,7 +50,7 @@ public struct ExternalizableState: Codable, Sendable, Equatable {
 /// The stored form without `JSONEncoder` and `JSONDecoder` (a round reads and writes its checks' states): the bytes
 /// of the sorted encoder, and exactly what the synthesized `Decodable` conformance reads.
 extension ExternalizableState: JSONTextEncodable, JSONValueDecodable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { state in
             state.member("stateName", stateName)
             state.member("stateSetAt", stateSetAt)

@@ -44,7 +44,7 @@ public struct PinCodeAttempts: CredentialsValidationSecurityCheck {
 
 /// The stored data without Foundation's coders: the sorted encoder's bytes, the synthesized `Decodable`'s reading.
 extension PinCodeAttempts.CheckData: JSONTextWritable, JSONValueDecodable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { data in data.member("errorMsg", errorMsg) }
     }
 

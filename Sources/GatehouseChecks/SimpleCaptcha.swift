@@ -44,7 +44,7 @@ public struct SimpleCaptcha: CredentialsValidationSecurityCheck {
 
 /// The stored data without Foundation's coders: the sorted encoder's bytes, the synthesized `Decodable`'s reading.
 extension SimpleCaptcha.CheckData: JSONTextWritable, JSONValueDecodable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { data in
             data.member("errorMsg", errorMsg)
             data.member("expectedResult", expectedResult.map(Int64.init))

@@ -67,7 +67,7 @@ public struct UserLogin: UserAuthenticationSecurityCheck {
 
 /// The stored data without Foundation's coders: the sorted encoder's bytes, the synthesized `Decodable`'s reading.
 extension UserLogin.CheckData: JSONTextWritable, JSONValueDecodable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { data in
             data.member("errorMsg", errorMsg)
             data.member("userID", userID)

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import Foundation
-public import GatehouseProtocol
+package import GatehouseProtocol
 public import Logging
 import NIOCore
 public import ServiceLifecycle
@@ -19,7 +19,7 @@ public final class OTLPExporter: Service, Sendable {
     /// Extra request fields for the collector (an API key, say).
     public let headers: [(String, String)]
     /// The resource every span is reported under (`service.name`, `service.version`, `host.name`).
-    public let resource: OTLPTraces.Resource
+    package let resource: OTLPTraces.Resource
     public let interval: Duration
     public let batchSize: Int
     public let maximumQueued: Int

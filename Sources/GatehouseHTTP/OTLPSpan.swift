@@ -1,4 +1,4 @@
-public import GatehouseProtocol
+package import GatehouseProtocol
 public import Instrumentation
 import Synchronization
 public import Tracing
@@ -8,7 +8,7 @@ public import Tracing
 public final class OTLPSpan: Tracing.Span, Sendable {
     public let context: InstrumentationContext
     /// The span's own ids (and its trace's).
-    public let ids: TraceParent
+    package let ids: TraceParent
     /// The parent span's id, when it has one.
     public let parentSpanID: UInt64?
     let kind: SpanKind

@@ -1,4 +1,4 @@
-public import GatehouseProtocol
+package import GatehouseProtocol
 public import Instrumentation
 public import Tracing
 
@@ -69,7 +69,7 @@ enum TraceParentKey: InstrumentationContextKey {
 
 extension InstrumentationContext {
     /// The W3C trace context of the span this context is in, or of the remote caller's span.
-    public var traceParent: TraceParent? {
+    package var traceParent: TraceParent? {
         get { self[TraceParentKey.self] }
         set { self[TraceParentKey.self] = newValue }
     }

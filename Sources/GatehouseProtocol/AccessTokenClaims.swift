@@ -69,7 +69,7 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
 }
 
 extension AccessTokenClaims: JSONTextEncodable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { claims in
             claims.member("iss", iss)
             claims.member("sub", sub)

@@ -48,7 +48,7 @@ public struct RSAPublicJWK: Codable, Sendable, Hashable {
 }
 
 extension RSAPublicJWK: JSONTextWritable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { key in
             key.member("kty", kty)
             key.member("n", n)

@@ -2,15 +2,15 @@
 /// answer, an introspection): Foundation's `JSONEncoder` cost more than the ES256 signature. The text is the same
 /// bytes as ``SharedJSONCoders/sortedEncoder`` writes (a test checks it): members in the order written (callers
 /// write them sorted), dictionaries' keys sorted, slashes unescaped.
-public struct JSONText: Sendable {
+package struct JSONText: Sendable {
     /// The UTF-8 bytes written so far.
-    public private(set) var bytes: [UInt8] = []
+    package private(set) var bytes: [UInt8] = []
     private var needsComma = false
 
-    public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
 
     /// Writes `{`, the members `body` writes, then `}`.
-    public mutating func object(_ body: (inout JSONText) -> Void) {
+    package mutating func object(_ body: (inout JSONText) -> Void) {
         separate()
         bytes.append(UInt8(ascii: "{"))
         needsComma = false
@@ -20,55 +20,55 @@ public struct JSONText: Sendable {
     }
 
     /// `"name":` then a string; nothing when `value` is `nil` (as `Codable` leaves out an absent optional).
-    public mutating func member(_ name: StaticString, _ value: String?) {
+    package mutating func member(_ name: StaticString, _ value: String?) {
         guard let value else { return }
         key(name)
         string(value)
     }
 
     /// `"name":` then an integer.
-    public mutating func member(_ name: StaticString, _ value: Int64) {
+    package mutating func member(_ name: StaticString, _ value: Int64) {
         key(name)
         bytes.append(contentsOf: String(value).utf8)
         needsComma = true
     }
 
     /// `"name":` then `true` or `false`.
-    public mutating func member(_ name: StaticString, _ value: Bool) {
+    package mutating func member(_ name: StaticString, _ value: Bool) {
         key(name)
         bytes.append(contentsOf: value ? Self.trueText : Self.falseText)
         needsComma = true
     }
 
     /// `"name":` then an integer; nothing when `value` is `nil`.
-    public mutating func member(_ name: StaticString, _ value: Int64?) {
+    package mutating func member(_ name: StaticString, _ value: Int64?) {
         guard let value else { return }
         member(name, value)
     }
 
     /// `"name":` then a value that writes itself (a nested record); nothing when `value` is `nil`.
-    public mutating func member(_ name: StaticString, _ value: (some JSONTextWritable)?) {
+    package mutating func member(_ name: StaticString, _ value: (some JSONTextWritable)?) {
         guard let value else { return }
         key(name)
         value.write(to: &self)
     }
 
     /// `"name":` then any JSON value; nothing when `value` is `nil`.
-    public mutating func member(_ name: StaticString, json value: JSON?) {
+    package mutating func member(_ name: StaticString, json value: JSON?) {
         guard let value else { return }
         key(name)
         write(value)
     }
 
     /// `"name":` then an object of JSON values, keys sorted; nothing when `members` is `nil`.
-    public mutating func member(_ name: StaticString, members: [String: some JSONTextWritable]?) {
+    package mutating func member(_ name: StaticString, members: [String: some JSONTextWritable]?) {
         guard let members else { return }
         key(name)
         object(members)
     }
 
     /// An object of JSON values, keys sorted.
-    public mutating func object(_ members: [String: some JSONTextWritable]) {
+    package mutating func object(_ members: [String: some JSONTextWritable]) {
         separate()
         bytes.append(UInt8(ascii: "{"))
         needsComma = false
@@ -83,7 +83,7 @@ public struct JSONText: Sendable {
     }
 
     /// Any JSON value (a non-finite number, which JSON cannot hold, as `null`).
-    public mutating func write(_ value: JSON) {
+    package mutating func write(_ value: JSON) {
         switch value {
         case .null:
             separate()
@@ -119,7 +119,7 @@ public struct JSONText: Sendable {
     }
 
     /// `"name":` then an array of strings.
-    public mutating func member(_ name: StaticString, _ values: [String]) {
+    package mutating func member(_ name: StaticString, _ values: [String]) {
         key(name)
         bytes.append(UInt8(ascii: "["))
         needsComma = false
@@ -129,7 +129,7 @@ public struct JSONText: Sendable {
     }
 
     /// `"name":` then an object.
-    public mutating func member(_ name: StaticString, object body: (inout JSONText) -> Void) {
+    package mutating func member(_ name: StaticString, object body: (inout JSONText) -> Void) {
         key(name)
         object(body)
     }
@@ -152,7 +152,7 @@ public struct JSONText: Sendable {
 
     /// A string, with `"`, `\` and the control characters escaped as JSONEncoder does; everything else as its
     /// UTF-8 bytes.
-    public mutating func string(_ value: String) {
+    package mutating func string(_ value: String) {
         separate()
         bytes.append(UInt8(ascii: "\""))
         var value = value
@@ -188,31 +188,31 @@ public struct JSONText: Sendable {
 }
 
 /// A value ``JSONText`` writes as a member's value.
-public protocol JSONTextWritable {
+package protocol JSONTextWritable {
     func write(to text: inout JSONText)
 }
 
 extension String: JSONTextWritable {
-    public func write(to text: inout JSONText) { text.string(self) }
+    package func write(to text: inout JSONText) { text.string(self) }
 }
 
 extension JSON: JSONTextEncodable {
-    public func write(to text: inout JSONText) { text.write(self) }
+    package func write(to text: inout JSONText) { text.write(self) }
 }
 
 /// Objects of strings or JSON values (`["clientId": id]`, a round's successes) answer without `JSONEncoder`.
 extension Dictionary: JSONTextWritable, JSONTextEncodable where Key == String, Value: JSONTextWritable & Encodable {
-    public func write(to text: inout JSONText) { text.object(self) }
+    package func write(to text: inout JSONText) { text.object(self) }
 }
 
 /// A value that writes its own JSON (``JSONText``) instead of going through `JSONEncoder` on a hot path: the same
 /// JSON its `Encodable` conformance gives, as ``jsonText``. Each conformance sits beside its type's declaration;
 /// `JSONTextTests` hold each to the bytes `SharedJSONCoders.sortedEncoder` writes.
-public protocol JSONTextEncodable: Encodable, JSONTextWritable {}
+package protocol JSONTextEncodable: Encodable, JSONTextWritable {}
 
 extension JSONTextEncodable {
     /// The value as JSON that decodes back to it.
-    public var jsonText: [UInt8] {
+    package var jsonText: [UInt8] {
         var text = JSONText(capacity: 512)
         write(to: &text)
         return text.bytes

@@ -39,7 +39,7 @@ public struct PreauthorizeResponse: Codable, Sendable, Equatable {
 }
 
 extension PreauthorizeResponse: JSONTextEncodable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { answer in
             answer.member("challenges", members: challenges)
             answer.member("failures", members: failures)

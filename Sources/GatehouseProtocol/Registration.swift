@@ -25,7 +25,7 @@ public struct RegistrationData: Codable, Sendable, Equatable {
 }
 
 extension RegistrationData: JSONTextWritable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { data in
             data.member("device", device)
             data.member("application", application)
@@ -59,7 +59,7 @@ public struct DeviceData: Codable, Sendable, Equatable {
 }
 
 extension DeviceData: JSONTextWritable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { device in
             device.member("id", id)
             device.member("hardware", hardware)
@@ -94,7 +94,7 @@ public struct ApplicationData: Codable, Sendable, Hashable {
 }
 
 extension ApplicationData: JSONTextWritable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { application in
             application.member("id", id)
             application.member("clientPlatform", clientPlatform)

@@ -15,7 +15,7 @@ public struct TokenResponse: Codable, Sendable, Equatable {
 }
 
 extension TokenResponse: JSONTextEncodable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { answer in
             answer.member("access_token", access_token)
             answer.member("expires_in", Int64(expires_in))
@@ -37,7 +37,7 @@ public struct ErrorResponse: Codable, Sendable, Equatable {
 }
 
 extension ErrorResponse: JSONTextEncodable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { answer in
             answer.member("errorCode", errorCode)
             answer.member("errorMsg", errorMsg)
@@ -62,7 +62,7 @@ public struct OAuthErrorResponse: Codable, Sendable, Equatable {
 }
 
 extension OAuthErrorResponse: JSONTextEncodable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { answer in
             answer.member("error", error)
             answer.member("error_description", errorDescription)

@@ -89,7 +89,7 @@ public struct TokenIntrospection: Codable, Sendable, Equatable {
 }
 
 extension TokenIntrospection: JSONTextEncodable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { answer in
             // Sorted by the coded names, as `encode(to:)` writes them through the sorted encoder.
             if active { answer.member("acr", acr) }

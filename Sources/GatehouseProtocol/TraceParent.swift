@@ -1,19 +1,19 @@
 /// A W3C Trace Context `traceparent` field (<https://www.w3.org/TR/trace-context/>, level 1): the trace a request
 /// belongs to, the span that sent it, and whether that trace is sampled. Gatehouse reads it from trusted callers and
 /// sends it to the gateway's upstreams; its tracer (``OTLPTraces``) records spans under it.
-public struct TraceParent: Sendable, Hashable {
+package struct TraceParent: Sendable, Hashable {
     /// The request field that carries it.
-    public static let field = "traceparent"
+    package static let field = "traceparent"
 
     /// The high and low halves of the trace id (never both zero).
-    public let traceHigh: UInt64, traceLow: UInt64
+    package let traceHigh: UInt64, traceLow: UInt64
     /// The sending span's 8 bytes (never zero).
-    public let spanID: UInt64
+    package let spanID: UInt64
     /// Whether the caller records this trace (flag `01`).
-    public let sampled: Bool
+    package let sampled: Bool
 
     /// A trace parent; `nil` for the all-zero ids the specification forbids.
-    public init?(traceHigh: UInt64, traceLow: UInt64, spanID: UInt64, sampled: Bool) {
+    package init?(traceHigh: UInt64, traceLow: UInt64, spanID: UInt64, sampled: Bool) {
         guard traceHigh | traceLow != 0, spanID != 0 else { return nil }
         self.traceHigh = traceHigh
         self.traceLow = traceLow
@@ -23,7 +23,7 @@ public struct TraceParent: Sendable, Hashable {
 
     /// Reads a `traceparent` value: `nil` when it is not one (wrong length, upper-case or other characters, version
     /// `ff`, zero ids). A version above `00` is read by its first four parts, as the specification asks.
-    public init?(_ text: some StringProtocol) {
+    package init?(_ text: some StringProtocol) {
         let bytes = Array(text.utf8)
         guard bytes.count >= 55, bytes[2] == UInt8(ascii: "-"), bytes[35] == UInt8(ascii: "-"), bytes[52] == UInt8(ascii: "-"),
               let version = Self.hex(bytes[0..<2]), version != 0xff,
@@ -35,17 +35,17 @@ public struct TraceParent: Sendable, Hashable {
     }
 
     /// The field's value, version `00`.
-    public var text: String {
+    package var text: String {
         "00-\(Self.hex(traceHigh, digits: 16))\(Self.hex(traceLow, digits: 16))-\(Self.hex(spanID, digits: 16))-\(sampled ? "01" : "00")"
     }
 
     /// The trace id as OTLP's JSON writes it: 32 lower-case hexadecimal digits.
-    public var traceIDHex: String { Self.hex(traceHigh, digits: 16) + Self.hex(traceLow, digits: 16) }
+    package var traceIDHex: String { Self.hex(traceHigh, digits: 16) + Self.hex(traceLow, digits: 16) }
     /// The span id as OTLP's JSON writes it: 16 lower-case hexadecimal digits.
-    public var spanIDHex: String { Self.hex(spanID, digits: 16) }
+    package var spanIDHex: String { Self.hex(spanID, digits: 16) }
 
     /// `value` in `digits` lower-case hexadecimal digits.
-    public static func hex(_ value: UInt64, digits: Int) -> String {
+    package static func hex(_ value: UInt64, digits: Int) -> String {
         let text = String(value, radix: 16)
         return String(repeating: "0", count: max(0, digits - text.count)) + text
     }

@@ -1,11 +1,11 @@
-public import GatehouseProtocol
+package import GatehouseProtocol
 
 // The records a flow writes (its registration, its authorization code, its audit events) as JSON written without
 // `JSONEncoder` (see `StoreCoding.encode`). They read back as their `Codable` form; a test checks it. The code is
 // also read back by hand (`StoreCoding.decode`), accepting exactly what its `Decodable` conformance accepts.
 
 extension ClientRegistrationRecord: JSONTextEncodable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { record in
             record.member("clientID", clientID)
             record.member("data", data)
@@ -17,7 +17,7 @@ extension ClientRegistrationRecord: JSONTextEncodable {
 }
 
 extension AuthorizationCodeRecord: JSONTextEncodable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { record in
             record.member("codeHash", codeHash)
             record.member("clientID", clientID)
@@ -53,7 +53,7 @@ extension AuthorizationCodeRecord: JSONValueDecodable {
 }
 
 extension AuditEvent: JSONTextEncodable {
-    public func write(to text: inout JSONText) {
+    package func write(to text: inout JSONText) {
         text.object { event in
             event.member("id", id)
             event.member("time", time)

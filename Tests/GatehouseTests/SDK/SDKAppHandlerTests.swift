@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseClient
+import GatehouseProtocol
 import Synchronization
 import Testing
 
