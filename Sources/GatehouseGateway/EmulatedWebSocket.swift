@@ -127,6 +127,8 @@ final class EmulatedWebSocket {
     func upstream(sequence: UInt64?, body: [UInt8], bytes: Bool = false) -> Refusal? {
         guard case .open = state, let bridge else { return Refusal(description: "the WebSocket is not open") }
         guard !sequenced || sequence == nextUpstream else { return fail("an upstream request out of sequence") }
+        // Every upstream request carries frames (KAAZING's clients end each with `RECONNECT`).
+        guard !body.isEmpty else { return fail("an empty upstream request") }
         nextUpstream += 1
         if !downstreamSeen {
             halfOpenUpstreamBytes += body.count
@@ -140,9 +142,15 @@ final class EmulatedWebSocket {
         } catch {
             return fail("an upstream body that is not frames: \(error.description)")
         }
-        // A text message must be UTF-8 (RFC 6455 §8.1), as KAAZING Gateway checks it: the session fails (`400`).
-        for case .text(let bytes) in frames where String(utf8Validating: bytes) == nil {
-            return fail("a text message that is not UTF-8")
+        // A text message must be UTF-8 (RFC 6455 §8.1), as KAAZING Gateway checks it; `PING` and `PONG` only from a
+        // client that said it accepts them (`X-Accept-Commands: ping`): else the session fails (`400`).
+        for frame in frames {
+            switch frame {
+            case .text(let bytes) where String(utf8Validating: bytes) == nil: return fail("a text message that is not UTF-8")
+            case .ping where !acceptsPings, .pong where !acceptsPings:
+                return fail("a PING or PONG from a client that did not accept them")
+            default: continue
+            }
         }
         for frame in frames {
             guard case .open = state else { break }
@@ -170,6 +178,12 @@ final class EmulatedWebSocket {
     /// An upstream request's connection ended inside its body: the WebSocket ends (`CLOSE`, `RECONNECT` downstream).
     func upstreamCutShort() {
         _ = fail("an upstream request cut short")
+    }
+
+    /// A request to the session's upstream URL that is not one (another method): the WebSocket ends, as KAAZING's
+    /// server side ends it.
+    func refusedRequest() {
+        _ = fail("a request to the upstream URL that is not a POST")
     }
 
     /// Whether a downstream request may attach (its sequence number the next); a refusal fails the session.

@@ -31,6 +31,8 @@ enum EmulationRequest {
     struct Refusal: Error {
         let status: Int
         let description: String
+        /// The session whose URL the refused request named, when its refusal ends it.
+        var session: String? = nil
     }
 
     /// The query parameters of KAAZING's clients, never sent upstream.
@@ -82,7 +84,7 @@ enum EmulationRequest {
         }
         switch segments[1] {
         case KaazingEmulation.upstreamSegment:
-            guard head.methodName == "POST" else { throw Refusal(status: 405, description: "an upstream request is a POST") }
+            guard head.methodName == "POST" else { throw Refusal(status: 405, description: "an upstream request is a POST", session: id) }
             self = .upstream(id: id, sequence: try sequenceOf(headerSequence ?? KaazingEmulation.parameter(".ksn", in: query),
                                                             missing: "X-Sequence-No is not a sequence number"))
         case KaazingEmulation.downstreamSegment:

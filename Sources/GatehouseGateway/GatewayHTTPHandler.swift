@@ -493,6 +493,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                     return
                 }
             } catch {
+                if let id = error.session, let session = gateway.emulatedWebSockets.session(id),
+                   session.admits(origin: EmulationRequest.origin(head)) {
+                    session.execute { $0.refusedRequest() }
+                }
                 answer(exchange, error.status == 404 ? .notFound : GatewayAnswer.invalidRequest(error.description, status: error.status))
                 return
             }
@@ -708,7 +712,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             switch exchange.head.head.framing {
             case .length(let length) where length <= limit:
                 exchange.keptLimit = limit
-            case .chunked:
+            case .none, .chunked:  // `.none`: no body (the session refuses an empty upstream request)
                 exchange.keptLimit = limit
             default:
                 exchange.state.lastExchange()

@@ -153,8 +153,10 @@ package enum KaazingEmulation {
             switch type {
             case 0x80: frames.append(.binary(payload))
             case 0x81: frames.append(.text(payload))
-            case 0x89: frames.append(.ping)
-            case 0x8A: frames.append(.pong)
+            // `PING` and `PONG` carry nothing (`0x89 0x00`, `0x8A 0x00`).
+            case 0x89 where payload.isEmpty: frames.append(.ping)
+            case 0x8A where payload.isEmpty: frames.append(.pong)
+            case 0x89, 0x8A: throw FormatError("a PING or PONG with a payload")
             default: throw FormatError("an unknown frame type \(type)")
             }
         }

@@ -2,6 +2,7 @@ import Foundation
 @testable import GatehouseGateway
 import GatehouseProtocol
 import Logging
+import Synchronization
 import Testing
 
 /// One real gateway (and its echo upstream) shared by every test of a suite that plays KAAZING's robot scripts
@@ -152,6 +153,18 @@ enum WSEScript {
     /// Where the scripts are, in k3po's repository.
     static let root = "specification/wse/src/main/scripts/org/kaazing/specification/wse/"
 
+    private static let sources = Mutex(0)
+
+    /// A loopback address no create has come from yet in this process (`127.1.x.y`): the gateway bounds the emulated
+    /// WebSockets one address holds before their downstreams come (16), and tests running side by side would share one.
+    static func freshSource() -> String {
+        let n = sources.withLock { n in
+            n += 1
+            return n
+        }
+        return "127.1.\(n / 250).\(n % 250 + 1)"
+    }
+
     /// `property sequence ${wse:randomInt(100)}`.
     static func randomSequence() -> Int { Int.random(in: 0..<100) }
 
@@ -172,7 +185,7 @@ enum WSEScript {
     /// The create as the scripts write it (`write close` after it): its answer, and whether the gateway then closed.
     static func create(port: Int, from source: String? = nil, target: String = "/path/;e/cbm?query", method: String = "POST",
                        fields: [String], body: [UInt8] = []) async throws -> (answer: RawHTTPResponse, closed: Bool) {
-        let client = try ScriptClient(port: port, from: source)
+        let client = try ScriptClient(port: port, from: source ?? freshSource())
         await client.write(method, target, fields, body: body, halfClose: true)
         let answer = try await client.response()
         return (answer, await client.closed())
