@@ -396,8 +396,22 @@ let package = Package(
             path: "Examples/BalanceService",
             swiftSettings: swiftSettings
         ),
-        // Unit tests of one module each, with no server, socket or fixture: the checks' algorithms, the gateway's state
-        // machines, its request policy and its handler on an EmbeddedChannel.
+        // Unit tests of one module each, with no server, socket or fixture: the wire formats' helpers, the server's
+        // pieces (hand-written JSON, locks, errors), the checks' algorithms, the gateway's state machines, its request
+        // policy and its handler on an EmbeddedChannel.
+        .testTarget(
+            name: "GatehouseProtocolTests",
+            dependencies: ["GatehouseProtocol"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatehouseServerTests",
+            dependencies: [
+                "GatehouseServer", "GatehouseProtocol", "GatehouseChecks", "GatehouseStore",
+                server("HTTPTypes", "swift-http-types"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "GatehouseChecksTests",
             dependencies: [
