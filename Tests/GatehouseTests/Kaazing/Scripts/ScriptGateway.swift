@@ -10,6 +10,7 @@ import Testing
 /// test would cost more than the scripts). Its services:
 /// - `/path`: a WebSocket echo without a realm, as the scripts' `http://localhost:8080/path` (any origin);
 /// - `/guarded`: the same, admitting pages of ``page`` only (`allowedOrigins`);
+/// - `/echo`: the same, admitting pages of `http://localhost:8001` only, as KAAZING Gateway's `transport/wsn` tests;
 /// - `/basic`: a WebSocket echo behind a `Basic` realm (joe/welcome has the role);
 /// - `/token`: a WebSocket echo behind an `Application Token` realm;
 /// - `/auth`: a WebSocket echo behind an `Application Basic` realm described "Kaazing WebSocket Gateway Demo", as the
@@ -38,6 +39,8 @@ final class ScriptGateway: Sendable {
                     ServiceConfiguration(name: "basic", path: "/basic", upstream: upstream + "/basic", realm: "demo", requireRoles: ["AUTHORIZED"],
                                          webSocket: true),
                     ServiceConfiguration(name: "token", path: "/token", upstream: upstream + "/token", realm: "tokens", webSocket: true),
+                    ServiceConfiguration(name: "echo", path: "/echo", upstream: upstream + "/echo", webSocket: true,
+                                         allowedOrigins: ["http://localhost:8001"]),
                     ServiceConfiguration(name: "auth", path: "/auth", upstream: upstream + "/auth", realm: "kaazing", webSocket: true),
                     ServiceConfiguration(name: "http", path: "/http", upstream: upstream + "/http"),
                     ServiceConfiguration(name: "httpbasic", path: "/httpbasic", upstream: upstream + "/httpbasic", realm: "demo",
