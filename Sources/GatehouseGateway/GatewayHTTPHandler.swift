@@ -582,7 +582,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.state.lastExchange()
         exchange.route = Route(text: head.target, target: target, service: service, remainder: remainder)
         exchange.fields = head.allFields
-        guard service.allows(origin: head.first("origin"), host: head.first("host"), scheme: gateway.tls == nil ? "http" : "https") else {
+        guard service.allows(origin: head.first("origin")) else {
             answer(exchange, GatewayAnswer.forbidden(because: "pages of this origin may not open this service's WebSockets"))
             return true
         }
@@ -682,8 +682,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.enveloped = EmulationRequest.wantsEnvelope(exchange.head)
         switch request {
         case .create(let create):
-            guard service.allows(origin: EmulationRequest.origin(exchange.head), host: exchange.head.first("host"),
-                                 scheme: gateway.tls == nil ? "http" : "https") else {
+            guard service.allows(origin: EmulationRequest.origin(exchange.head)) else {
                 let refusal = GatewayAnswer.forbidden(because: "pages of this origin may not open this service's WebSockets")
                 answer(exchange, exchange.enveloped ? refusal.enveloped : refusal)
                 return

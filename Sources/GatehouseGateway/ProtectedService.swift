@@ -52,17 +52,18 @@ public final class ProtectedService: Sendable {
 
     /// Whether a page of `origin` (a request's `Origin`, or the emulation bridge's `X-Origin`) may open this service's
     /// WebSockets: no origin (not a browser), an allowed one, or any when none are configured. As KAAZING Gateway does
-    /// under a cross-origin constraint, two more are always admitted: `privileged://host:port`, which KAAZING's native
-    /// clients (Java, .NET, Objective-C) send and no browser can (a page never sets its own `Origin`), and the
-    /// gateway's own origin — `scheme` (`http`, or `https` behind TLS) and the request's `host` — whose pages are
-    /// not cross-origin at all.
-    func allows(origin: String?, host: String?, scheme: String) -> Bool {
+    /// under a cross-origin constraint, `privileged://host:port` is always admitted: KAAZING's native clients (Java,
+    /// .NET, Objective-C) send it and no browser can (a page never sets its own `Origin`).
+    ///
+    /// Unlike KAAZING Gateway, a page of the gateway's own origin is not admitted for being one: that origin is made of
+    /// the request's `Host`, which a DNS-rebinding page chooses (its own name, resolved to the gateway's address), so
+    /// admitting it would let any site through `allowedOrigins`. A service whose pages are served by the gateway's own
+    /// origin lists that origin.
+    func allows(origin: String?) -> Bool {
         guard let allowedOrigins, let origin else { return true }
         if Self.isPrivileged(origin) { return true }
         guard let normalised = Self.origin(origin) else { return false }
-        if allowedOrigins.contains(normalised) { return true }
-        guard let host, let own = Self.origin(scheme + "://" + host) else { return false }
-        return normalised == own
+        return allowedOrigins.contains(normalised)
     }
 
     /// Whether `text` is a KAAZING native client's origin: `privileged://` and an authority (`host[:port]`) of
