@@ -5,7 +5,7 @@ import NIOPosix
 /// `--event-loops`, shared by `serve` and `gateway`: how many event loops (threads) serve connections. Each loop
 /// sleeps in `epoll_wait` when it has nothing to do and is woken for the next bytes; on a machine shared with other
 /// work, or under light load, fewer loops each find more to do per wake-up (one loop handling 8 busy keep-alive
-/// connections switches context ~50 times less a request than two sharing them: `Benchmarks/` and README).
+/// connections switches context ~50 times less a request than two sharing them: `Benchmarks/HISTORY.md`).
 struct EventLoopOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
         "The event loops (threads) that serve connections. Default: one per core.",

@@ -88,7 +88,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp(
         "The one forwarding field the --trusted-proxy addresses set: x-forwarded-for (with X-Forwarded-Host|Proto) or forwarded (RFC 7239).",
-        discussion: "Only that field is read; the other is whatever the client wrote (nginx passes it through). Default: x-forwarded-for, what the README's nginx files set."))
+        discussion: "Only that field is read; the other is whatever the client wrote (nginx passes it through). Default: x-forwarded-for, what the nginx files in Examples/nginx set."))
     var forwardedHeader: TrustedProxies.ForwardedField = .xForwardedFor
 
     @Option(help: "This node's name in the audit log (default: the host name).")

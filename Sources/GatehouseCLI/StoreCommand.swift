@@ -111,7 +111,7 @@ struct StoreCommand: AsyncParsableCommand {
     struct Backup: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Write a consistent copy of the embedded store to a new file, while it serves (SQLite's online backup).",
-            discussion: "For PostgreSQL, use pg_dump: the whole database is the deployment (see the README).")
+            discussion: "For PostgreSQL, use pg_dump: the whole database is the deployment (see the operators guide).")
 
         @Option(help: "The folder of the embedded database.")
         var data: String = ".gatehouse"
