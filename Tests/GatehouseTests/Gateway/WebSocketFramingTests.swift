@@ -143,14 +143,17 @@ import Testing
             for _ in 0..<250 {
                 text = String(decoding: fixture.gateway.statistics.exposition(), as: UTF8.self)
                 if GatewayMetricsTests.sample(text, frames, ["to": "upstream"]) != nil,
-                   GatewayMetricsTests.sample(text, frames, ["to": "client", "written": "as_received"]) == Double(texts.count + 2) { break }
+                   (GatewayMetricsTests.sample(text, frames, ["to": "client", "written": "as_received"]) ?? 0) >= Double(texts.count + 2) { break }
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(GatewayMetricsTests.sample(text, frames, ["to": "upstream", "written": "as_received"]) == Double(texts.count + 1), "and the close")
+            // The texts and the close; on a machine so loaded that the exchange outlasts the client's ping interval, its
+            // pings too (and the upstream's pongs below): seen once beside a whole build (6 frames for 5).
+            let toUpstream = GatewayMetricsTests.sample(text, frames, ["to": "upstream", "written": "as_received"]) ?? 0
+            #expect(toUpstream >= Double(texts.count + 1) && toUpstream <= Double(texts.count + 4), "\(toUpstream), and the close")
             // And `seen:` and the upstream's answer to the close — unless the client, on a loaded machine, gave up waiting
             // for that answer and closed its connection first (then there is nobody to relay it to: seen in CI once).
-            let toClient = GatewayMetricsTests.sample(text, frames, ["to": "client", "written": "as_received"])
-            #expect(toClient == Double(texts.count + 2) || toClient == Double(texts.count + 1), "\(String(describing: toClient))")
+            let toClient = GatewayMetricsTests.sample(text, frames, ["to": "client", "written": "as_received"]) ?? 0
+            #expect(toClient >= Double(texts.count + 1) && toClient <= Double(texts.count + 5), "\(toClient)")
             #expect(GatewayMetricsTests.sample(text, frames, ["written": "reencoded"]) == nil)
         }
     }
