@@ -1,4 +1,4 @@
-// One file on purpose (about 370 lines, with the half-open bounds of issue 54): the session is one state machine — creating, open, closed; the upstream
+// One file on purpose (about 400 lines, with the half-open bounds of issue 54 and the split-body and encoding rules of issue 53): the session is one state machine — creating, open, closed; the upstream
 // sequence, the downstream attached or awaited, the frames kept for it, the heartbeat and abandon timers — whose state
 // is private to it; its registry (`EmulatedWebSockets`) and the downstream's handler live apart.
 import GatehouseProtocol
