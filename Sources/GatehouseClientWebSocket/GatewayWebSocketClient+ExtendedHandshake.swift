@@ -32,7 +32,9 @@ extension GatewayWebSocketClient {
     /// A gateway that speaks the extended handshake (a Gatehouse gateway, or KAAZING's) starts it with its balancer
     /// frame; a server whose first message is anything else opened a plain WebSocket, which goes on as one (its
     /// message is the application's); one that sends nothing within `handshakeTimeout` fails the connection with a
-    /// `transport` error.
+    /// `transport` error. An upgrade answered without `101` (a proxy that does not pass WebSockets) throws
+    /// `GatewayClientError.webSocketBlocked(status:)`: ``connectEmulated(url:challengeHandler:protocols:maxAttempts:configuration:logger:handler:)``
+    /// gets through such a proxy.
     @discardableResult
     public static func connectInBand(
         url: String, challengeHandler: (any HTTPChallengeHandler)? = nil, protocols: [String] = [], maxAttempts: Int = 2,
@@ -53,8 +55,10 @@ extension GatewayWebSocketClient {
         upgrade.handshakeTimeout = handshakeTimeout
         let connection: GatewayWebSocketConnection
         switch try await open(url: upgradeURL, configuration: upgrade) {
-        case .refused:
-            throw GatewayClientError.transport("\(url): the gateway refused KAAZING's extended handshake")
+        case .refused(let refusal):
+            // A gateway answers KAAZING's handshake with 101 and challenges inside it: another answer is something
+            // on the way that does not let the WebSocket through.
+            throw GatewayClientError.webSocketBlocked(status: refusal.status)
         case .upgraded(let opened):
             connection = opened
         }

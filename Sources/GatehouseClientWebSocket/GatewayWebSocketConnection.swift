@@ -1,4 +1,4 @@
-public import NIOCore
+import NIOCore
 
 /// An open WebSocket: the server's messages, the writer, the sub-protocol the server selected, and its end.
 public struct GatewayWebSocketConnection: Sendable {
@@ -29,6 +29,6 @@ public struct GatewayWebSocketConnection: Sendable {
 
     /// Closes the connection at once, without the closing handshake.
     public func abort() async {
-        try? await outbound.channel.close()
+        await outbound.abort()
     }
 }

@@ -860,10 +860,11 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.status = 200
         exchange.state.answerBegun()
         if exchange.counted { count(exchange) }
-        var head = allocator.buffer(capacity: 160)
+        var head = allocator.buffer(capacity: 192)
         let type = session.binary ? KaazingEmulation.binaryDownstreamContentType : KaazingEmulation.downstreamContentType
+        // `X-Accel-Buffering: no`: nginx in front hands each frame on as it comes (it buffers a proxied response by default).
         head.writeString("HTTP/1.1 200 OK\r\nContent-Type: \(type)\r\nX-Content-Type-Options: nosniff\r\n"
-                         + "Cache-Control: no-store\r\nConnection: close\r\n\r\n")
+                         + "Cache-Control: no-store\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n")
         context.writeAndFlush(wrapOutboundOut(head), promise: nil)
         self.exchange = nil
         machine.handedOver()

@@ -25,35 +25,52 @@ extension KGWebSocket {
         }
         let handshakeTimeout = configuration.handshakeTimeout
         Task.detached { [self] in
+            let session: GatewayWebSocketClient.InBandHandler = { messages, outbound, opened in
+                try await self.run(messages: messages, outbound: outbound, selectedProtocol: opened.selectedProtocol)
+            }
             do {
-                let close = try await GatewayWebSocketClient.connectInBand(
-                    url: setup.url.absoluteString, challengeHandler: bridge, protocols: setup.protocols, maxAttempts: Self.maximumChallenges,
-                    handshakeTimeout: handshakeTimeout, configuration: configuration, logger: kaazingLogger
-                ) { messages, outbound, opened in
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        let (sends, continuation) = AsyncStream<Outbound>.makeStream()
-                        // The application's sends and close, written in the order they were made.
-                        group.addTask {
-                            for await item in sends {
-                                switch item {
-                                case .message(let message):
-                                    do { try await outbound.write(message) } catch { self.report(error) }
-                                case .close(let code, let reason):
-                                    try? await outbound.close(code: code, reason: reason)
-                                }
-                            }
-                        }
-                        self.opened(continuation, selectedProtocol: opened.selectedProtocol)
-                        for try await message in messages { self.received(message) }
-                        continuation.finish()
-                        try await group.waitForAll()
-                    }
+                let close: GatewayWebSocketCloseFrame?
+                do {
+                    close = try await GatewayWebSocketClient.connectInBand(
+                        url: setup.url.absoluteString, challengeHandler: bridge, protocols: setup.protocols, maxAttempts: Self.maximumChallenges,
+                        handshakeTimeout: handshakeTimeout, configuration: configuration, logger: kaazingLogger, handler: session
+                    )
+                } catch let error as GatewayClientError where error.code == .webSocketBlocked {
+                    // As KAAZING's clients do: a WebSocket that cannot get through goes over the emulated transport.
+                    if KGTracerDebug { kaazingLogger.debug("falling back to the emulated transport", metadata: ["status": "\(error.status ?? 0)"]) }
+                    close = try await GatewayWebSocketClient.connectEmulated(
+                        url: setup.url.absoluteString, challengeHandler: bridge, protocols: setup.protocols, maxAttempts: Self.maximumChallenges,
+                        configuration: configuration, logger: kaazingLogger, handler: session
+                    )
                 }
                 finish(code: Int(close?.code ?? 1005), reason: close?.reason, wasClean: close != nil)
             } catch {
                 report(error)
                 finish(code: 1006, reason: "\(error)", wasClean: false)
             }
+        }
+    }
+
+    /// The open connection: the application's sends and close written in the order they were made, the gateway's
+    /// messages delivered, until either side closes.
+    private func run(messages: AsyncThrowingStream<GatewayWebSocketMessage, any Error>, outbound: GatewayWebSocketWriter,
+                     selectedProtocol: String?) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let (sends, continuation) = AsyncStream<Outbound>.makeStream()
+            group.addTask {
+                for await item in sends {
+                    switch item {
+                    case .message(let message):
+                        do { try await outbound.write(message) } catch { self.report(error) }
+                    case .close(let code, let reason):
+                        try? await outbound.close(code: code, reason: reason)
+                    }
+                }
+            }
+            opened(continuation, selectedProtocol: selectedProtocol)
+            for try await message in messages { received(message) }
+            continuation.finish()
+            try await group.waitForAll()
         }
     }
 

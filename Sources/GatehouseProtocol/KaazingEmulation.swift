@@ -111,56 +111,101 @@ package enum KaazingEmulation {
         var frames: [Frame] = []
         var index = 0
         while index < bytes.count {
-            let type = bytes[index]
-            index += 1
-            if type & 0x80 == 0 {
-                // Text framing: bytes up to 0xFF. Only command frames (0x01) are sent upstream by KAAZING's clients;
-                // a 0x00 text frame is a text message.
-                guard let end = bytes[index...].firstIndex(of: 0xFF) else { throw FormatError("a text frame without its end") }
-                let payload = Array(bytes[index..<end])
-                index = end + 1
-                guard payload.count <= maximumLength else { throw FormatError("a message over the gateway's limit") }
-                switch type {
-                case 0x00:
-                    frames.append(.text(payload))
-                case 0x01:
-                    for byte in payload where byte != 0x30 {
-                        guard let command = Command(rawValue: byte &- 0x30), command != .nop else {
-                            throw FormatError("an unknown command \(byte)")
-                        }
-                        frames.append(.command(command))
-                    }
-                default:
-                    throw FormatError("an unknown frame type \(type)")
-                }
-                continue
+            guard case let (parsed, next)? = try frame(in: bytes, at: index, maximumLength: maximumLength) else {
+                throw FormatError(bytes[index] & 0x80 == 0 ? "a text frame without its end" : "a frame cut short")
             }
-            var length = 0
-            var complete = false
-            while index < bytes.count {
-                let byte = bytes[index]
-                index += 1
-                length = (length << 7) | Int(byte & 0x7F)
-                guard length <= maximumLength else { throw FormatError("a message over the gateway's limit") }
-                if byte & 0x80 == 0 {
-                    complete = true
-                    break
-                }
-            }
-            guard complete, bytes.count - index >= length else { throw FormatError("a frame cut short") }
-            let payload = Array(bytes[index..<(index + length)])
-            index += length
-            switch type {
-            case 0x80: frames.append(.binary(payload))
-            case 0x81: frames.append(.text(payload))
-            // `PING` and `PONG` carry nothing (`0x89 0x00`, `0x8A 0x00`).
-            case 0x89 where payload.isEmpty: frames.append(.ping)
-            case 0x8A where payload.isEmpty: frames.append(.pong)
-            case 0x89, 0x8A: throw FormatError("a PING or PONG with a payload")
-            default: throw FormatError("an unknown frame type \(type)")
-            }
+            frames += parsed
+            index = next
         }
         return frames
+    }
+
+    /// Reads frames as their bytes arrive (a downstream response's body, read by a client): bytes are appended as
+    /// they come, and each complete frame is taken out; a frame cut across reads waits for the rest.
+    package struct FrameReader: Sendable {
+        private var buffer: [UInt8] = []
+        private var index = 0
+        private let maximumLength: Int
+
+        /// A reader of messages of at most `maximumLength` bytes.
+        package init(maximumLength: Int) { self.maximumLength = maximumLength }
+
+        /// The bytes of the next read.
+        package mutating func append(_ bytes: some Sequence<UInt8>) {
+            if index > 0 {
+                buffer.removeFirst(index)
+                index = 0
+            }
+            buffer += bytes
+        }
+
+        /// The complete frames read so far (a `NOP` command is none); an unknown frame type or command, or a length
+        /// over the bound, throws.
+        package mutating func frames() throws(FormatError) -> [Frame] {
+            var frames: [Frame] = []
+            while index < buffer.count, case let (parsed, next)? = try KaazingEmulation.frame(in: buffer, at: index, maximumLength: maximumLength) {
+                frames += parsed
+                index = next
+            }
+            return frames
+        }
+    }
+
+    /// The frame at `start` of `bytes` (none for a `NOP` command, several for a command frame naming several) and the
+    /// index after it; `nil` when the bytes end inside it.
+    private static func frame(in bytes: [UInt8], at start: Int, maximumLength: Int) throws(FormatError) -> ([Frame], Int)? {
+        var index = start
+        let type = bytes[index]
+        index += 1
+        if type & 0x80 == 0 {
+            // Text framing: bytes up to 0xFF. Only command frames (0x01) are sent upstream by KAAZING's clients;
+            // a 0x00 text frame is a text message.
+            guard let end = bytes[index...].firstIndex(of: 0xFF) else {
+                guard bytes.count - index <= maximumLength else { throw FormatError("a message over the gateway's limit") }
+                return nil
+            }
+            let payload = Array(bytes[index..<end])
+            guard payload.count <= maximumLength else { throw FormatError("a message over the gateway's limit") }
+            switch type {
+            case 0x00:
+                return ([.text(payload)], end + 1)
+            case 0x01:
+                var frames: [Frame] = []
+                for byte in payload where byte != 0x30 {
+                    guard let command = Command(rawValue: byte &- 0x30), command != .nop else {
+                        throw FormatError("an unknown command \(byte)")
+                    }
+                    frames.append(.command(command))
+                }
+                return (frames, end + 1)
+            default:
+                throw FormatError("an unknown frame type \(type)")
+            }
+        }
+        var length = 0
+        var complete = false
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            length = (length << 7) | Int(byte & 0x7F)
+            guard length <= maximumLength else { throw FormatError("a message over the gateway's limit") }
+            if byte & 0x80 == 0 {
+                complete = true
+                break
+            }
+        }
+        guard complete, bytes.count - index >= length else { return nil }
+        let payload = Array(bytes[index..<(index + length)])
+        index += length
+        switch type {
+        case 0x80: return ([.binary(payload)], index)
+        case 0x81: return ([.text(payload)], index)
+        // `PING` and `PONG` carry nothing (`0x89 0x00`, `0x8A 0x00`).
+        case 0x89 where payload.isEmpty: return ([.ping], index)
+        case 0x8A where payload.isEmpty: return ([.pong], index)
+        case 0x89, 0x8A: throw FormatError("a PING or PONG with a payload")
+        default: throw FormatError("an unknown frame type \(type)")
+        }
     }
 
     /// The bytes of an upstream body sent as text (`text/plain; charset=utf-8`): each code point is a byte, modulo

@@ -67,6 +67,12 @@ public struct GatewayClientError: Error, Sendable, Equatable, CustomStringConver
         Self(Details(code: .refused, challenge: challenge, status: status))
     }
 
+    /// The server, or a proxy on the way, answered the WebSocket upgrade with `status` instead of switching protocols:
+    /// a WebSocket cannot get through (KAAZING's emulated transport may).
+    public static func webSocketBlocked(status: Int) -> Self {
+        Self(Details(code: .webSocketBlocked, status: status))
+    }
+
     /// A sentence for people.
     public var description: String {
         let place = location?.absoluteString ?? "?"
@@ -77,6 +83,7 @@ public struct GatewayClientError: Error, Sendable, Equatable, CustomStringConver
         case .unsupportedChallenge: return "no challenge handler for \(challenge ?? "?") at \(place)"
         case .transport: return "HTTP failed: \(message ?? "")\(cause)"
         case .refused: return "WebSocket handshake refused with \(status ?? 0)" + (challenge.map { " (\($0))" } ?? "")
+        case .webSocketBlocked: return "the WebSocket upgrade was answered with \(status ?? 0) instead of switching protocols"
         default: return "\(code)\(cause)"
         }
     }
@@ -98,4 +105,6 @@ extension ErrorCode where Domain == GatewayClientError {
     public static var transport: Self { Self(rawValue: "transport") }
     /// The handshake was refused without a challenge that could be answered.
     public static var refused: Self { Self(rawValue: "refused") }
+    /// The WebSocket upgrade was answered without switching protocols (a proxy that does not pass upgrades).
+    public static var webSocketBlocked: Self { Self(rawValue: "webSocketBlocked") }
 }

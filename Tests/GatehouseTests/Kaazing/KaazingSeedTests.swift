@@ -93,6 +93,35 @@ struct KaazingSeedTests {
         }
     }
 
+    /// A proxy that passes no WebSocket (nginx's `proxy_pass` without the `Upgrade` lines, as many are): the seed's
+    /// upgrade is answered `401` without switching protocols, and the socket goes over KAAZING's emulated transport
+    /// through the same proxy — asked once, opened, echoed, closed — as KAAZING's clients fall back.
+    @Test func theSeedGetsThroughAProxyThatPassesNoWebSocketOnTheEmulatedTransport() async throws {
+        try await Self.withGateway { wsBase in
+            let gatewayPort = try #require(Int(wsBase.split(separator: ":").last ?? ""))
+            try await Nginx.run(serverBody: """
+                    location / {
+                        proxy_pass http://127.0.0.1:\(gatewayPort);
+                        proxy_http_version 1.1;
+                    }
+                """) { nginx in
+                for path in ["/basic", "/app"] {
+                    Self.person("joe", "welcome")
+                    let controller = KGViewController()
+                    controller.connect("ws://127.0.0.1:\(nginx.port)" + path)
+                    _ = try await Self.waitFor("CONNECTED", in: controller)
+                    #expect(Self.popups == [true], "one pop-up, on the main queue")
+                    controller.send("hello through a proxy")
+                    #expect(try await Self.waitFor("RECEIVED MESSAGE", in: controller) == "RECEIVED MESSAGE: hello through a proxy")
+                    controller.close()
+                    #expect(try await Self.waitFor("CLOSED", in: controller) == "CLOSED(1000): Reason: ")
+                }
+                let log = try String(contentsOfFile: nginx.folder + "/access.log", encoding: .utf8)
+                #expect(log.contains("POST /basic/;e/cb?.kn=") && log.contains("GET /app/;e/db/"), "the emulated transport went through nginx")
+            }
+        }
+    }
+
     @Test func theLoginHandlerBlocksOnItsOwnThread() async throws {
         try await Self.withGateway { wsBase in
             let seen = ThreadSeen()
