@@ -46,6 +46,9 @@ final class EmulatedWebSocket {
     let acceptsPings: Bool
     /// The binary encoding (`cb`, `cbm`): the downstream is `application/octet-stream`, upstream bodies are bytes.
     let binary: Bool
+    /// An escaped text encoding (`cte`, `ctem`): the downstream's bytes are escaped, upstream text is unescaped
+    /// (``KaazingEmulation/escaped(_:)``).
+    let escaped: Bool
     /// Whether the client numbers its requests (its create did): then each must be the next, else none is checked.
     private let sequenced: Bool
     private let maxMessageSize: Int
@@ -88,13 +91,15 @@ final class EmulatedWebSocket {
     /// A `NOP` command this often keeps an idle downstream from being cut by a proxy.
     static let heartbeatInterval = TimeAmount.seconds(20)
 
-    init(id: String, eventLoop: any EventLoop, origin: String?, acceptsPings: Bool, binary: Bool = false, createSequence: UInt64?,
+    init(id: String, eventLoop: any EventLoop, origin: String?, acceptsPings: Bool, binary: Bool = false, escaped: Bool = false,
+         createSequence: UInt64?,
          maxMessageSize: Int, logger: Logger, registry: EmulatedWebSockets, created: @escaping (Created) -> Void) {
         self.id = id
         self.eventLoop = eventLoop
         self.origin = origin
         self.acceptsPings = acceptsPings
         self.binary = binary
+        self.escaped = escaped
         sequenced = createSequence != nil
         self.maxMessageSize = maxMessageSize
         self.logger = logger
@@ -138,7 +143,8 @@ final class EmulatedWebSocket {
         }
         let frames: [KaazingEmulation.Frame]
         do {
-            frames = try KaazingEmulation.frames(in: bytes ? body : KaazingEmulation.bytes(fromMixedText: body), maximumLength: maxMessageSize)
+            let text = bytes ? body : try KaazingEmulation.bytes(fromMixedText: body)
+            frames = try KaazingEmulation.frames(in: escaped && !bytes ? KaazingEmulation.unescaped(text) : text, maximumLength: maxMessageSize)
         } catch {
             return fail("an upstream body that is not frames: \(error.description)")
         }
@@ -249,7 +255,7 @@ final class EmulatedWebSocket {
         let bytes = outgoing
         outgoing = []
         downstreamBytes += bytes.count
-        downstream.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
+        downstream.writeAndFlush(ByteBuffer(bytes: escaped ? KaazingEmulation.escaped(bytes) : bytes), promise: nil)
         if downstreamBytes >= downstreamLimit {
             // The browser keeps a response's whole text: this one ends, the client asks the next.
             self.downstream = nil
@@ -258,7 +264,8 @@ final class EmulatedWebSocket {
         }
     }
 
-    /// Ends a downstream response: `RECONNECT` (after `CLOSE` when the WebSocket ends), then its connection.
+    /// Ends a downstream response: `RECONNECT` (after `CLOSE` when the WebSocket ends), then its connection. (Command
+    /// frames hold no byte the escaped encodings escape.)
     private func end(_ channel: any Channel, closing: Bool) {
         var bytes: [UInt8] = []
         if closing { KaazingEmulation.encode(.command(.close), into: &bytes) }

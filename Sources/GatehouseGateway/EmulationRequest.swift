@@ -3,7 +3,8 @@ import GatehouseProtocol
 import NIOCore
 
 /// A request of KAAZING's emulated WebSocket (``KaazingEmulation``) for a WebSocket service: its path below the
-/// service is `;e/<create>`, `;e/ub/<id>` or `;e/db/<id>`.
+/// service is `;e/<create>`, `;e/<upstream>/<id>` or `;e/<downstream>/<id>` (``KaazingEmulation/upstreamSegments``,
+/// ``KaazingEmulation/downstreamSegments``).
 enum EmulationRequest {
     /// `GET|POST <path>/;e/ctm?…`: a new emulated WebSocket.
     case create(Create)
@@ -16,8 +17,12 @@ enum EmulationRequest {
     struct Create {
         /// `nil`: the client sends no sequence numbers, and none of the session's requests is checked for them.
         let sequence: UInt64?
+        /// The create's last segment (`cb`, `ctm`, …): the encoding, which names the session's URLs.
+        let segment: String
         /// The binary encoding (`cb`, `cbm`): ``KaazingEmulation/binaryCreateSegments``.
         let binary: Bool
+        /// An escaped text encoding (`cte`, `ctem`): ``KaazingEmulation/escapedCreateSegments``.
+        let escaped: Bool
         /// The application's protocols (`X-WebSocket-Protocol`), asked of the upstream.
         let protocols: [String]
         let acceptsPings: Bool
@@ -53,7 +58,7 @@ enum EmulationRequest {
             guard let value = KaazingEmulation.sequenceNumber(text) else { throw Refusal(status: 400, description: missing) }
             return value
         }
-        if segments.count == 2, segments[1] == KaazingEmulation.upstreamSegment || segments[1] == KaazingEmulation.downstreamSegment {
+        if segments.count == 2, KaazingEmulation.upstreamSegments.contains(segments[1]) || KaazingEmulation.downstreamSegments.contains(segments[1]) {
             // An upstream or downstream URL without its session: none (KAAZING answers 404 too), never relayed.
             throw Refusal(status: 404, description: "no emulated WebSocket at this path")
         }
@@ -71,7 +76,8 @@ enum EmulationRequest {
             guard commands.allSatisfy({ $0 == KaazingEmulation.acceptedCommand }) else {
                 throw Refusal(status: 400, description: "X-Accept-Commands names a command other than ping")
             }
-            self = .create(Create(sequence: sequence, binary: KaazingEmulation.binaryCreateSegments.contains(segments[1]), protocols: protocols,
+            self = .create(Create(sequence: sequence, segment: segments[1], binary: KaazingEmulation.binaryCreateSegments.contains(segments[1]),
+                                  escaped: KaazingEmulation.escapedCreateSegments.contains(segments[1]), protocols: protocols,
                                   acceptsPings: commands.contains(KaazingEmulation.acceptedCommand), path: path[..<suffix.lowerBound],
                                   remainder: ProtectedService.Remainder(segments: Array(remainder.segments[..<marker]), trailingSlash: false)))
             return
@@ -82,12 +88,13 @@ enum EmulationRequest {
         guard id.count == 32, id.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
             throw Refusal(status: 404, description: "no emulated WebSocket at this path")
         }
+        // The session's own encoding decides how its bodies are read, whichever pair of segments names it.
         switch segments[1] {
-        case KaazingEmulation.upstreamSegment:
+        case let segment where KaazingEmulation.upstreamSegments.contains(segment):
             guard head.methodName == "POST" else { throw Refusal(status: 405, description: "an upstream request is a POST", session: id) }
             self = .upstream(id: id, sequence: try sequenceOf(headerSequence ?? KaazingEmulation.parameter(".ksn", in: query),
                                                             missing: "X-Sequence-No is not a sequence number"))
-        case KaazingEmulation.downstreamSegment:
+        case let segment where KaazingEmulation.downstreamSegments.contains(segment):
             guard head.method == .get || head.methodName == "POST" else { throw Refusal(status: 405, description: "a downstream request is a GET") }
             let sequence = try sequenceOf(KaazingEmulation.parameter(".ksn", in: query) ?? headerSequence, missing: ".ksn is not a sequence number")
             let kilobytes = KaazingEmulation.parameter(".kb", in: query).flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }

@@ -776,15 +776,15 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             let id = EmulatedWebSockets.newID()
             let session = EmulatedWebSocket(
                 id: id, eventLoop: loop, origin: EmulationRequest.origin(exchange.head), acceptsPings: create.acceptsPings,
-                binary: create.binary, createSequence: create.sequence, maxMessageSize: gateway.maxMessageSize, logger: gateway.logger,
+                binary: create.binary, escaped: create.escaped, createSequence: create.sequence, maxMessageSize: gateway.maxMessageSize, logger: gateway.logger,
                 registry: gateway.emulatedWebSockets
             ) { created in
                 let (handler, exchange) = bound.value
                 var answer: GatewayAnswer
                 switch created {
                 case .opened(let selected):
-                    let body = KaazingEmulation.createdBody(upstream: base + KaazingEmulation.upstreamSegment + "/" + id,
-                                                            downstream: base + KaazingEmulation.downstreamSegment + "/" + id)
+                    let segments = KaazingEmulation.sessionSegments(forCreate: create.segment)
+                    let body = KaazingEmulation.createdBody(upstream: base + segments.upstream + "/" + id, downstream: base + segments.downstream + "/" + id)
                     answer = GatewayAnswer(status: .created, headers: [.contentType: "text/plain;charset=utf-8", .cacheControl: "no-store"],
                                            body: ByteBuffer(string: body))
                     answer.headers[HTTPField.Name("X-WebSocket-Version")!] = KaazingEmulation.version

@@ -2,7 +2,7 @@
 /// (the client's `WebSocketEmulatedProxy` and `WebSocketEmulatedProxyDownstream`; KAAZING's "WebSocket Emulation
 /// Protocol" specification), for browsers whose WebSocket cannot get through:
 ///
-/// 1. **create**: `GET|POST <service path>/;e/ctm?.kn=<random>` (`cb`, `ct`, `cte`, `ctm`: the encodings) with
+/// 1. **create**: `GET|POST <service path>/;e/ctm?.kn=<random>` (`cb`, `cbm`, `ct`, `ctm`, `cte`, `ctem`: the encodings) with
 ///    `X-WebSocket-Version: wseb-1.0`, `X-Sequence-No: n` and the application's protocols in `X-WebSocket-Protocol`;
 ///    decided by the service's realm like any request (a `401` answered inside a `200` envelope when the client asks
 ///    for one, ``envelopeProtocol``); accepted: `201`, `text/plain;charset=utf-8`, the body ``createdBody(upstream:downstream:)``;
@@ -25,9 +25,64 @@ package enum KaazingEmulation {
     /// The creates of the binary encoding: `cb`, and `cbm` (KAAZING's Java client): the downstream is
     /// ``binaryDownstreamContentType`` and the upstream bodies are the frames' bytes as they are.
     package static let binaryCreateSegments: Set<String> = ["cb", "cbm"]
-    /// The upstream and downstream URLs' segment after ``marker``.
-    package static let upstreamSegment = "ub"
-    package static let downstreamSegment = "db"
+    /// The escaped text encodings (`cte`, `ctem`: KAAZING's JavaScript client where the browser's XHR cannot take
+    /// every byte): the downstream's bytes ``escaped(_:)``, the upstream's text ``unescaped(_:)``.
+    package static let escapedCreateSegments: Set<String> = ["cte", "ctem"]
+    /// The upstream and downstream URLs' segments after ``marker``, one pair per encoding, as KAAZING Gateway hands
+    /// them back: ``sessionSegments(forCreate:)``.
+    package static let upstreamSegments: Set<String> = ["ub", "ubm", "ut", "utm", "ute", "utem"]
+    package static let downstreamSegments: Set<String> = ["db", "dbm", "dt", "dtm", "dte", "dtem"]
+
+    /// The upstream and downstream segments of a create's encoding: its first letter `c` made `u` and `d` (`cb` →
+    /// `ub`, `db`; `ctem` → `utem`, `dtem`).
+    package static func sessionSegments(forCreate segment: String) -> (upstream: String, downstream: String) {
+        let encoding = segment.dropFirst()
+        return ("u" + encoding, "d" + encoding)
+    }
+
+    /// A downstream's bytes in the escaped encodings: NUL, LF, CR and DEL, which a browser's text response may lose,
+    /// written `0x7F` then `0`, `n`, `r` or `0x7F` (KAAZING's `ESCAPE_ZERO_AND_NEWLINE`).
+    package static func escaped(_ bytes: [UInt8]) -> [UInt8] {
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(bytes.count + bytes.count / 16)
+        for byte in bytes {
+            switch byte {
+            case 0x00: escaped += [0x7F, 0x30]
+            case 0x0A: escaped += [0x7F, 0x6E]
+            case 0x0D: escaped += [0x7F, 0x72]
+            case 0x7F: escaped += [0x7F, 0x7F]
+            default: escaped.append(byte)
+            }
+        }
+        return escaped
+    }
+
+    /// An upstream's bytes in the escaped encodings (after ``bytes(fromMixedText:)``): `0x7F` and the byte after it
+    /// are one byte — `0` NUL, `n` LF, `r` CR, any other itself (as KAAZING Gateway tolerates). A body ending in
+    /// `0x7F` throws.
+    package static func unescaped(_ bytes: [UInt8]) throws(FormatError) -> [UInt8] {
+        guard bytes.contains(0x7F) else { return bytes }
+        var unescaped: [UInt8] = []
+        unescaped.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            guard byte == 0x7F else {
+                unescaped.append(byte)
+                continue
+            }
+            guard index < bytes.count else { throw FormatError("an escape without its byte") }
+            switch bytes[index] {
+            case 0x30: unescaped.append(0x00)
+            case 0x6E: unescaped.append(0x0A)
+            case 0x72: unescaped.append(0x0D)
+            case let other: unescaped.append(other)
+            }
+            index += 1
+        }
+        return unescaped
+    }
     /// The query of KAAZING's cross-origin bridge page, at `/` of the gateway's origin.
     package static let bridgeQuery = ".kr=xs"
     /// `X-Next-Protocol`'s value (or `.knp`'s) asking for answers in an HTTP envelope: a `401` or `403` inside a

@@ -204,12 +204,13 @@ enum WSEScript {
         let source: String?
     }
 
-    /// The scripts' opening: the create (`Content-Length: 0`, `X-WebSocket-Version`, `X-Sequence-No`), then the
-    /// downstream `GET` (`X-Sequence-No` + 1, `Content-Length: 0`, `write close`) answered `200`
-    /// `application/octet-stream`, `Connection: close`.
-    static func open(port: Int, from source: String? = nil, path: String = "/path") async throws -> Opened {
+    /// The scripts' opening: the create (`Content-Length: 0`, `X-WebSocket-Version`, `X-Sequence-No`) on `encoding`
+    /// (`cbm` the binary one, `ctm`/`ctem` the text and escaped text ones), then the downstream `GET` (`X-Sequence-No`
+    /// + 1, `Content-Length: 0`, `write close`) answered `200` `application/octet-stream` (the text encodings:
+    /// `text/plain;charset=windows-1252`), `Connection: close`.
+    static func open(port: Int, from source: String? = nil, path: String = "/path", encoding: String = "cbm") async throws -> Opened {
         let sequence = randomSequence()
-        let (created, closed) = try await create(port: port, from: source, target: path + "/;e/cbm?query",
+        let (created, closed) = try await create(port: port, from: source, target: path + "/;e/\(encoding)?query",
                                                  fields: ["Content-Length: 0", "X-WebSocket-Version: wseb-1.0", "X-Sequence-No: \(sequence)"])
         #expect(created.status == 201)
         #expect(created.header("Content-Type")?.lowercased() == "text/plain;charset=utf-8")
@@ -219,16 +220,17 @@ enum WSEScript {
         await downstream.write("GET", downstreamPath, ["X-Sequence-No: \(sequence + 1)", "Content-Length: 0"], halfClose: true)
         let head = try await downstream.head()
         #expect(head.status == 200)
-        #expect(head.header("Content-Type") == "application/octet-stream")
+        #expect(head.header("Content-Type") == (encoding.hasPrefix("cb") ? "application/octet-stream" : "text/plain;charset=windows-1252"))
         #expect(head.header("Connection") == "close")
         return Opened(sequence: sequence, upstream: upstream, downstreamPath: downstreamPath, downstream: downstream, source: source)
     }
 
     /// The scripts' upstream `POST` (`Content-Type: application/octet-stream`, `X-Sequence-No`, `Content-Length`)
     /// carrying `body`; the connection, to read its answer on.
-    static func upstream(port: Int, _ opened: Opened, sequence: Int? = nil, body: [UInt8], halfClose: Bool = false) async throws -> ScriptClient {
+    static func upstream(port: Int, _ opened: Opened, sequence: Int? = nil, body: [UInt8], halfClose: Bool = false,
+                         contentType: String = "application/octet-stream") async throws -> ScriptClient {
         let client = try ScriptClient(port: port, from: opened.source)
-        await client.write("POST", opened.upstream, ["Content-Type: application/octet-stream", "X-Sequence-No: \(sequence ?? opened.sequence + 1)",
+        await client.write("POST", opened.upstream, ["Content-Type: \(contentType)", "X-Sequence-No: \(sequence ?? opened.sequence + 1)",
                                                      "Content-Length: \(body.count)"], body: body, halfClose: halfClose)
         return client
     }
