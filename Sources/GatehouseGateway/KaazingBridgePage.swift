@@ -25,6 +25,7 @@ enum KaazingBridgePage {
         // Normalised origins (``ProtectedService/origin(_:)``): letters, digits and `:/.-[]` only, nothing to escape.
         let allowed = "[" + allowedOrigins.sorted().map { "\"" + $0 + "\"" }.joined(separator: ",") + "]"
         let code = script.replacingOccurrences(of: "ALLOWED_ORIGINS", with: allowed)
+            .replacingOccurrences(of: "EMULATION_SEGMENTS", with: emulationSegments)
         let hash = Data(SHA256.hash(data: Data(code.utf8))).base64EncodedString()
         let ancestors = allowedOrigins.isEmpty ? "'none'" : allowedOrigins.sorted().joined(separator: " ")
         let page = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Gatehouse</title></head><body><script>" + code
@@ -45,9 +46,17 @@ enum KaazingBridgePage {
         method == .get && target.segments.isEmpty && target.query == KaazingEmulation.bridgeQuery
     }
 
-    /// The page's script; `ALLOWED_ORIGINS` is replaced by a JSON array of origins. It sends only the emulated
-    /// transport's own requests (a create, an upstream or a downstream: `…/;e/<cb|ct|cte|ctm|ctem|ub|db>…`), never
-    /// another path of its origin.
+    /// The segments after `;e` the page sends requests for, as a JSON array: every encoding's create, upstream and
+    /// downstream (``KaazingEmulation/createSegments``, ``KaazingEmulation/upstreamSegments``,
+    /// ``KaazingEmulation/downstreamSegments``) — a create `ctm` is handed back `utm` and `dtm` URLs, which the page
+    /// must pass too.
+    private static let emulationSegments = "["
+        + KaazingEmulation.createSegments.union(KaazingEmulation.upstreamSegments).union(KaazingEmulation.downstreamSegments)
+            .sorted().map { "\"" + $0 + "\"" }.joined(separator: ",") + "]"
+
+    /// The page's script; `ALLOWED_ORIGINS` is replaced by a JSON array of origins, `EMULATION_SEGMENTS` by
+    /// ``emulationSegments``. It sends only the emulated transport's own requests (a create, an upstream or a
+    /// downstream: `…/;e/<segment>…`), never another path of its origin.
     private static let script = #"""
 (function () {
   "use strict";
@@ -68,7 +77,7 @@ enum KaazingBridgePage {
   function body(id, origin, state, chunk) { post(origin, ["p", id, state, hex(chunk.length, 8), chunk].join("")); }
   function emulation(path) {
     var segments = path.split("/"), marker = segments.indexOf(";e");
-    return marker > 0 && marker + 1 < segments.length && ["cb", "ct", "cte", "ctm", "ctem", "ub", "db"].indexOf(segments[marker + 1]) >= 0;
+    return marker > 0 && marker + 1 < segments.length && EMULATION_SEGMENTS.indexOf(segments[marker + 1]) >= 0;
   }
   function canonical(name) {
     for (var i = 0; i < exposed.length; i++) { if (exposed[i].toLowerCase() === name.toLowerCase()) { return exposed[i]; } }
