@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Browser test: the KAAZING JavaScript client 5.0.0-4, unmodified, in headless Chromium, through `gatehouse gateway`.
 
-    python3 Tests/Browser/kaazing.py [--gatehouse .build/debug/gatehouse] [--mode direct|nginx|both] [--verbose] [--keep]
+    python3 Tests/Browser/kaazing.py [--gatehouse .build/debug/gatehouse] [--mode direct|nginx|splitting-relay|both|all]
+                                     [--verbose] [--keep] [--fault drop-last-piece|no-split|bypass]
 
 A WebSocket echo upstream (Python's `websockets`, selecting the sub-protocol `chat` when offered) behind a real
 `gatehouse gateway --port 0` with three services: /open (no realm), /basic (realm "Basic Realm", scheme Basic) and
@@ -13,6 +14,16 @@ step reported as `PASS [kaazing] step: …`; then the same through KAAZING's emu
 connection to a realm challenged once without credentials, then the passwords the loginHandler gave (right, wrong,
 without the role) decided by the realm's login chain. In the nginx mode, all of it again with Debian's nginx in front
 of the gateway, configured with the KAAZING guide's own snippet (Examples/nginx/gateway.conf).
+
+In the splitting-relay mode (issue 53: an emulated upload whose body came in a later read than its head went
+unanswered), the page knows only the address of Tests/Browser/splitting_relay.py, a TCP relay in front of the gateway
+that writes each request's head, then its body in up to five pieces, pausing between writes so that they arrive as
+separate reads. Through it the client, forced onto the emulated transport, opens /basic and then /appbasic (each
+challenged once, joe's password) and sends a short text, 96 KiB of text, every byte value as a binary message and a
+text of every code point 0-255, each echoed as sent, then closes. Then: the realms' decisions as the page's; every
+emulated upload (POST …/;e/ub… or …/;e/utm…) the relay relayed was split, one per message at least, one over
+64 KiB; and the gateway (its /metrics read through the relay too) accepted no connection the relay did not make.
+`--fault` breaks the relay or bypasses it, to show that the mode then fails. All modes by default.
 """
 
 import argparse
@@ -29,6 +40,8 @@ from pathlib import Path
 import fixtures
 import nginx
 import run as browser_test
+import splitting_relay
+from splitting_relay import SplittingRelay
 from run import Browser, ModeRun, log, on_cleanup, run_cleanups, start_server, make_proxy_handler
 
 REQUIRED_STEPS = [
@@ -51,6 +64,18 @@ EXPECTED_AUTHENTICATIONS = {
     ("basic", "challenge"): 3, ("basic", "success"): 2, ("basic", "failure"): 2,
     ("appbasic", "challenge"): 5, ("appbasic", "success"): 1, ("appbasic", "failure"): 4, ("appbasic", "forbidden"): 2,
 }
+# The splitting-relay mode: the emulated transport only, through SplittingRelay, on both realms (kaazing.js's
+# runSplit: each session challenged once, opened, four messages echoed, closed).
+SPLIT_REQUIRED_STEPS = [
+    "split-basic-challenged-opened-echoed",
+    "split-application-basic-challenged-opened-echoed",
+]
+SPLIT_EXPECTED_AUTHENTICATIONS = {
+    ("basic", "challenge"): 1, ("basic", "success"): 1, ("basic", "failure"): 0,
+    ("appbasic", "challenge"): 1, ("appbasic", "success"): 1, ("appbasic", "failure"): 0, ("appbasic", "forbidden"): 0,
+}
+SPLIT_MESSAGES = 4          # per session (kaazing.js's splitMessages), each its own upload
+LARGE_MESSAGE = 64 * 1024   # one of them over this (96 KiB of text)
 BANNER = re.compile(r"Gatehouse gateway listens on http://([^\s:]+):(\d+)")
 
 
@@ -148,6 +173,94 @@ def authentications(metrics):
     return counts
 
 
+def check_authentications(run, gateway_metrics, expected):
+    """The step gateway-counted-what-the-page-did: the realms' decisions the gateway counted are `expected`."""
+    counted = authentications(gateway_metrics)
+    wrong = {key: (counted.get(key, 0), want) for key, want in expected.items() if counted.get(key, 0) != want}
+    step = "gateway-counted-what-the-page-did"
+    run.required.append(step)
+    detail = ", ".join(f"{realm}/{result} {counted.get((realm, result), 0)}" for realm, result in expected)
+    if wrong:
+        run.steps[step] = ("fail", True, detail)
+        run.fail(f"failed step {step}", f"{step}: " + "; ".join(f"{realm}/{result} counted {got}, expected {want}"
+                                                                 for (realm, result), (got, want) in wrong.items()))
+    else:
+        run.steps[step] = ("pass", True, detail)
+        log(f"PASS [{run.label}] {step}: {detail}")
+
+
+def check(run, step, problems, detail):
+    """A step of the Python side: passes when `problems` is empty."""
+    run.required.append(step)
+    if problems:
+        run.steps[step] = ("fail", True, detail)
+        run.fail(f"failed step {step}", f"{step}: {'; '.join(problems)} ({detail})")
+    else:
+        run.steps[step] = ("pass", True, detail)
+        log(f"PASS [{run.label}] {step}: {detail}")
+
+
+def kaazing_split_run(settings, run, folder):
+    """The splitting-relay mode: the client forced onto the emulated transport, the gateway reached only through
+    SplittingRelay (each request's head, then its body in pieces, as separate reads)."""
+    client = fixtures.client("kaazing-javascript-client")
+    echo = EchoUpstream(folder / "echo.log")
+    log(f"echo upstream on 127.0.0.1:{echo.port}; KAAZING client from {client}")
+    run.logs.append(("echo upstream log (Python websockets)", lambda: echo.log_path.read_text(encoding="utf-8")))
+    static_log = browser_test.ProxyLog(folder / "static.log")
+    on_cleanup(static_log.close)
+    origin = start_server(make_proxy_handler(None, client, static_log))
+    run.logs.append(("static server log", static_log.text))
+    config = folder / "gateway.yaml"
+    config.write_text(gateway_configuration(settings.gatehouse, echo.port, origin), encoding="utf-8")
+    gateway = GatewayProcess(settings.gatehouse, config, folder / "gateway.log", settings.start_timeout)
+    run.logs.append(("gateway output", gateway.text))
+    relay_fault = settings.fault if settings.fault in splitting_relay.FAULTS else None
+    relay = SplittingRelay(gateway.port, folder / "relay.log", fault=relay_fault)
+    on_cleanup(relay.stop)
+    run.logs.insert(0, ("splitting relay log", lambda: (folder / "relay.log").read_text(encoding="utf-8")))
+    log(f"splitting relay listens on 127.0.0.1:{relay.port}, forwarding to the gateway on 127.0.0.1:{gateway.port}"
+        + (f" (fault: {settings.fault}, to show this mode fails)" if settings.fault else ""))
+    # The page knows only the relay's address ("bypass", a fault to show the check below fails, gives it the gateway's).
+    address = f"127.0.0.1:{gateway.port if settings.fault == 'bypass' else relay.port}"
+
+    browser = Browser(settings, folder / "chromium-profile")
+    run.logs.insert(0, ("browser console", browser_test.console_log(browser)))
+    page = f"{origin}/app/kaazing.html?gateway=ws://{address}&suite=split"
+    done, fatal = browser.run_page(page, settings.page_timeout, run.label, run.steps)
+    run.check_page(done, fatal, settings.page_timeout)
+    run.check_steps(SPLIT_REQUIRED_STEPS)
+
+    # The metrics through the relay too: every connection the gateway accepted must have been one the relay made.
+    with urllib.request.urlopen(f"http://127.0.0.1:{relay.port}/metrics", timeout=10) as response:
+        metrics = response.read().decode()
+    check_authentications(run, metrics, SPLIT_EXPECTED_AUTHENTICATIONS)
+    words, counts = relay.summary()
+    log(f"splitting relay: {words}")
+    accepted = re.search(r"^gatehouse_gateway_connections_total(?:\{\})? (\d+)", metrics, re.MULTILINE)
+    accepted = int(accepted.group(1)) if accepted else None
+    creates = [record for record in relay.snapshot() if re.search(r"/;e/c[a-z]*(\?|$)", record.path)]
+    problems = []
+    if accepted is None:
+        problems.append("the gateway's metrics show no gatehouse_gateway_connections_total")
+    elif accepted > relay.upstream_connections:
+        problems.append(f"the gateway accepted {accepted} connections, the relay made {relay.upstream_connections}: "
+                        "some traffic bypassed the relay")
+    if len(creates) < 2:
+        problems.append(f"{len(creates)} emulated creates (…/;e/c…) through the relay, expected at least 2")
+    expected_uploads = SPLIT_MESSAGES * len(SPLIT_REQUIRED_STEPS)
+    if counts["uploads"] < expected_uploads:
+        problems.append(f"{counts['uploads']} emulated uploads (POST …/;e/ub… or …/;e/ut…) through the relay, "
+                        f"expected at least {expected_uploads} (one per message)")
+    if counts["uploads_split"] != counts["uploads"]:
+        problems.append(f"only {counts['uploads_split']} of {counts['uploads']} emulated uploads split into several writes")
+    if counts["largest_upload"] <= LARGE_MESSAGE:
+        problems.append(f"no emulated upload over {LARGE_MESSAGE} bytes (largest {counts['largest_upload']})")
+    check(run, "relay-split-every-emulated-upload", problems,
+          f"{words}; {len(creates)} creates; the gateway accepted {accepted} connections, the relay made "
+          f"{relay.upstream_connections}")
+
+
 def kaazing_nginx_run(settings, run, folder):
     kaazing_run(settings, run, folder, behind_nginx=True)
 
@@ -184,19 +297,7 @@ def kaazing_run(settings, run, folder, behind_nginx=False):
     run.check_page(done, fatal, settings.page_timeout)
     run.check_steps(REQUIRED_STEPS)
 
-    counted = authentications(gateway.metrics())
-    wrong = {key: (counted.get(key, 0), expected) for key, expected in EXPECTED_AUTHENTICATIONS.items()
-             if counted.get(key, 0) != expected}
-    step = "gateway-counted-what-the-page-did"
-    run.required.append(step)
-    detail = ", ".join(f"{realm}/{result} {counted.get((realm, result), 0)}" for realm, result in EXPECTED_AUTHENTICATIONS)
-    if wrong:
-        run.steps[step] = ("fail", True, detail)
-        run.fail(f"failed step {step}", f"{step}: " + "; ".join(f"{realm}/{result} counted {got}, expected {want}"
-                                                                 for (realm, result), (got, want) in wrong.items()))
-    else:
-        run.steps[step] = ("pass", True, detail)
-        log(f"PASS [{run.label}] {step}: {detail}")
+    check_authentications(run, gateway.metrics(), EXPECTED_AUTHENTICATIONS)
 
 
 def main():
@@ -208,8 +309,12 @@ def main():
     parser.add_argument("--start-timeout", type=float, default=30)
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--verbose", "-v", action="store_true")
-    parser.add_argument("--mode", choices=("direct", "nginx", "both"), default="both",
-                        help="the gateway reached directly, behind Debian's nginx (Examples/nginx/gateway.conf), or both")
+    parser.add_argument("--mode", choices=("direct", "nginx", "splitting-relay", "both", "all"), default="all",
+                        help="the gateway reached directly, behind Debian's nginx (Examples/nginx/gateway.conf), "
+                             "through the splitting relay (emulated only), both of the first two, or all three")
+    parser.add_argument("--fault", choices=splitting_relay.FAULTS + ("bypass",), default=None,
+                        help="splitting-relay mode only, to show that it fails: the relay drops each emulated upload's "
+                             "last piece, or splits nothing, or the page is given the gateway's own address")
     args = parser.parse_args()
 
     signal.signal(signal.SIGTERM, browser_test._terminate)
@@ -220,6 +325,7 @@ def main():
     settings.verbose = args.verbose
     settings.page_timeout = args.page_timeout
     settings.start_timeout = args.start_timeout
+    settings.fault = args.fault
     settings.gatehouse = Path(args.gatehouse).absolute()
     settings.chromium = browser_test.find_executable(args.chromium, ["chromium", "chromium-browser", "google-chrome"])
     settings.chromedriver = browser_test.find_executable(args.chromedriver, ["chromedriver"])
@@ -238,9 +344,13 @@ def main():
         import shutil
         on_cleanup(lambda: shutil.rmtree(settings.work, ignore_errors=True))
 
-    modes = {"direct": [("kaazing", kaazing_run)], "nginx": [("kaazing-nginx", kaazing_nginx_run)]}
-    selected = modes["direct"] + modes["nginx"] if args.mode == "both" else modes[args.mode]
-    results = [browser_test.run_mode(function, settings, label, REQUIRED_STEPS) for label, function in selected]
+    modes = {"direct": [("kaazing", kaazing_run, REQUIRED_STEPS)],
+             "nginx": [("kaazing-nginx", kaazing_nginx_run, REQUIRED_STEPS)],
+             "splitting-relay": [("kaazing-splitting-relay", kaazing_split_run, SPLIT_REQUIRED_STEPS)]}
+    modes["both"] = modes["direct"] + modes["nginx"]
+    modes["all"] = modes["both"] + modes["splitting-relay"]
+    selected = modes[args.mode]
+    results = [browser_test.run_mode(function, settings, label, required) for label, function, required in selected]
     summary = ", ".join(f"{result.summary()} ({result.elapsed:.1f} s)" for result in results)
     failed = [result for result in results if result.problems]
     if failed:

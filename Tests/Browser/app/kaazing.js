@@ -1,7 +1,7 @@
-// The steps of the KAAZING browser test (Tests/Browser/kaazing.py), each reported in the DOM as
-// <li data-step data-result data-required>. Every connection goes through the client's own WebSocketFactory, with
-// its BasicChallengeHandler and a loginHandler written as KAAZING's "Managing Log In Attempts" documents it (a
-// counter; callback(null) once the tries are used up).
+// The steps of the KAAZING browser test (Tests/Browser/kaazing.py; with ?suite=split, runSplit's instead), each
+// reported in the DOM as <li data-step data-result data-required>. Every connection goes through the client's own
+// WebSocketFactory, with its BasicChallengeHandler and a loginHandler written as KAAZING's "Managing Log In
+// Attempts" documents it (a counter; callback(null) once the tries are used up).
 // The client 5.0.0-4 (and its sources, kaazing/javascript.client's WebSocketEmulatedProxy.js) reads an undeclared
 // `connectionTimeot` (sic) when an emulated WebSocket's create is answered 201, so every emulated open throws a
 // ReferenceError whatever the gateway. A page that needs the emulated transport declares it: the downstream's connect
@@ -82,6 +82,123 @@ window.connectionTimeot = 10000;
     });
   }
 
+  // The messages of the splitting relay's sessions (?suite=split, kaazing.py's splitting-relay mode): a short text,
+  // a text over 64 KiB, every byte value as a binary message (the client's ArrayBuffer send) and a text of every
+  // code point 0-255 (C0 controls, NUL, CR, LF, DEL and Latin-1 included).
+  function splitMessages(path) {
+    var large = [];
+    for (var index = 0; large.length < 96 * 1024; index += 1) { large.push(String.fromCharCode(33 + index % 94)); }
+    var bytes = new Uint8Array(512);
+    for (var value = 0; value < 256; value += 1) { bytes[value] = value; bytes[511 - value] = value; }
+    var codePoints = [];
+    for (var point = 0; point < 256; point += 1) { codePoints.push(String.fromCharCode(point)); }
+    return [
+      { name: "short text", data: "hello from KAAZING " + path + " through the splitting relay" },
+      { name: "96 KiB text", data: large.join("") },
+      { name: "512 bytes binary, every byte value", data: bytes.buffer },
+      { name: "text of every code point 0-255", data: codePoints.join("") }
+    ];
+  }
+
+  function sameMessage(sent, received) {
+    if (typeof sent === "string") { return received === sent; }
+    if (!(received instanceof ArrayBuffer) || received.byteLength !== sent.byteLength) { return false; }
+    var left = new Uint8Array(sent);
+    var right = new Uint8Array(received);
+    for (var index = 0; index < left.length; index += 1) {
+      if (left[index] !== right[index]) { return false; }
+    }
+    return true;
+  }
+
+  function describeReceived(received) {
+    if (typeof received === "string") { return "text of " + received.length + " characters"; }
+    if (received instanceof ArrayBuffer) { return "binary of " + received.byteLength + " bytes"; }
+    return "a " + Object.prototype.toString.call(received);
+  }
+
+  // Opens `path` through the emulated transport with joe's password (asked at most 3 times), sends each message once
+  // the previous one's echo came (binaryType arraybuffer), then closes. Resolves with what happened.
+  function splitSession(url, messages) {
+    return new Promise(function (resolve) {
+      var outcome = { opened: false, asked: 0, challenges: [], echoes: [], closed: false };
+      var factory = new Kaazing.Gateway.WebSocketFactory();
+      var basic = new Kaazing.Gateway.BasicChallengeHandler();
+      basic.loginHandler = function (callback) {
+        outcome.asked += 1;
+        if (outcome.asked > 3) { callback(null); return; }
+        callback(new Kaazing.Gateway.PasswordAuthentication("joe", "welcome"));
+      };
+      var handle = basic.handle;
+      basic.handle = function (request, callback) {
+        outcome.challenges.push(request.authenticationScheme + (request.authenticationParameters ? " " + request.authenticationParameters : ""));
+        handle.call(basic, request, callback);
+      };
+      factory.setChallengeHandler(basic);
+      var done = false;
+      function finish() {
+        if (done) { return; }
+        done = true;
+        clearTimeout(timer);
+        resolve(outcome);
+      }
+      var timer = setTimeout(function () { outcome.timedOut = true; finish(); }, STEP_TIMEOUT);
+      var ws;
+      try {
+        ws = factory.createWebSocket(url, []);
+        ws.binaryType = "arraybuffer";
+      } catch (error) {
+        outcome.exception = String(error);
+        finish();
+        return;
+      }
+      var next = 0;
+      function sendNext() {
+        try {
+          if (next === messages.length) { ws.close(); return; }
+          ws.send(messages[next].data);
+        } catch (error) {
+          outcome.exception = String(error && error.stack || error);
+          ws.close();
+        }
+      }
+      ws.onopen = function () {
+        outcome.opened = true;
+        sendNext();
+      };
+      ws.onmessage = function (event) {
+        var sent = messages[next];
+        if (!sent) { outcome.unexpected = describeReceived(event.data); return; }
+        outcome.echoes.push({ message: sent.name, received: describeReceived(event.data), right: sameMessage(sent.data, event.data) });
+        next += 1;
+        sendNext();
+      };
+      ws.onerror = function () { outcome.error = true; };
+      ws.onclose = function (event) {
+        outcome.closed = true;
+        outcome.code = event.code;
+        finish();
+      };
+    });
+  }
+
+  async function runSplit() {
+    if (!gateway) { throw new Error("no ?gateway=ws://host:port"); }
+    var emulated = gateway.replace(/^ws:/, "javascript:wse:");
+    var realms = [["split-basic-challenged-opened-echoed", "/basic/echo", 'Basic realm="Basic Realm"'],
+                  ["split-application-basic-challenged-opened-echoed", "/appbasic/echo", 'Basic realm="Application Realm"']];
+    for (var index = 0; index < realms.length; index += 1) {
+      var step = realms[index][0];
+      var messages = splitMessages(realms[index][1]);
+      var outcome = await splitSession(emulated + realms[index][1], messages);
+      expect(step, outcome, [
+        ["opened", outcome.opened], ["asked once", outcome.asked === 1],
+        ["challenged with " + realms[index][2], outcome.challenges.length === 1 && outcome.challenges[0].trim() === realms[index][2]],
+        ["every message echoed as sent", outcome.echoes.length === messages.length && outcome.echoes.every(function (echo) { return echo.right; })],
+        ["closed", outcome.closed && !outcome.timedOut]]);
+    }
+  }
+
   function describe(outcome) {
     return JSON.stringify(outcome);
   }
@@ -150,7 +267,7 @@ window.connectionTimeot = 10000;
       ["closed", emulatedNoRole.closed && !emulatedNoRole.timedOut]]);
   }
 
-  run().then(function () {
+  (params.get("suite") === "split" ? runSplit() : run()).then(function () {
     status.textContent = "done";
     document.body.dataset.done = "true";
   }, function (error) {
