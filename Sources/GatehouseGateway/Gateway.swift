@@ -109,45 +109,6 @@ public final class Gateway: Sendable {
         case answer(GatewayAnswer)
     }
 
-    /// Challenges a request with `headers` for `service` from `peer` (the connection's address), running its realm's
-    /// login chain with the client's address (the peer's, or a trusted proxy's `X-Forwarded-For`) as the request's
-    /// source, by which password checks are throttled (``RequestSource``, ``SourceThrottle``).
-    func admit(headers: HTTPFields, query: String?, to service: ProtectedService, peer: String? = nil, certificate: String? = nil) async -> Admission {
-        guard let realm = service.realm else { return .allow(nil) }
-        var credentials = realm.credentials(headers: headers, query: query)
-        credentials.certificateThumbprint = certificate
-        let client = trustedProxies.client(peer: peer, fields: headers).address
-        let decision = await RequestSource.$address.withValue(client) {
-            await realm.decide(credentials, requiredRoles: service.requiredRoles)
-        }
-        return admission(decision, realm: realm, credentials: credentials)
-    }
-
-    /// ``admit(headers:query:to:)`` when the realm decides without suspending (no realm, no credentials, or
-    /// credentials its modules remember: ``Realm/decideNow(_:requiredRoles:)``), else `nil`.
-    func admitNow(headers: HTTPFields, query: String?, to service: ProtectedService, peer: String? = nil, certificate: String? = nil) -> Admission? {
-        admitNowRemembering(headers: headers, query: query, to: service, peer: peer, certificate: certificate)?.admission
-    }
-
-    /// ``admitNow(headers:query:to:)``, and the admission for the connection to remember when it may
-    /// (``RememberedAdmission``).
-    func admitNowRemembering(headers: HTTPFields, query: String?, to service: ProtectedService, peer: String? = nil, certificate: String? = nil)
-        -> (admission: Admission, remembered: RememberedAdmission?)? {
-        guard let realm = service.realm else { return (.allow(nil), nil) }
-        // Read before the chain looks at the accounts: a password failing after this makes the memory useless.
-        let failures = UnsettledAccounts.shared.failures
-        var credentials = realm.credentials(headers: headers, query: query)
-        credentials.certificateThumbprint = certificate
-        if let peer { credentials.clientAddress = trustedProxies.client(peer: peer, fields: headers).address }
-        guard let (decision, until) = realm.decideRemembering(credentials, requiredRoles: service.requiredRoles) else { return nil }
-        var remembered: RememberedAdmission?
-        if let until, case .allow(let subject) = decision, realm.readsAuthorizationOnly, let authorization = headers.value(of: .authorization) {
-            remembered = RememberedAdmission(service: service, authorization: authorization, subject: subject, until: until, failures: failures,
-                                             tally: statistics.tally(realm: realm.name))
-        }
-        return (admission(decision, realm: realm, credentials: credentials), remembered)
-    }
-
     /// A remembered admission used again: counted as a success with credentials, as the chain's would be.
     func readmit(_ remembered: RememberedAdmission) -> Admission {
         remembered.tally?.countReadmission()
@@ -155,7 +116,7 @@ public final class Gateway: Sendable {
     }
 
     /// A realm's decision counted, logged and turned into an admission.
-    private func admission(_ decision: Realm.Decision, realm: Realm, credentials: Credentials) -> Admission {
+    func admission(_ decision: Realm.Decision, realm: Realm, credentials: Credentials) -> Admission {
         statistics.record(realm: realm.name, credentials: credentials, decision: decision)
         switch decision {
         case .allow(let subject):

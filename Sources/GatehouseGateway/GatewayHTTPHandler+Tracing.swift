@@ -54,20 +54,3 @@ extension GatewayHTTPHandler {
         }
     }
 }
-
-extension Gateway {
-    /// ``admit(headers:query:to:peer:)`` as a child span of `span` (bcrypt runs and introspection below it), when
-    /// the exchange is traced.
-    func admit(headers: HTTPFields, query: String?, to service: ProtectedService, peer: String?, certificate: String?, span: OTLPSpan?) async
-        -> Admission
-    {
-        guard let span, let tracer else { return await admit(headers: headers, query: query, to: service, peer: peer, certificate: certificate) }
-        return await withTracer(tracer) {
-            await InstrumentationContext.$current.withValue(span.context) {
-                await TracedWork.run("admission \(service.realm?.name ?? "")", attributes: ["gatehouse.realm": .string(service.realm?.name ?? "")]) {
-                    await admit(headers: headers, query: query, to: service, peer: peer, certificate: certificate)
-                }
-            }
-        }
-    }
-}

@@ -520,14 +520,24 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             return
         }
         exchange.fields = head.admissionFields(realm: service.realm)
-        if let (admission, remembering) = gateway.admitNowRemembering(headers: exchange.fields, query: route.target.query, to: service,
-                                                                                  peer: peer, certificate: certificateThumbprint) {
+        if let (admission, remembering) = gateway.admitNowRemembering(admissionRequest(exchange, query: route.target.query, service: service)) {
             remembered = remembering
             admitted(exchange, admission)
             return
         }
         remembered = nil
         admitOnTask(exchange, target: route.target, service: service) { handler, exchange, admission in handler.admitted(exchange, admission) }
+    }
+
+    /// The connection's client — its address, its certificate's thumbprint — and the exchange's span: what every
+    /// admission of this connection carries (``AdmissionRequest``).
+    func clientIdentity(_ exchange: Exchange) -> ClientIdentity {
+        ClientIdentity(peer: peer, certificate: certificateThumbprint, span: exchange.span)
+    }
+
+    /// What `exchange` asks of `service`'s realm: its admission fields and `query`, from this connection's client.
+    private func admissionRequest(_ exchange: Exchange, query: String?, service: ProtectedService) -> AdmissionRequest {
+        AdmissionRequest(fields: exchange.fields, query: query, service: service, client: clientIdentity(exchange))
     }
 
     /// Runs the realm's login chain on a task (it suspends: bcrypt, introspection, Kerberos) and hands its answer to
@@ -541,12 +551,9 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         let eventLoop = context.eventLoop
         let bound = NIOLoopBound((self, exchange), eventLoop: eventLoop)
         let gateway = self.gateway
-        let fields = exchange.fields
-        let peer = self.peer
-        let span = exchange.span
-        let certificate = certificateThumbprint
+        let request = admissionRequest(exchange, query: target.query, service: service)
         Task {
-            let admission = await gateway.admit(headers: fields, query: target.query, to: service, peer: peer, certificate: certificate, span: span)
+            let admission = await gateway.admit(request)
             eventLoop.execute {
                 let (handler, exchange) = bound.value
                 then(handler, exchange, admission)
@@ -581,6 +588,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.counted = false  // an upgrade is not an HTTP request of the metrics, accepted or not
         exchange.state.lastExchange()
         exchange.route = Route(text: head.target, target: target, service: service, remainder: remainder)
+        // Traced as any request: its admission (KAAZING's, inside the WebSocket, too) below its span.
+        if let tracer = gateway.tracer, let route = exchange.route { startSpan(exchange, route: route, tracer: tracer) }
         exchange.fields = head.allFields
         guard service.allows(origin: head.first("origin")) else {
             answer(exchange, GatewayAnswer.forbidden(because: "pages of this origin may not open this service's WebSockets"))
@@ -590,7 +599,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             startKaazingHandshake(exchange, key: key)
             return true
         }
-        if let admission = gateway.admitNow(headers: exchange.fields, query: target.query, to: service, peer: peer, certificate: certificateThumbprint) {
+        if let admission = gateway.admitNow(admissionRequest(exchange, query: target.query, service: service)) {
             webSocketAdmitted(exchange, admission, key: key)
             return true
         }
@@ -630,7 +639,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             answer.writeStaticString("\r\n\r\n")
             let bridge = WebSocketBridge(relay: relay, upstream: upstream, statistics: gateway.statistics, openWebSockets: gateway.openWebSockets,
                                          tls: gateway.upstreamPools, eventLoop: context.eventLoop)
-            upgraded(context, answer: answer) { [gateway] operations, encoder in
+            upgraded(context, exchange, answer: answer) { [gateway] operations, encoder in
                 // The side is added last: it writes a frame as it came from the encoder's place. One at a time:
                 // `addHandlers` at `.after` adds the last one first.
                 let side = WebSocketSideHandler(side: .client, bridge: bridge)
@@ -645,11 +654,13 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// NIO's frame encoder (``switchToWebSocket(_:addHandlers:)``), out of this handler's read before it is removed;
     /// what the client sends meanwhile is kept (`upgrading`).
     private func upgraded(
-        _ context: ChannelHandlerContext, answer: ByteBuffer,
+        _ context: ChannelHandlerContext, _ exchange: Exchange, answer: ByteBuffer,
         addHandlers: @escaping (ChannelPipeline.SynchronousOperations, WebSocketFrameEncoder) throws -> Void
     ) {
         context.writeAndFlush(wrapOutboundOut(answer), promise: nil)
-        exchange = nil
+        exchange.status = 101
+        endSpans(exchange)
+        self.exchange = nil
         machine.upgrading()
         idleTimer?.cancel()
         idleTimer = nil
@@ -663,9 +674,10 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// encoder) in this handler's place, which has the realm decide on the request inside the WebSocket.
     private func startKaazingHandshake(_ exchange: Exchange, key: String) {
         guard let context, let route = exchange.route else { return }
-        let upgrade = KaazingHandshakeHandler.Upgrade(route: route, fields: exchange.fields, key: key, forwarding: forwarding(exchange))
+        let upgrade = KaazingHandshakeHandler.Upgrade(route: route, fields: exchange.fields, key: key, forwarding: forwarding(exchange),
+                                                      client: clientIdentity(exchange))
         let handshake = KaazingHandshakeHandler(gateway: gateway, upgrade: upgrade)
-        upgraded(context, answer: KaazingHandshakeHandler.switchingAnswer(key: key, allocator: allocator)) { operations, encoder in
+        upgraded(context, exchange, answer: KaazingHandshakeHandler.switchingAnswer(key: key, allocator: allocator)) { operations, encoder in
             try operations.addHandler(handshake, position: .after(encoder))
         }
     }
@@ -682,13 +694,15 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         exchange.enveloped = EmulationRequest.wantsEnvelope(exchange.head)
         switch request {
         case .create(let create):
+            // Traced as any request: its admission below its span.
+            if let tracer = gateway.tracer { startSpan(exchange, route: route, tracer: tracer) }
             guard service.allows(origin: EmulationRequest.origin(exchange.head)) else {
                 let refusal = GatewayAnswer.forbidden(because: "pages of this origin may not open this service's WebSockets")
                 answer(exchange, exchange.enveloped ? refusal.enveloped : refusal)
                 return
             }
             exchange.fields = exchange.head.admissionFields(realm: service.realm)
-            if let admission = gateway.admitNow(headers: exchange.fields, query: route.target.query, to: service, peer: peer, certificate: certificateThumbprint) {
+            if let admission = gateway.admitNow(admissionRequest(exchange, query: route.target.query, service: service)) {
                 emulationAdmitted(exchange, admission, create)
                 return
             }

@@ -6,7 +6,7 @@ import NIOWebSocket
 
 /// A KAAZING client's WebSocket between the gateway's outer `101` (which selected `x-kaazing-handshake` and sent the
 /// balancer frame) and the relay: it reads the client's HTTP request inside the WebSocket, has the service's realm
-/// decide on it exactly as on a plain request (``Gateway/admitNow(headers:query:to:)``, else the login chain on a
+/// decide on it exactly as on a plain request (``Gateway/admitNow(_:)``, else the login chain on a
 /// task: the same lockout, metrics and log), answers a challenge inside the WebSocket and reads the next request on
 /// the same socket, and when the realm allows hands the connection to a ``WebSocketBridge`` that sends the inner
 /// `101` once the upstream accepted. What it does is decided by ``KaazingHandshakeStateMachine``; this handler only
@@ -28,8 +28,10 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
         let fields: HTTPFields
         let key: String
         let forwarding: ForwardingHeaders
+        /// The client of the upgrade's connection and the upgrade's span: the inner requests are admitted as its.
+        let client: ClientIdentity
 
-        init(route: GatewayHTTPHandler.Route, fields: HTTPFields, key: String, forwarding: ForwardingHeaders) {
+        init(route: GatewayHTTPHandler.Route, fields: HTTPFields, key: String, forwarding: ForwardingHeaders, client: ClientIdentity) {
             let target = route.target
             let withoutMark = RequestTarget(segments: target.segments, trailingSlash: target.trailingSlash,
                                             query: CredentialCarriers.query(target.query, removing: [KaazingHandshake.libraryParameter]))
@@ -37,6 +39,7 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
             self.fields = fields
             self.key = key
             self.forwarding = forwarding
+            self.client = client
         }
 
         var service: ProtectedService { route.service }
@@ -160,18 +163,17 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard let context else { return }
         let fields = Self.merged(outer: upgrade.fields, inner: request.fields)
         decidedFields = fields
-        let query = upgrade.target.query
-        let peer = context.channel.remoteAddress?.ipAddress
-        if let admission = gateway.admitNow(headers: fields, query: query, to: upgrade.service, peer: peer) {
+        // The same request as every way in makes: the upgrade's client, certificate and span (``AdmissionRequest``).
+        let request = AdmissionRequest(fields: fields, query: upgrade.target.query, service: upgrade.service, client: upgrade.client)
+        if let admission = gateway.admitNow(request) {
             perform(machine.decided(admission))
             return
         }
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         let gateway = self.gateway
-        let service = upgrade.service
         Task {
-            let admission = await gateway.admit(headers: fields, query: query, to: service, peer: peer)
+            let admission = await gateway.admit(request)
             eventLoop.execute {
                 let handler = bound.value
                 handler.perform(handler.machine.decided(admission))

@@ -8,7 +8,7 @@ import HTTPTypes
 /// looking it up (`Basic`: base64, an HMAC fingerprint of the pair, the lockout check — a tenth of a relayed
 /// request's CPU; a token: hashing it for the verifier's cache, its scope's roles).
 ///
-/// Made by ``Gateway/admitNowRemembering(headers:query:to:)`` only when every login module the realm's chain ran
+/// Made by ``Gateway/admitNowRemembering(_:)`` only when every login module the realm's chain ran
 /// can tell how long its remembered answer holds (``RememberingLoginModule``: ``UsersLoginModule``,
 /// ``GatehouseTokenLoginModule``), the decision is `allow`, and the realm reads its credentials from `Authorization`
 /// alone. It admits a later request only when all of these hold:

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseClient
 import GatehouseGateway
+import GatehouseHTTP
 import Hummingbird
 import HummingbirdWSClient
 import Logging
@@ -29,13 +30,13 @@ struct GatewayFixture: Sendable {
 
     /// Starts an echo upstream and a gateway whose configuration `make` builds from the echo's base URL.
     static func run<T: Sendable>(
-        customModules: [String: any LoginModule] = [:], _ make: (String) throws -> GatewayConfiguration,
+        customModules: [String: any LoginModule] = [:], tracer: OTLPTracer? = nil, _ make: (String) throws -> GatewayConfiguration,
         _ body: (GatewayFixture) async throws -> T
     ) async throws -> T {
         let echo = try await RunningApp.start(logger: logger) { onRunning in EchoService.makeApplication(logger: logger, onServerRunning: onRunning) }
         var configuration = try make("http://127.0.0.1:\(echo.port)")
         configuration.port = 0
-        let gateway = try Gateway(configuration: configuration, customModules: customModules, logger: logger)
+        let gateway = try Gateway(configuration: configuration, customModules: customModules, tracer: tracer, logger: logger)
         let app = try await RunningApp.start(logger: logger) { onRunning in try gateway.makeServer(onServerRunning: onRunning) }
         let fixture = GatewayFixture(gateway: gateway, gatewayApp: app, echo: echo)
         do {

@@ -45,8 +45,8 @@ import Testing
     /// remembered. A password failing in another test meanwhile resets it, so a few tries; `nil` when none is made.
     static func remembered(_ gateway: Gateway, _ service: ProtectedService) async -> RememberedAdmission? {
         for _ in 0..<20 {
-            guard case .allow = await gateway.admit(headers: joe, query: nil, to: service),
-                  let made = gateway.admitNowRemembering(headers: joe, query: nil, to: service, peer: "127.0.0.1")?.remembered else { return nil }
+            guard case .allow = await gateway.admit(AdmissionRequest(fields: joe, query: nil, service: service)),
+                  let made = gateway.admitNowRemembering(AdmissionRequest(fields: joe, query: nil, service: service, client: ClientIdentity(peer: "127.0.0.1")))?.remembered else { return nil }
             if made.admits(joe, to: service) { return made }
         }
         return nil
@@ -162,7 +162,7 @@ import Testing
         #expect(!memory.admits(Self.joe, to: api))
         // Once the lifetime is over, the chain does not answer from memory either: bcrypt again, on a task.
         try await Task.sleep(for: .milliseconds(450))
-        #expect(gateway.admitNowRemembering(headers: Self.joe, query: nil, to: api, peer: "127.0.0.1") == nil)
+        #expect(gateway.admitNowRemembering(AdmissionRequest(fields: Self.joe, query: nil, service: api, client: ClientIdentity(peer: "127.0.0.1"))) == nil)
     }
 
     /// A module that answers from memory without being a `users` module: how long its answer holds is unknown.
@@ -184,8 +184,8 @@ import Testing
         }
         for configuration in carriers {
             let (gateway, api, _) = try Self.gateway(configuration)
-            guard case .allow = await gateway.admit(headers: Self.joe, query: nil, to: api) else { Issue.record("joe was not admitted"); continue }
-            let now = try #require(gateway.admitNowRemembering(headers: Self.joe, query: nil, to: api, peer: "127.0.0.1"))
+            guard case .allow = await gateway.admit(AdmissionRequest(fields: Self.joe, query: nil, service: api)) else { Issue.record("joe was not admitted"); continue }
+            let now = try #require(gateway.admitNowRemembering(AdmissionRequest(fields: Self.joe, query: nil, service: api, client: ClientIdentity(peer: "127.0.0.1"))))
             guard case .allow = now.admission else { Issue.record("joe was not admitted from memory"); continue }
             #expect(now.remembered == nil)
         }
@@ -198,8 +198,8 @@ import Testing
                     LoginModuleConfiguration(type: "users", flag: flags.0, users: [GatewayFixture.joe]),
                     LoginModuleConfiguration(type: "granting", flag: flags.1),
                 ]), modules: ["granting": RoleGranting()])
-            guard case .allow = await gateway.admit(headers: Self.joe, query: nil, to: api) else { Issue.record("joe was not admitted"); continue }
-            let now = try #require(gateway.admitNowRemembering(headers: Self.joe, query: nil, to: api, peer: "127.0.0.1"))
+            guard case .allow = await gateway.admit(AdmissionRequest(fields: Self.joe, query: nil, service: api)) else { Issue.record("joe was not admitted"); continue }
+            let now = try #require(gateway.admitNowRemembering(AdmissionRequest(fields: Self.joe, query: nil, service: api, client: ClientIdentity(peer: "127.0.0.1"))))
             guard case .allow(let subject) = now.admission else { Issue.record("joe was not admitted from memory"); continue }
             #expect(subject?.roles == ["AUTHORIZED", "EXTRA"])
             #expect(now.remembered == nil)
@@ -217,7 +217,7 @@ import Testing
         let unremembering = UsersLoginModule(users: [GatewayFixture.joe], verifiedLifetime: .zero)
         let (plain, plainAPI, _) = try Self.gateway(Self.configuration("http://127.0.0.1:9", modules: [LoginModuleConfiguration(type: "plain")]),
                                                     modules: ["plain": unremembering])
-        guard case .allow = await plain.admit(headers: Self.joe, query: nil, to: plainAPI) else { Issue.record("joe was not admitted"); return }
-        #expect(plain.admitNowRemembering(headers: Self.joe, query: nil, to: plainAPI, peer: "127.0.0.1") == nil)
+        guard case .allow = await plain.admit(AdmissionRequest(fields: Self.joe, query: nil, service: plainAPI)) else { Issue.record("joe was not admitted"); return }
+        #expect(plain.admitNowRemembering(AdmissionRequest(fields: Self.joe, query: nil, service: plainAPI, client: ClientIdentity(peer: "127.0.0.1"))) == nil)
     }
 }

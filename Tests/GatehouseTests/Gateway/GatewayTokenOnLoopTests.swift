@@ -19,14 +19,14 @@ import Testing
             let headers: HTTPFields = [.authorization: "Token \(token)"]
 
             // Not verified yet (the key set not even fetched): the chain runs on a task.
-            #expect(gateway.admitNow(headers: headers, query: nil, to: service) == nil)
-            guard case .allow(let subject) = await gateway.admit(headers: headers, query: nil, to: service) else {
+            #expect(gateway.admitNow(AdmissionRequest(fields: headers, query: nil, service: service)) == nil)
+            guard case .allow(let subject) = await gateway.admit(AdmissionRequest(fields: headers, query: nil, service: service)) else {
                 Issue.record("the token was refused")
                 return
             }
             // Verified once: admitted on the loop from then on, with the same subject, and remembered by the
             // connection until the token expires.
-            guard case .allow(let again) = gateway.admitNow(headers: headers, query: nil, to: service) else {
+            guard case .allow(let again) = gateway.admitNow(AdmissionRequest(fields: headers, query: nil, service: service)) else {
                 Issue.record("the verified token was not admitted on the loop")
                 return
             }
@@ -36,7 +36,7 @@ import Testing
             // (A password failing in another test meanwhile resets a memory: a few tries for one that admits now.)
             var remembered: RememberedAdmission?
             for _ in 0..<20 where remembered == nil {
-                let made = try #require(gateway.admitNowRemembering(headers: headers, query: nil, to: service)?.remembered)
+                let made = try #require(gateway.admitNowRemembering(AdmissionRequest(fields: headers, query: nil, service: service))?.remembered)
                 if made.admits(headers, to: service) { remembered = made }
             }
             let memory = try #require(remembered)
@@ -54,8 +54,8 @@ import Testing
 
             // A token without the service's role: 403 on the loop as on the task.
             let registered: HTTPFields = [.authorization: "Token \(try await client.obtainToken(scope: nil).access_token)"]
-            guard case .answer(let onTask) = await gateway.admit(headers: registered, query: nil, to: service),
-                  case .answer(let onLoop) = gateway.admitNow(headers: registered, query: nil, to: service) else {
+            guard case .answer(let onTask) = await gateway.admit(AdmissionRequest(fields: registered, query: nil, service: service)),
+                  case .answer(let onLoop) = gateway.admitNow(AdmissionRequest(fields: registered, query: nil, service: service)) else {
                 Issue.record("a token without the role was admitted")
                 return
             }
@@ -64,15 +64,15 @@ import Testing
             // A forged signature is never remembered: every try goes to the chain, and is refused there.
             let forged: HTTPFields = [.authorization: "Token \(GatewayTokenTests.foreign(token))"]
             for _ in 0..<2 {
-                guard case .answer(let refused) = await gateway.admit(headers: forged, query: nil, to: service) else {
+                guard case .answer(let refused) = await gateway.admit(AdmissionRequest(fields: forged, query: nil, service: service)) else {
                     Issue.record("a forged token was admitted")
                     return
                 }
                 #expect(refused.status == .unauthorized)
-                #expect(gateway.admitNow(headers: forged, query: nil, to: service) == nil)
+                #expect(gateway.admitNow(AdmissionRequest(fields: forged, query: nil, service: service)) == nil)
             }
             // No token at all: challenged on the loop.
-            guard case .answer(let challenge) = gateway.admitNow(headers: [:], query: nil, to: service) else {
+            guard case .answer(let challenge) = gateway.admitNow(AdmissionRequest(fields: [:], query: nil, service: service)) else {
                 Issue.record("a request without a token was not challenged on the loop")
                 return
             }
@@ -92,15 +92,15 @@ import Testing
             let token = try await TokenTests.pinClient(server).obtainToken(scope: "accessRestricted").access_token
             let headers: HTTPFields = [.authorization: "Token \(token)"]
             #expect(verifier.rememberedVerification(of: token) == nil)
-            #expect(gateway.admitNow(headers: headers, query: nil, to: service) == nil)
-            guard case .allow = await gateway.admit(headers: headers, query: nil, to: service) else {
+            #expect(gateway.admitNow(AdmissionRequest(fields: headers, query: nil, service: service)) == nil)
+            guard case .allow = await gateway.admit(AdmissionRequest(fields: headers, query: nil, service: service)) else {
                 Issue.record("the token was refused")
                 return
             }
             // Kept for 30 s, less than the token lives: answered on the loop, each request checking that end again.
             let kept = try #require(verifier.rememberedVerification(of: token))
             #expect(kept.until < kept.token.expiresAt && kept.until <= Date(timeIntervalSinceNow: 30))
-            let now = try #require(gateway.admitNowRemembering(headers: headers, query: nil, to: service))
+            let now = try #require(gateway.admitNowRemembering(AdmissionRequest(fields: headers, query: nil, service: service)))
             guard case .allow = now.admission else {
                 Issue.record("the kept answer was not used on the loop")
                 return

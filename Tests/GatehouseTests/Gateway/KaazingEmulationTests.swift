@@ -51,7 +51,8 @@ import Testing
             #expect(created.header("X-WebSocket-Protocol") == "chat")  // the upstream's choice
             #expect(created.header("Content-Type") == "text/plain;charset=utf-8")
             let (upstream, downstream) = try EmulationWire.locations(created, port: fixture.port)
-            #expect(upstream.hasPrefix("/echo/;e/ub/") && downstream.hasPrefix("/echo/;e/db/"))
+            // The encoding's own URLs, as KAAZING Gateway hands them back (`ctm`: `utm`, `dtm`).
+            #expect(upstream.hasPrefix("/echo/;e/utm/") && downstream.hasPrefix("/echo/;e/dtm/"))
 
             let stream = try await EmulationWire.downstream(port: fixture.port, path: downstream, sequence: 6)
             // The upstream saw the WebSocket's own target (no KAAZING parameter) and the application's protocol.
@@ -123,7 +124,7 @@ import Testing
             let (_, admitted) = try await EmulationWire.createEnveloped(port: fixture.port, sequence: 0,
                                                                      extra: ["Authorization: " + basicAuthorization("joe", "welcome")])
             #expect(admitted.status == 201)
-            #expect(String(decoding: admitted.body, as: UTF8.self).contains("/echo/;e/db/"))
+            #expect(String(decoding: admitted.body, as: UTF8.self).contains("/echo/;e/dtm/"))
             let (_, refused) = try await EmulationWire.createEnveloped(port: fixture.port, sequence: 0,
                                                                     extra: ["Authorization: " + basicAuthorization("ann", "secret")])
             #expect(refused.status == 403)
