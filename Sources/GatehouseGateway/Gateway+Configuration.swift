@@ -4,9 +4,6 @@ import GatehouseChecks
 import Foundation
 import GatehouseResourceServer
 import HTTPTypes
-import Hummingbird
-import HummingbirdCore
-import HummingbirdWebSocket
 public import Logging
 import NIOCore
 import Synchronization

@@ -5,9 +5,6 @@ import GatehouseChecks
 import Foundation
 import GatehouseResourceServer
 import HTTPTypes
-import Hummingbird
-import HummingbirdCore
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import Synchronization

@@ -13,7 +13,6 @@ import Crypto
 import Foundation
 import GatehouseProtocol
 import GatehouseHTTP
-import HummingbirdWebSocket
 import HTTPTypes
 import Logging
 import NIOCore

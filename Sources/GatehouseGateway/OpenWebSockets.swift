@@ -1,4 +1,3 @@
-import HummingbirdWebSocket
 import NIOWebSocket
 public import ServiceLifecycle
 import Synchronization

@@ -1,7 +1,6 @@
 import Foundation
 import GatehouseHTTP
 import HTTPTypes
-public import Hummingbird
 
 /// A realm at run time: extracts credentials from a request, runs the login chain and decides.
 public final class Realm: Sendable {
@@ -37,17 +36,6 @@ public final class Realm: Sendable {
 
     /// The `WWW-Authenticate` value.
     public var challenge: String { scheme.challenge(realmDescription: description) }
-
-    /// The credentials a request carries for this realm (its query read from the raw target, ignored when the
-    /// target is malformed).
-    public func credentials(from request: Request) -> Credentials {
-        credentials(from: request, query: (try? RequestTarget(parsing: request.head.path ?? "/"))?.query)
-    }
-
-    /// The credentials a request carries for this realm, its query taken from the parsed target.
-    func credentials(from request: Request, query: String?) -> Credentials {
-        credentials(headers: request.headers, query: query)
-    }
 
     /// The credentials in a request's header fields and its checked query.
     func credentials(headers requestHeaders: HTTPFields, query: String?) -> Credentials {

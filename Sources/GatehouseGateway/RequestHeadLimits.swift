@@ -1,9 +1,6 @@
-import Hummingbird
-import HummingbirdCore
-
 /// How large a request head may be: one header field (or the request target) at most 16 KiB, all of them 32 KiB,
-/// at most 100 fields. NIO's HTTP/1.1 decoder enforces them; a head over them is answered `431` (or `400` on a
-/// connection already used) and the connection closed. The request target has its own, smaller limit
+/// at most 100 fields. The gateway's head reader (``HTTPMessageHead``) enforces them; a head over them is answered
+/// `431` (or `400` on a connection already used) and the connection closed. The request target has its own, smaller limit
 /// (``RequestTarget/maxLength``, `414`).
 ///
 /// Besides bounding what a client can make the gateway hold, the limits keep every head the proxy forwards well
@@ -14,9 +11,4 @@ enum RequestHeadLimits {
     static let maxFieldSize = 16 * 1024
     static let maxTotalSize = 32 * 1024
     static let maxFieldCount = 100
-
-    /// The decoder configuration of the gateway's HTTP/1.1 connections.
-    static var decoder: HTTP1Channel.Configuration.DecoderConfiguration {
-        .init(maxHeaderFieldSize: maxFieldSize, maxHeaderListSize: maxTotalSize, maxHeaderFieldCount: maxFieldCount)
-    }
 }

@@ -2,7 +2,6 @@ import NIOSSL
 import Foundation
 public import GatehouseProtocol
 import HTTPTypes
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOWebSocket
