@@ -41,7 +41,6 @@ import collections
 import os
 import random
 import re
-import shutil
 import signal
 import statistics
 import subprocess
@@ -51,7 +50,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from idle_websockets import PASSWORD, TICKS, USER, describe, metrics, percentile, start_gateway, start_upstream  # noqa: E402
+from idle_websockets import (PASSWORD, TICKS, USER, describe, metrics, percentile, start_gateway, start_upstream,  # noqa: E402
+                             stop_processes)
 
 SERVICE = "/echo"
 RECONNECT = b"\x01\x30\x31\xff"
@@ -565,15 +565,7 @@ def main():
     processes = []
 
     def stop_all():
-        for process in reversed(processes):
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-            except Exception:  # noqa: BLE001 - already gone
-                pass
-        shutil.rmtree(folder, ignore_errors=True)
+        stop_processes(processes, folder)
 
     signal.signal(signal.SIGTERM, lambda *_: (stop_all(), os._exit(1)))
     try:

@@ -142,6 +142,20 @@ def wait_for_port(process, log_path, pattern, what, seconds=60):
     raise SystemExit(f"{what} did not start: {Path(log_path).read_text(errors='replace')[-2000:]}")
 
 
+def stop_processes(processes, folder):
+    """Stops the processes started, last first (the gateway before its upstream: it closes its WebSockets with 1001),
+    each SIGTERM then SIGKILL after 10 s, and removes the work folder."""
+    for process in reversed(processes):
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def start_upstream(folder, seconds):
     log = folder / "upstream.log"
     process = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--echo-upstream", "--max-seconds", str(seconds)],
@@ -524,15 +538,7 @@ def main():
     processes = []
 
     def stop_all():
-        for process in reversed(processes):  # the gateway first: it closes its WebSockets with 1001
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-            except Exception:  # noqa: BLE001 - already gone
-                pass
-        shutil.rmtree(folder, ignore_errors=True)
+        stop_processes(processes, folder)
 
     signal.signal(signal.SIGTERM, lambda *_: (stop_all(), os._exit(1)))
     try:
