@@ -60,7 +60,9 @@ extension Gateway {
         guard let realm = service.realm else { return (.allow(nil), nil) }
         // Read before the chain looks at the accounts: a password failing after this makes the memory useless.
         let failures = UnsettledAccounts.shared.failures
-        let credentials = credentials(of: request, realm: realm)
+        var credentials = credentials(of: request, realm: realm)
+        // The on-loop answer for a remembered password holds only while the client's address is known unlocked.
+        if let peer = request.client.peer { credentials.clientAddress = trustedProxies.client(peer: peer, fields: request.fields).address }
         guard let (decision, until) = realm.decideRemembering(credentials, requiredRoles: service.requiredRoles) else { return nil }
         var remembered: RememberedAdmission?
         if let until, case .allow(let subject) = decision, realm.readsAuthorizationOnly, let authorization = request.fields.value(of: .authorization) {
@@ -73,8 +75,7 @@ extension Gateway {
     /// The realm's decision on a task.
     private func decide(_ request: AdmissionRequest) async -> Admission {
         guard let realm = request.service.realm else { return .allow(nil) }
-        var credentials = realm.credentials(headers: request.fields, query: request.query)
-        credentials.certificateThumbprint = request.client.certificate
+        let credentials = credentials(of: request, realm: realm)
         let client = trustedProxies.client(peer: request.client.peer, fields: request.fields).address
         let decision = await RequestSource.$address.withValue(client) {
             await realm.decide(credentials, requiredRoles: request.service.requiredRoles)
@@ -82,11 +83,10 @@ extension Gateway {
         return admission(decision, realm: realm, credentials: credentials)
     }
 
-    /// The realm's credentials from the request, with the client's certificate and address.
+    /// The realm's credentials from the request, with the client's certificate.
     private func credentials(of request: AdmissionRequest, realm: Realm) -> Credentials {
         var credentials = realm.credentials(headers: request.fields, query: request.query)
         credentials.certificateThumbprint = request.client.certificate
-        if let peer = request.client.peer { credentials.clientAddress = trustedProxies.client(peer: peer, fields: request.fields).address }
         return credentials
     }
 }
