@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseHTTP
 import HTTPTypes
 public import Hummingbird
 import HummingbirdWebSocket
@@ -47,6 +48,10 @@ public enum EchoService {
             // WebSocket's message, and KAAZING's scripts echo 64 KiB ones, as one frame.
             router: router, server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter, configuration: WebSocketServerConfiguration(maxFrameSize: 1 << 20)),
             configuration: .init(address: .hostname(host, port: port)),
-            onServerRunning: { await onServerRunning($0.localAddress?.port ?? 0) }, logger: logger)
+            onServerRunning: { channel in
+                // Its connections are the process's descriptors too (the demo runs it in the gateway's process).
+                await AcceptPressureHandler.install(on: channel, logger: logger)
+                await onServerRunning(channel.localAddress?.port ?? 0)
+            }, logger: logger)
     }
 }

@@ -59,7 +59,8 @@ public struct GatewayServer: Service {
             let port = server.localAddress?.port ?? gateway.port
             gateway.logger.info("gateway listening", metadata: ["host": .string(gateway.host), "port": .stringConvertible(port)])
             let statistics = gateway.statistics
-            await AcceptPressureHandler.install(on: server, logger: gateway.logger) { statistics.acceptRefused() }
+            await AcceptPressureHandler.install(on: server, logger: gateway.logger, refused: { statistics.acceptRefused() },
+                                                paused: { statistics.acceptPaused() })
             await onServerRunning(port)
             // Until graceful shutdown: then no new connection, and the open ones end. Cancelled instead (a sibling
             // service failed), it stops accepting and does not wait for connections that may live on (WebSockets).

@@ -129,6 +129,9 @@ public final class GatewayStatistics: Sendable {
     /// A connection refused for want of file descriptors (``AcceptPressureHandler``).
     func acceptRefused() { count("gatehouse_gateway_accept_refused_total") }
 
+    /// The listener stopped accepting at the descriptor budget's level (``AcceptPressureHandler``).
+    func acceptPaused() { count("gatehouse_gateway_accept_paused_total") }
+
     struct RequestKey: Hashable {
         var service: String
         var status: Int

@@ -1,3 +1,4 @@
+import GatehouseHTTP
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -46,7 +47,7 @@ final class UpstreamConnectionPool {
         }
         let host = key.host
         let readTimeout = self.readTimeout
-        ClientBootstrap(group: eventLoop)
+        let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(Self.connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
@@ -58,7 +59,7 @@ final class UpstreamConnectionPool {
                     try operations.addHandler(UpstreamResponseHandler(key: key, readTimeout: readTimeout))
                 }
             }
-            .connect(host: key.host, port: key.port)
+        DescriptorBudget.shared.connect(on: eventLoop) { bootstrap.connect(host: key.host, port: key.port) }
             .assumeIsolated()
             .whenComplete { result in
                 done(result.flatMap { channel in

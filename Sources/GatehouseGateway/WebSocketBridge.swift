@@ -4,6 +4,7 @@
 // `WebSocketSideHandler` and `WebSocketFrameReadingHandler` (the pipelines' ends), `WebSocketFrameWire` (frames'
 // bytes both ways), `WebSocketBridge+Sides` (its per-side storage), `WebSocketRelay` (the rules it applies).
 
+import GatehouseHTTP
 import GatehouseProtocol
 import Logging
 import NIOCore
@@ -153,7 +154,7 @@ final class WebSocketBridge {
         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: upstreamTarget.target, headers: headers)
         let host = upstreamTarget.key.host
         let maxFrameSize = relay.maxMessageSize
-        ClientBootstrap(group: eventLoop)
+        let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(UpstreamConnectionPool.connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
@@ -194,7 +195,8 @@ final class WebSocketBridge {
                     }
                 }
             }
-            .connect(host: host, port: upstreamTarget.key.port)
+        let port = upstreamTarget.key.port
+        DescriptorBudget.shared.connect(on: eventLoop) { bootstrap.connect(host: host, port: port) }
             .assumeIsolated()
             .whenComplete { result in
                 switch result {

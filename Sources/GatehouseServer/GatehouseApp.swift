@@ -175,7 +175,8 @@ public enum Gatehouse {
             services: [service.policyWatcher, service.audit] + (configuration.tracer.map { [$0.exporter] } ?? []),
             onServerRunning: { channel in
                 let refused = service.metrics.counter("gatehouse_accept_refused_total")
-                await AcceptPressureHandler.install(on: channel, logger: logger) { refused.increment() }
+                let paused = service.metrics.counter("gatehouse_accept_paused_total")
+                await AcceptPressureHandler.install(on: channel, logger: logger, refused: { refused.increment() }, paused: { paused.increment() })
                 let port = channel.localAddress?.port ?? 0
                 service.issuerName.bind(port: port)
                 await onServerRunning(port)

@@ -6,7 +6,9 @@ import Glibc
 
 /// Issue 54's descriptor drill for the gateway: `gatehouse gateway` (the echo demo, whose WebSockets cost three
 /// descriptors each: the client's, the upstream's and the echo's own) under `ulimit -n 256` with 400 WebSockets asked
-/// (most cannot be accepted or relayed); once they close it answers `/health` and relays a WebSocket again within 15 s.
+/// (most cannot be accepted or relayed): while they are held it keeps descriptors free (``DescriptorBudget``: the
+/// process used to take its last one, and libdispatch then aborted it); once they close it answers `/health` and
+/// relays a WebSocket again within 15 s, still the same process.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct GatewayWebSocketDescriptorDrillTests {
     @Test func theGatewayServesAgainAfterItsDescriptorsRanOutOnWebSockets() async throws {
         let folder = TestServer.temporaryDirectory()
@@ -41,8 +43,17 @@ import Glibc
             _ = await connection.send(upgrade)
             connections.append(connection)
         }
-        try await Task.sleep(for: .seconds(2))
-        print("gateway WebSocket drill: \(connections.count) connections asked a WebSocket")
+        // While they are held: the process keeps descriptors free (libdispatch aborts the process when it cannot open
+        // /proc/<tid>/stat, and the logs, DNS and the store need descriptors too).
+        let pid = process.processIdentifier
+        var mostOpen = 0
+        for _ in 0..<10 {
+            try await Task.sleep(for: .milliseconds(200))
+            mostOpen = max(mostOpen, (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0)
+        }
+        print("gateway WebSocket drill: \(connections.count) connections asked a WebSocket; at most \(mostOpen) of 256 descriptors open")
+        #expect(mostOpen > 100, "the drill did not load the gateway (\(mostOpen) descriptors open)")
+        #expect(mostOpen <= 256 - 8, "the gateway let its connections take its last descriptors: \(mostOpen) of 256 open")
         connections.removeAll()
 
         let start = ContinuousClock.now
@@ -61,6 +72,7 @@ import Glibc
             if !relayed { try await Task.sleep(for: .milliseconds(200)) }
         }
         #expect(relayed, "no WebSocket relayed within 15 s after the connections closed")
+        #expect(process.isRunning, "the gateway died: \(process.isRunning ? "" : "\(process.terminationReason == .uncaughtSignal ? "signal" : "exit") \(process.terminationStatus)")")
         print("gateway WebSocket drill: serving again after \(ContinuousClock.now - start)")
     }
 }

@@ -77,8 +77,13 @@ func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
 
 /// The built `gatehouse` executable, run as a child process for tests of the command itself.
 struct GatehouseProcess {
+    /// `.build/debug/gatehouse`, or the one `GATEHOUSE_TEST_EXECUTABLE` names (an installed package's, or an
+    /// earlier commit's build to show a test failing without a fix).
     static var executable: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        if let path = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_EXECUTABLE"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent(".build/debug/gatehouse")
     }
 
