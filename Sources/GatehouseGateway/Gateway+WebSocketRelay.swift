@@ -7,11 +7,27 @@ import GatehouseResourceServer
 import HTTPTypes
 import Logging
 import NIOCore
+import NIOWebSocket
 import Synchronization
 
 /// What an accepted WebSocket upgrade is relayed with (a ``WebSocketBridge`` on the connection's event loop):
 /// the upstream request, its deadline and its in-band revalidation.
 extension Gateway {
+    /// The bridge of an admitted WebSocket — a plain upgrade, KAAZING's extended handshake or an emulated create: the
+    /// one place a bridge is built. `route` is the WebSocket's own (service, remainder, target), `protocols` the
+    /// sub-protocols asked of the upstream, `opening` what the client is sent once the upstream accepted.
+    func webSocketBridge(
+        route: GatewayHTTPHandler.Route, subject: Subject?, forwarding: ForwardingHeaders, protocols: [String] = [],
+        eventLoop: any EventLoop, opening: ((String?) -> [WebSocketFrame])? = nil
+    ) -> WebSocketBridge {
+        let service = route.service
+        let relay = webSocketRelay(service: service, remainder: route.remainder, target: route.target, subject: subject, forwarding: forwarding)
+        let upstream = WebSocketBridge.Upstream(key: service.upstreamKey, target: route.upstreamTarget, authority: service.base.authority,
+                                                protocols: protocols.isEmpty ? nil : protocols.joined(separator: ", "))
+        return WebSocketBridge(relay: relay, upstream: upstream, statistics: statistics, openWebSockets: openWebSockets, tls: upstreamPools,
+                               eventLoop: eventLoop, opening: opening)
+    }
+
     /// The relay of an accepted WebSocket upgrade for `service`: the upstream URL, the fields it gets (forwarding,
     /// `X-Gateway-User`), the connection's deadline and, when the realm revalidates, how an in-band answer is checked.
     func webSocketRelay(service: ProtectedService, remainder rest: ProtectedService.Remainder, target: RequestTarget, subject: Subject?,
