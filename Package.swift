@@ -149,8 +149,6 @@ let package = Package(
                 "CGSSAPI",
                 "GatehouseProtocol", "GatehouseResourceServer", "GatehouseChecks", "GatehouseHTTP",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                server("Hummingbird", "hummingbird"),
-                server("HummingbirdWebSocket", "hummingbird-websocket"),
                 server("Metrics", "swift-metrics"),
                 server("Prometheus", "swift-prometheus"),
                 server("ServiceLifecycle", "swift-service-lifecycle"),
@@ -306,11 +304,24 @@ let package = Package(
             dependencies: ["GatehouseClientAppleAdapters", "GatehouseClient", "GatehouseProtocol", "SecurityStandIn"],
             swiftSettings: swiftSettings
         ),
+        // The demo's and the tests' upstream: an HTTP and WebSocket echo on Hummingbird (the gateway itself needs none).
+        .target(
+            name: "GatehouseEcho",
+            dependencies: [
+                "GatehouseHTTP", "GatehouseProtocol",
+                server("Hummingbird", "hummingbird"),
+                server("HummingbirdWebSocket", "hummingbird-websocket"),
+                server("HTTPTypes", "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The `gatehouse` command.
         .executableTarget(
             name: "GatehouseCLI",
             dependencies: [
-                "GatehouseServer", "GatehouseClient", "GatehouseClientNIO", "GatehousePostgres", "GatehouseGateway", "GatehouseHTTP", "GatehouseSQLite", "GatehouseStore",
+                "GatehouseServer", "GatehouseClient", "GatehouseClientNIO", "GatehousePostgres", "GatehouseGateway", "GatehouseEcho", "GatehouseHTTP", "GatehouseSQLite", "GatehouseStore",
                 server("ArgumentParser", "swift-argument-parser"),
                 server("HummingbirdWSClient", "hummingbird-websocket"),
                 server("Hummingbird", "hummingbird"),
@@ -348,7 +359,7 @@ let package = Package(
         .executableTarget(
             name: "GatewayBenchmark",
             dependencies: [
-                "BenchmarkSupport", "GatehouseGateway", "GatehouseProtocol", "GatehouseResourceServer",
+                "BenchmarkSupport", "GatehouseGateway", "GatehouseEcho", "GatehouseProtocol", "GatehouseResourceServer",
                 server("JWTKit", "jwt-kit"),
                 server("Hummingbird", "hummingbird"),
                 server("HummingbirdWSClient", "hummingbird-websocket"),
@@ -438,7 +449,7 @@ let package = Package(
             dependencies: [
                 "GatehouseServer", "GatehouseClient", "GatehouseProtocol", "GatehouseChecks", "GatehouseStore", "GatehouseSQLite",
                 "GatehousePostgres", "GatehouseResourceServer", "GatehouseGateway", "GatehouseClientNIO", "ExampleChecks", "BalanceService",
-                "GatehouseHTTP",
+                "GatehouseHTTP", "GatehouseEcho",
                 "GatehouseClientKerberos", "GatehouseMobileFirst", "GatehouseClientWebSocket", "GatehouseKaazing",
                 server("AsyncHTTPClient", "async-http-client"),
                 server("Hummingbird", "hummingbird"),

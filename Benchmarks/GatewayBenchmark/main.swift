@@ -4,6 +4,7 @@
 // idle authenticated WebSocket connection.
 // The upstream (an echo service) and the load run in this process; the gateway runs as a child process (this
 // executable with `--serve-gateway`) behind a `Basic` realm. Run it through `scripts/bench-gateway`.
+import GatehouseEcho
 import BenchmarkSupport
 import Foundation
 import GatehouseGateway

@@ -1,3 +1,4 @@
+import GatehouseEcho
 import ArgumentParser
 import Foundation
 import GatehouseGateway

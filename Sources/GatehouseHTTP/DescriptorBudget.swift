@@ -52,8 +52,8 @@ package final class DescriptorBudget: Sendable {
 
         init(limit: Int, other: Int) {
             self.limit = limit
-            self.reserve = min(max(limit / 16, 16), 1024)
-            self.headroom = min(max(limit / 8, 16), 4096)
+            self.reserve = min(max(limit / 8, 32), 1024)
+            self.headroom = min(max(limit / 8, 32), 4096)
             self.other = other
         }
     }

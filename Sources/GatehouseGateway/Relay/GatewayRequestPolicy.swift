@@ -19,7 +19,7 @@ struct GatewayRequestPolicy: Sendable {
     static let relayedMethods = GatewayAdmissionCheck.allow
     /// The field carrying the authenticated user's name upstream (never taken from the client: dropped from its
     /// request first).
-    static let userHeader = "X-Gateway-User"
+    static let userHeader = GatewayUserField.name
 
     /// Where a request goes.
     enum Decision {

@@ -21,12 +21,12 @@ import Glibc
         }
     }
 
-    /// A budget of 256 descriptors with 10 held otherwise: a reserve of 16 and a headroom of 32, so accepts stop once
-    /// 194 connections (and a read's batch of 4) would pass 208.
+    /// A budget of 256 descriptors with 10 held otherwise: a reserve of 32 and a headroom of 32, so accepts stop once
+    /// 178 connections (and a read's batch of 4) would pass 192.
     let budget = DescriptorBudget(limit: 256, other: 10)
 
     @Test func theLevels() {
-        #expect(budget.reserve == 16)
+        #expect(budget.reserve == 32)
         #expect(budget.headroom == 32)
         #expect(DescriptorBudget(limit: 65536, other: 0).reserve == 1024)
         #expect(DescriptorBudget(limit: 65536, other: 0).headroom == 4096)
@@ -38,26 +38,26 @@ import Glibc
         try server.pipeline.syncOperations.addHandler(counter)
         try server.pipeline.syncOperations.addHandler(AcceptPressureHandler(logger: Logger(label: "test"), budget: budget))
         var children: [EmbeddedChannel] = []
-        for _ in 0..<194 {
+        for _ in 0..<178 {
             let child = EmbeddedChannel()
             children.append(child)
             try server.writeInbound(child as any Channel)
             let _: (any Channel)? = try server.readInbound()
         }
-        #expect(budget.connections == 194)
+        #expect(budget.connections == 178)
         server.read()
-        #expect(counter.reads == 1, "a read with 194 connections open")
+        #expect(counter.reads == 1, "a read with 178 connections open")
 
         let oneMore = EmbeddedChannel()
         try server.writeInbound(oneMore as any Channel)
         server.read()
         server.embeddedEventLoop.run()
-        #expect(counter.reads == 1, "a read passed on with 195 connections open")
+        #expect(counter.reads == 1, "a read passed on with 179 connections open")
 
         _ = try oneMore.finish()
         oneMore.embeddedEventLoop.run()
         server.embeddedEventLoop.run()
-        #expect(budget.connections == 194)
+        #expect(budget.connections == 178)
         #expect(counter.reads == 2, "the held read not passed on once a connection closed")
         for child in children { _ = try child.finish() }
         #expect(budget.connections == 0)
@@ -78,9 +78,9 @@ import Glibc
             }
         }
         loop.run()
-        #expect(made.count == 230, "256 − 16 in reserve − 10 held otherwise")
-        #expect(refused == 10)
-        #expect(budget.connections == 230)
+        #expect(made.count == 214, "256 − 32 in reserve − 10 held otherwise")
+        #expect(refused == 26)
+        #expect(budget.connections == 214)
         for channel in made { _ = try channel.finish() }
         loop.run()
         #expect(budget.connections == 0)

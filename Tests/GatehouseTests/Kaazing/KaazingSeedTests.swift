@@ -1,3 +1,4 @@
+import GatehouseEcho
 import Foundation
 import GatehouseGateway
 @testable import GatehouseKaazing

@@ -1,3 +1,4 @@
+import GatehouseEcho
 import Foundation
 @testable import GatehouseGateway
 import GatehouseProtocol

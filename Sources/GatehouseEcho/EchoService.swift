@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseHTTP
+import GatehouseProtocol
 import HTTPTypes
 public import Hummingbird
 import HummingbirdWebSocket
@@ -18,7 +19,7 @@ public enum EchoService {
         let describe: @Sendable (Request, BasicWebSocketRequestContext) async throws -> String = { request, _ in
             var request = request
             let body = try await request.collectBody(upTo: 1 << 20)
-            let user = request.headers.first { $0.name.canonicalName == GatewayRequestPolicy.userHeader.lowercased() }?.value ?? "-"
+            let user = request.headers.first { $0.name.canonicalName == GatewayUserField.name.lowercased() }?.value ?? "-"
             let authorization = request.headers[.authorization] ?? "-"
             return "\(request.method) \(request.uri) user=\(user) authorization=\(authorization) body=\(String(buffer: body))"
         }
