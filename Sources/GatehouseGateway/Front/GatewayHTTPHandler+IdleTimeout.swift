@@ -36,8 +36,7 @@ extension GatewayHTTPHandler {
         let answer = GatewayAnswer.invalidRequest("the request head did not arrive in time", status: 408)
         let bytes = answer.bytes(minorVersion: 1, close: true, withBody: true, allocator: allocator)
         _ = machine.close()
-        reading = .done
-        inbound = nil
+        reader.end()
         LingeringClose.answerAndClose(context, wrapOutboundOut(bytes))
     }
 

@@ -4,77 +4,29 @@ import NIOCore
 /// Reading what the client sends: request heads, each starting an exchange once the one before it has ended, the
 /// current request's body (forwarded, held, or kept whole for the gateway itself), and what cannot be read.
 extension GatewayHTTPHandler {
-    /// Reads what the client sent: request heads, each starting an exchange once the one before it has ended, and
-    /// the current request's body.
+    /// Reads what the client sent (``GatewayRequestReader``): request heads, each starting an exchange once the one
+    /// before it has ended, and the current request's body.
     func process() {
         guard !processing else { return }
         processing = true
         defer { processing = false }
-        while !closing, !removed, var buffer = inbound, buffer.readableBytes > 0 {
-            inbound = nil
-            switch reading {
-            case .head:
-                guard exchange == nil else {
-                    // A pipelined request: it waits, unread, for the answer before it.
-                    inbound = buffer
-                    return
-                }
-                // Empty lines before a request line are ignored (RFC 9112 §2.2).
-                let blank = buffer.withUnsafeReadableBytes { raw in raw.prefix { $0 == 0x0D || $0 == 0x0A }.count }
-                buffer.moveReaderIndex(forwardBy: blank)
-                guard buffer.readableBytes > 0 else { continue }
-                let parsed: HTTPMessageHead?
-                do {
-                    parsed = try buffer.withUnsafeReadableBytes { raw throws(HTTPHeadError) in try HTTPMessageHead.parse(raw, kind: .request) }
-                } catch {
-                    refuse(error)
-                    return
-                }
-                guard let parsed else {
-                    inbound = buffer
-                    headArriving()
-                    return
-                }
-                let head = buffer.readSlice(length: parsed.length)!
-                if buffer.readableBytes > 0 { inbound = buffer }
-                switch parsed.framing {
-                case .length(let length): reading = .body(remaining: length)
-                case .chunked: reading = .chunked(ChunkedBodyScanner())
-                case .none, .untilClose: reading = .head
-                }
-                begin(ClientRequestHead(bytes: head, head: parsed))
-            case .body(let remaining):
-                let count = min(remaining, buffer.readableBytes)
-                let body = buffer.readSlice(length: count)!
-                if buffer.readableBytes > 0 { inbound = buffer }
-                reading = count == remaining ? .head : .body(remaining: remaining - count)
-                if let exchange { take(body, ended: count == remaining, into: exchange) }
-            case .chunked(var scanner):
-                let count: Int
-                // A body the gateway keeps itself (KAAZING's emulated upstream) is taken without its chunks' framing.
-                let dechunk = exchange?.bodyRead != nil
-                var data: [Range<Int>] = []
-                do {
-                    count = try buffer.withUnsafeReadableBytes { raw throws(HTTPHeadError) in
-                        dechunk ? try scanner.scan(raw) { data.append($0) } : try scanner.scan(raw)
-                    }
-                } catch {
-                    bodyFailed()
-                    return
-                }
-                var body = buffer.readSlice(length: count)!
-                if dechunk {
-                    var dechunked = allocator.buffer(capacity: data.reduce(0) { $0 + $1.count })
-                    for range in data {
-                        var piece = body.getSlice(at: body.readerIndex + range.lowerBound, length: range.count)!
-                        dechunked.writeBuffer(&piece)
-                    }
-                    body = dechunked
-                }
-                if buffer.readableBytes > 0 { inbound = buffer }
-                reading = scanner.isComplete ? .head : .chunked(scanner)
-                if let exchange { take(body, ended: scanner.isComplete, into: exchange) }
-            case .done:
+        while !closing, !removed {
+            // A body the gateway keeps itself (KAAZING's emulated upstream) is taken without its chunks' framing.
+            switch reader.next(exchangeUnderWay: exchange != nil, keepsBody: exchange?.bodyRead != nil, allocator: allocator) {
+            case .wait:
+                return
+            case .headIncomplete:
+                headArriving()
+                return
+            case .head(let head, let bodiless):
+                begin(head, bodiless: bodiless)
+            case .body(let bytes, let ended):
+                if let exchange { take(bytes, ended: ended, into: exchange) }
+            case .malformedHead(let error):
+                refuse(error)
+                return
+            case .malformedBody:
+                bodyFailed()
                 return
             }
         }
@@ -89,8 +41,7 @@ extension GatewayHTTPHandler {
             : GatewayAnswer.invalidRequest("the request is not a valid HTTP/1.1 request")
         // Counted as a request no service matched: an operator sees malformed and oversized heads in the scrape.
         gateway.statistics.request(service: "none", status: error.tooLarge ? 431 : 400, duration: .nanoseconds((now - machine.lastActivity).nanoseconds))
-        reading = .done
-        inbound = nil
+        reader.end()
         _ = machine.close()
         idleTimer?.cancel()
         idleTimer = nil
@@ -100,8 +51,7 @@ extension GatewayHTTPHandler {
 
     /// The client framed its body wrongly: its fault, `400`, and the connection ends.
     func bodyFailed() {
-        reading = .done
-        inbound = nil
+        reader.end()
         guard let exchange else {
             close()
             return

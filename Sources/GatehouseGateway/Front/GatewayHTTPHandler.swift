@@ -49,18 +49,6 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     typealias OutboundOut = ByteBuffer
 
 
-    /// What the client's next bytes are.
-    enum Reading {
-        /// A request head (or empty lines before one).
-        case head
-        /// This many more bytes of the current request's body.
-        case body(remaining: Int)
-        /// The current request's chunked body.
-        case chunked(ChunkedBodyScanner)
-        /// Nothing more: the connection ends.
-        case done
-    }
-
     let gateway: Gateway
     let policy: GatewayRequestPolicy
     /// The connection's life and timers: serving, upgrading, handed over or closing; graceful shutdown; the head and
@@ -68,9 +56,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     var machine: GatewayConnectionStateMachine
     var context: ChannelHandlerContext?
     var pool: UpstreamConnectionPool?
-    /// Bytes read but not yet taken (the rest of a head, a pipelined request).
-    var inbound: ByteBuffer?
-    var reading = Reading.head
+    /// The client's bytes turned into requests: the reading position and what is read but not yet taken.
+    var reader = GatewayRequestReader()
     var exchange: Exchange?
     /// A `read` held back while the current exchange cannot take more.
     var readHeld = false
@@ -150,7 +137,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         switch machine.state {
         case .serving: break
         case .upgrading:
-            append(unwrapInboundIn(data))
+            reader.append(unwrapInboundIn(data))
             return
         case .handedOver:
             context.fireChannelRead(data)
@@ -159,19 +146,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             return
         }
         machine.read(now: now)
-        append(unwrapInboundIn(data))
+        reader.append(unwrapInboundIn(data))
         startNext()
-    }
-
-    func append(_ bytes: ByteBuffer) {
-        guard var buffer = inbound, buffer.readableBytes > 0 else {
-            inbound = bytes
-            return
-        }
-        inbound = nil
-        var bytes = bytes
-        buffer.writeBuffer(&bytes)
-        inbound = buffer
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -247,7 +223,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// request, and a client rarely pipelines (what it sends meanwhile is kept, unread, and then the reads stop).
     var holdReads: Bool {
         guard !removed, !closing, let exchange else { return false }
-        return exchange.state.holdsReads(pipelined: (inbound?.readableBytes ?? 0) > 0, upstreamWritable: exchange.upstream?.isWritable ?? true)
+        return exchange.state.holdsReads(pipelined: reader.hasPending, upstreamWritable: exchange.upstream?.isWritable ?? true)
     }
 
     /// Where the exchange under way is, for the machine's timers and the client's end of input.
@@ -268,9 +244,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         resumeReadsIfPossible()
     }
 
-    func begin(_ head: ClientRequestHead) {
+    func begin(_ head: ClientRequestHead, bodiless: Bool) {
         let (keepAlive, first) = machine.headRead(keepAlive: head.isKeepAlive)
-        let bodiless = if case .head = reading { true } else { false }
         let exchange = Exchange(head: head, keepAlive: keepAlive, requestEnded: bodiless, start: machine.lastActivity)
         self.exchange = exchange
         // Only a WebSocket upgrade is one: any other protocol (`h2c`, `TLS/1.0`) is not switched to, and the request

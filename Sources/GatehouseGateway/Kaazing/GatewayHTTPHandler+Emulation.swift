@@ -201,8 +201,7 @@ extension GatewayHTTPHandler {
         context.writeAndFlush(wrapOutboundOut(head), promise: nil)
         self.exchange = nil
         machine.handedOver()
-        reading = .done
-        inbound = nil
+        reader.end()
         idleTimer?.cancel()
         idleTimer = nil
         let operations = context.pipeline.syncOperations

@@ -134,8 +134,7 @@ extension GatewayHTTPHandler {
             try addHandlers(operations, encoder)
             let channel = context.channel
             machine.handedOver()
-            if let rest = inbound, rest.readableBytes > 0 {
-                inbound = nil
+            if let rest = reader.takePending() {
                 context.fireChannelRead(wrapInboundOut(rest))
                 context.fireChannelReadComplete()
             }
