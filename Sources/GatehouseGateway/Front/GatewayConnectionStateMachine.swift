@@ -17,15 +17,39 @@ import NIOCore
 /// ```
 struct GatewayConnectionStateMachine {
     enum State: Equatable {
-        /// Reading requests and answering them.
-        case serving
-        /// A `101` was written: what the client sends is kept for the handlers that take over.
-        case upgrading
+        /// Reading requests and answering them, with what the connection carries between events.
+        case serving(Flow)
+        /// A `101` was written: what the client sends is kept for the handlers that take over (`readHeld`: a read
+        /// held back while serving, passed on once they are in place).
+        case upgrading(readHeld: Bool)
         /// Another handler serves the connection (a WebSocket bridge, KAAZING's handshake, an emulated WebSocket's
         /// downstream); this one only passes on what still reaches it.
         case handedOver
         /// Closing or closed: nothing more is read or answered.
         case closing
+    }
+
+    /// What a serving connection carries from one event to the next: the read it holds back, whether it is inside
+    /// its reading loop, what waits to be flushed each way, an answer's head held for the first bytes of its body,
+    /// and whether the client's socket takes more.
+    struct Flow: Equatable {
+        /// A `read` held back while the exchange cannot take more.
+        var readHeld = false
+        /// Inside the reading loop (an answer given from it must not start the loop again).
+        var processing = false
+        /// Something was written to the client since its last flush.
+        var clientFlushPending = false
+        /// Something was written to the upstream since its last flush.
+        var upstreamFlushPending = false
+        /// The client's socket takes more (kept from the channel's writability events).
+        var clientWritable = true
+        /// An answer's head held back for the first bytes of its body, when that is small: one buffer, one write.
+        var heldAnswerHead: ByteBuffer?
+    }
+
+    /// The connection's states without their data.
+    enum Phase: Equatable {
+        case serving, upgrading, handedOver, closing
     }
 
     /// Where the connection's exchange is, for the timers and the client's end of input.
@@ -61,7 +85,7 @@ struct GatewayConnectionStateMachine {
         case bodyCutShort
     }
 
-    private(set) var state = State.serving
+    private(set) var state = State.serving(Flow())
     /// Graceful shutdown was asked for: the exchange under way is the last.
     private(set) var quiescing = false
     /// The requests whose heads were read.
@@ -80,13 +104,22 @@ struct GatewayConnectionStateMachine {
         lastActivity = now
     }
 
-    var isServing: Bool { state == .serving }
+    var phase: Phase {
+        switch state {
+        case .serving: .serving
+        case .upgrading: .upgrading
+        case .handedOver: .handedOver
+        case .closing: .closing
+        }
+    }
+
+    var isServing: Bool { phase == .serving }
 
     // MARK: Events
 
     /// The connection is open: the first head is due `headTimeout` from now (`nil`: already timed).
     mutating func opened(now: NIODeadline) -> NIODeadline? {
-        guard state == .serving, requests == 0, headStarted == nil else { return nil }
+        guard isServing, requests == 0, headStarted == nil else { return nil }
         headStarted = now
         lastActivity = now
         return now + headTimeout
@@ -100,7 +133,7 @@ struct GatewayConnectionStateMachine {
     /// A later head began to arrive and is incomplete: it is due `headTimeout` from its first byte, however it
     /// dribbles (`nil`: already timed, or the first head, timed from the opening).
     mutating func headArriving(now: NIODeadline) -> NIODeadline? {
-        guard state == .serving, headStarted == nil, requests > 0 else { return nil }
+        guard isServing, headStarted == nil, requests > 0 else { return nil }
         headStarted = now
         return now + headTimeout
     }
@@ -125,7 +158,7 @@ struct GatewayConnectionStateMachine {
     /// Graceful shutdown: `true` when the connection closes now (no exchange under way); otherwise after its answer.
     mutating func quiesce(exchangeUnderWay: Bool) -> Bool {
         quiescing = true
-        return state == .serving && !exchangeUnderWay
+        return isServing && !exchangeUnderWay
     }
 
     /// The client ended its side of the connection.
@@ -139,7 +172,7 @@ struct GatewayConnectionStateMachine {
 
     /// A timer set for a deadline this machine gave fired at `now`.
     func timerFired(now: NIODeadline, _ progress: ExchangeProgress) -> TimerDecision {
-        guard state == .serving else { return .none }
+        guard isServing else { return .none }
         if let started = headStarted, progress == .none {
             let due = started + headTimeout
             return due <= now ? .headTimedOut : .reschedule(due)
@@ -151,14 +184,21 @@ struct GatewayConnectionStateMachine {
 
     /// A `101` was written: the client's bytes are kept until the WebSocket's handlers are in place.
     mutating func upgrading() {
-        guard state == .serving else { return }
-        state = .upgrading
+        guard case .serving(let flow) = state else { return }
+        state = .upgrading(readHeld: flow.readHeld)
     }
 
-    /// Another handler serves the connection from now on.
-    mutating func handedOver() {
-        guard state != .closing else { return }
+    /// Another handler serves the connection from now on: whether a read held back must be passed on to it.
+    @discardableResult
+    mutating func handedOver() -> Bool {
+        let readHeld: Bool
+        switch state {
+        case .closing: return false
+        case .upgrading(let held): readHeld = held
+        case .serving, .handedOver: readHeld = false
+        }
         state = .handedOver
+        return readHeld
     }
 
     /// The connection closes (or closed): `false` when it already was.
@@ -166,5 +206,92 @@ struct GatewayConnectionStateMachine {
         guard state != .closing else { return false }
         state = .closing
         return true
+    }
+
+    // MARK: Reads and writes while serving
+
+    /// The channel asks to read: whether the read goes on now (`holds`: the exchange cannot take more; the read is
+    /// then kept until ``readsMayResume(holds:)``). Only a serving connection holds reads.
+    mutating func readAsked(holds: Bool) -> Bool {
+        guard holds, case .serving(var flow) = state else { return true }
+        flow.readHeld = true
+        state = .serving(flow)
+        return false
+    }
+
+    /// Whether a read is held back (cheap to ask before working out whether it may go on).
+    var readHeld: Bool {
+        guard case .serving(let flow) = state else { return false }
+        return flow.readHeld
+    }
+
+    /// Whether the read held back goes on now (the exchange can take more).
+    mutating func readsMayResume(holds: Bool) -> Bool {
+        guard !holds, case .serving(var flow) = state, flow.readHeld else { return false }
+        flow.readHeld = false
+        state = .serving(flow)
+        return true
+    }
+
+    /// The reading loop starts: `false` when it is already running (an answer given from inside it).
+    mutating func processingStarts() -> Bool {
+        guard case .serving(var flow) = state, !flow.processing else { return false }
+        flow.processing = true
+        state = .serving(flow)
+        return true
+    }
+
+    /// The reading loop ended.
+    mutating func processingEnded() {
+        modifyFlow { $0.processing = false }
+    }
+
+    /// Bytes were written to the client (`true`) or upstream (`false`), not flushed yet.
+    mutating func wrote(toClient: Bool) {
+        modifyFlow { flow in
+            if toClient { flow.clientFlushPending = true } else { flow.upstreamFlushPending = true }
+        }
+    }
+
+    /// Whether a flush to the client (`true`) or upstream (`false`) is due now; it is taken as done.
+    mutating func flushDue(toClient: Bool) -> Bool {
+        guard case .serving(var flow) = state else { return false }
+        let due = toClient ? flow.clientFlushPending : flow.upstreamFlushPending
+        guard due else { return false }
+        if toClient { flow.clientFlushPending = false } else { flow.upstreamFlushPending = false }
+        state = .serving(flow)
+        return true
+    }
+
+    /// The client's socket takes more (`true`) or is full.
+    mutating func clientWritabilityChanged(_ writable: Bool) {
+        modifyFlow { $0.clientWritable = writable }
+    }
+
+    /// Whether the client's socket takes more (always, once the connection no longer serves HTTP).
+    var clientWritable: Bool {
+        guard case .serving(let flow) = state else { return true }
+        return flow.clientWritable
+    }
+
+    /// Holds an answer's head for the first bytes of its body.
+    mutating func holdAnswerHead(_ head: ByteBuffer) {
+        modifyFlow { $0.heldAnswerHead = head }
+    }
+
+    /// The answer's head held back, taken.
+    mutating func takeHeldAnswerHead() -> ByteBuffer? {
+        guard case .serving(var flow) = state, let head = flow.heldAnswerHead else { return nil }
+        flow.heldAnswerHead = nil
+        state = .serving(flow)
+        return head
+    }
+
+    private mutating func modifyFlow(_ change: (inout Flow) -> Void) {
+        guard case .serving(var flow) = state else { return }
+        // Out of the enum while it changes: the held head's buffer stays uniquely referenced.
+        state = .closing
+        change(&flow)
+        state = .serving(flow)
     }
 }

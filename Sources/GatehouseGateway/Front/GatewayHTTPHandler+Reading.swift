@@ -7,9 +7,8 @@ extension GatewayHTTPHandler {
     /// Reads what the client sent (``GatewayRequestReader``): request heads, each starting an exchange once the one
     /// before it has ended, and the current request's body.
     func process() {
-        guard !processing else { return }
-        processing = true
-        defer { processing = false }
+        guard machine.processingStarts() else { return }
+        defer { machine.processingEnded() }
         while !closing, !removed {
             // A body the gateway keeps itself (KAAZING's emulated upstream) is taken without its chunks' framing.
             switch reader.next(exchangeUnderWay: exchange != nil, keepsBody: exchange?.bodyRead != nil, allocator: allocator) {
@@ -113,11 +112,11 @@ extension GatewayHTTPHandler {
     func forward(_ bytes: ByteBuffer, ended: Bool, of exchange: Exchange, to upstream: UpstreamConnection) {
         if bytes.readableBytes > 0 {
             upstream.write(bytes)
-            upstreamFlushPending = true
+            machine.wrote(toClient: false)
         }
         if ended {
             upstream.flush()
-            upstreamFlushPending = false
+            _ = machine.flushDue(toClient: false)
         }
     }
 }

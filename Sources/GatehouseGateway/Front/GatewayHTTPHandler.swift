@@ -59,21 +59,11 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     /// The client's bytes turned into requests: the reading position and what is read but not yet taken.
     var reader = GatewayRequestReader()
     var exchange: Exchange?
-    /// A `read` held back while the current exchange cannot take more.
-    var readHeld = false
     /// Switching to a WebSocket, or handed to what serves the connection after an upgrade or an emulated downstream.
-    var removed: Bool { machine.state == .upgrading || machine.state == .handedOver }
-    var closing: Bool { machine.state == .closing }
-    var processing = false
-    var upstreamFlushPending = false
-    /// Something was written to the client since its last flush.
-    var clientFlushPending = false
-    /// An answer's head held back for the first bytes of its body, when that is small: one buffer, one write.
-    var heldAnswerHead: ByteBuffer?
-    /// The channel's allocator and whether its socket takes more now (kept from `channelWritabilityChanged`): read
-    /// several times a request, and `context.channel` costs a retain and a release each time.
+    var removed: Bool { machine.phase == .upgrading || machine.phase == .handedOver }
+    var closing: Bool { machine.phase == .closing }
+    /// The channel's allocator (read several times a request; `context.channel` costs a retain and a release each time).
     var allocator = ByteBufferAllocator()
-    var clientWritable = true
     var idleTimer: Scheduled<Void>?
     /// The connection's event loop, whose clock the timers follow (an `EmbeddedEventLoop`'s in tests).
     var eventLoop: (any EventLoop)?
@@ -112,7 +102,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         allocator = context.channel.allocator
-        clientWritable = context.channel.isWritable
+        machine.clientWritabilityChanged(context.channel.isWritable)
         pool = gateway.upstreamPools.pool(for: context.eventLoop)
         eventLoop = context.eventLoop
         if context.channel.isActive { firstHeadDue(context) }
@@ -134,7 +124,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     // MARK: The client's side
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch machine.state {
+        switch machine.phase {
         case .serving: break
         case .upgrading:
             reader.append(unwrapInboundIn(data))
@@ -155,23 +145,16 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             context.fireChannelReadComplete()
             return
         }
-        if upstreamFlushPending {
-            upstreamFlushPending = false
-            exchange?.upstream?.flush()
-        }
+        if machine.flushDue(toClient: false) { exchange?.upstream?.flush() }
     }
 
     func read(context: ChannelHandlerContext) {
-        if holdReads {
-            readHeld = true
-        } else {
-            context.read()
-        }
+        if machine.readAsked(holds: holdReads) { context.read() }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        clientWritable = context.channel.isWritable
-        if clientWritable { exchange?.upstream?.handler.resumeReads() }
+        machine.clientWritabilityChanged(context.channel.isWritable)
+        if machine.clientWritable { exchange?.upstream?.handler.resumeReads() }
         context.fireChannelWritabilityChanged()
     }
 
@@ -232,8 +215,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     func resumeReadsIfPossible() {
-        guard readHeld, !holdReads, let context else { return }
-        readHeld = false
+        guard machine.readHeld, let context, machine.readsMayResume(holds: holdReads) else { return }
         context.read()
     }
 

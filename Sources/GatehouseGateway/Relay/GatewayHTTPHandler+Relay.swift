@@ -94,8 +94,8 @@ extension GatewayHTTPHandler {
         exchange.waiting = []
         for bytes in waiting { forward(bytes, ended: false, of: exchange, to: upstream) }
         upstream.flush()
-        upstreamFlushPending = false
-        if !clientWritable { upstream.handler.pauseReads() }
+        _ = machine.flushDue(toClient: false)
+        if !machine.clientWritable { upstream.handler.pauseReads() }
         resumeReadsIfPossible()
     }
 
@@ -128,10 +128,10 @@ extension GatewayHTTPHandler {
                                                     close: machine.closesAfter(keepAlive: exchange.state.keepAlive), keepTransferEncoding: !http10,
                                                     reserving: smallBody, allocator: allocator)
         if smallBody > 0 {
-            heldAnswerHead = response
+            machine.holdAnswerHead(response)
         } else {
             context.write(wrapOutboundOut(response), promise: nil)
-            clientFlushPending = true
+            machine.wrote(toClient: true)
         }
     }
 
@@ -141,23 +141,22 @@ extension GatewayHTTPHandler {
 
     func upstreamBody(_ bytes: ByteBuffer) {
         guard let exchange, exchange.state.phase == .relaying, let upstream = exchange.upstream, let context else { return }
-        if var head = heldAnswerHead {
-            heldAnswerHead = nil
+        if var head = machine.takeHeldAnswerHead() {
             var bytes = bytes
             head.writeBuffer(&bytes)
             context.write(wrapOutboundOut(head), promise: nil)
         } else {
             context.write(wrapOutboundOut(bytes), promise: nil)
         }
-        clientFlushPending = true
-        if !clientWritable { upstream.handler.pauseReads() }
+        machine.wrote(toClient: true)
+        if !machine.clientWritable { upstream.handler.pauseReads() }
     }
 
     func upstreamEnd(reusable: Bool) {
         guard let exchange, exchange.state.phase == .relaying, exchange.upstream != nil, let context else { return }
         exchange.state.upstreamAnswerEnded(reusable: reusable)
         writeHeldAnswerHead(context)
-        clientFlushPending = false
+        _ = machine.flushDue(toClient: true)  // flushed below
         if machine.closesAfter(keepAlive: exchange.state.keepAlive) {
             // The close waits for the answer's last bytes to be written.
             responseDone(exchange, written: context.writeAndFlush(wrapOutboundOut(allocator.buffer(capacity: 0))))
@@ -170,17 +169,15 @@ extension GatewayHTTPHandler {
     func upstreamReadComplete() {
         guard let context else { return }
         writeHeldAnswerHead(context)
-        guard clientFlushPending else { return }
-        clientFlushPending = false
-        context.flush()
+        if machine.flushDue(toClient: true) { context.flush() }
     }
 
-    /// Writes an answer's head held for its body (``heldAnswerHead``), when the body did not come with it.
+    /// Writes an answer's head held for its body (``GatewayConnectionStateMachine/holdAnswerHead(_:)``), when the
+    /// body did not come with it.
     func writeHeldAnswerHead(_ context: ChannelHandlerContext) {
-        guard let head = heldAnswerHead else { return }
-        heldAnswerHead = nil
+        guard let head = machine.takeHeldAnswerHead() else { return }
         context.write(wrapOutboundOut(head), promise: nil)
-        clientFlushPending = true
+        machine.wrote(toClient: true)
     }
 
     func upstreamWritabilityChanged() {

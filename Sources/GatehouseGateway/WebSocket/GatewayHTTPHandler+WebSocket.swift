@@ -133,7 +133,7 @@ extension GatewayHTTPHandler {
             try operations.addHandler(encoder, position: .after(self))
             try addHandlers(operations, encoder)
             let channel = context.channel
-            machine.handedOver()
+            let readHeld = machine.handedOver()
             if let rest = reader.takePending() {
                 context.fireChannelRead(wrapInboundOut(rest))
                 context.fireChannelReadComplete()
@@ -141,7 +141,6 @@ extension GatewayHTTPHandler {
             operations.removeHandler(context: context, promise: nil)
             if readHeld {
                 // From the tail, through the bridge's client side, which holds it until the upstream is up.
-                readHeld = false
                 channel.read()
             }
         } catch {

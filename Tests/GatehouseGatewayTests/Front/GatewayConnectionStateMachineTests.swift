@@ -106,7 +106,7 @@ struct GatewayConnectionStateMachineTests {
         #expect(closed)
         let closedAgain = machine.close()
         #expect(closedAgain == false, "closed once")
-        #expect(machine.state == .closing)
+        #expect(machine.phase == .closing)
         #expect(machine.timerFired(now: Self.start + Self.idle * 2, .none) == .none)
     }
 
@@ -115,16 +115,133 @@ struct GatewayConnectionStateMachineTests {
         _ = machine.opened(now: Self.start)
         _ = machine.headRead(keepAlive: true)
         machine.upgrading()
-        #expect(machine.state == .upgrading)
+        #expect(machine.phase == .upgrading)
         #expect(machine.timerFired(now: Self.start + Self.head, .none) == .none)
         machine.handedOver()
-        #expect(machine.state == .handedOver)
+        #expect(machine.phase == .handedOver)
         #expect(!machine.isServing)
         let closesNow = machine.quiesce(exchangeUnderWay: false)
         #expect(closesNow == false, "the WebSocket's handlers see the shutdown")
         let closed = machine.close()
         #expect(closed)
         machine.handedOver()
-        #expect(machine.state == .closing, "a closed connection stays closed")
+        #expect(machine.phase == .closing, "a closed connection stays closed")
+    }
+
+    // MARK: Reads and writes, state by state
+
+    /// The machine in each phase: serving, upgrading (after a `101`), handed over, closing.
+    static func machine(in phase: GatewayConnectionStateMachine.Phase, readHeld: Bool = false) -> GatewayConnectionStateMachine {
+        var machine = Self.machine()
+        _ = machine.opened(now: Self.start)
+        _ = machine.headRead(keepAlive: true)
+        if readHeld { _ = machine.readAsked(holds: true) }
+        switch phase {
+        case .serving: break
+        case .upgrading: machine.upgrading()
+        case .handedOver:
+            machine.upgrading()
+            machine.handedOver()
+        case .closing: _ = machine.close()
+        }
+        return machine
+    }
+
+    /// A read asked while the exchange cannot take more is held only while serving, and goes on when it can.
+    @Test(arguments: [
+        (GatewayConnectionStateMachine.Phase.serving, true, false),
+        (.serving, false, true),
+        (.upgrading, true, true),
+        (.handedOver, true, true),
+        (.closing, true, true),
+    ])
+    func aReadIsHeldOnlyWhileServing(phase: GatewayConnectionStateMachine.Phase, holds: Bool, passes: Bool) {
+        var machine = Self.machine(in: phase)
+        let passed = machine.readAsked(holds: holds)
+        #expect(passed == passes)
+        #expect(machine.readHeld == !passes)
+    }
+
+    @Test func aHeldReadGoesOnOnceTheExchangeCanTakeMore() {
+        var machine = Self.machine(in: .serving, readHeld: true)
+        #expect(machine.readHeld)
+        let result1 = machine.readsMayResume(holds: true)
+        #expect(result1 == false, "still held")
+        let result2 = machine.readsMayResume(holds: false)
+        #expect(result2)
+        #expect(!machine.readHeld)
+        let result3 = machine.readsMayResume(holds: false)
+        #expect(result3 == false, "passed on once")
+    }
+
+    /// A read held when the `101` was written is passed on to the handlers that take over, once.
+    @Test(arguments: [true, false])
+    func aHeldReadIsHandedOverWithTheConnection(held: Bool) {
+        var machine = Self.machine(in: .upgrading, readHeld: held)
+        let result4 = machine.handedOver()
+        #expect(result4 == held)
+        let result5 = machine.handedOver()
+        #expect(result5 == false)
+        var closed = Self.machine(in: .upgrading, readHeld: held)
+        _ = closed.close()
+        let result6 = closed.handedOver()
+        #expect(result6 == false, "a closed connection is handed to no one")
+    }
+
+    @Test func theReadingLoopRunsOnceAtATime() {
+        var machine = Self.machine(in: .serving)
+        let result7 = machine.processingStarts()
+        #expect(result7)
+        let result8 = machine.processingStarts()
+        #expect(result8 == false, "an answer given from inside the loop does not start it again")
+        machine.processingEnded()
+        let result9 = machine.processingStarts()
+        #expect(result9)
+        var closing = Self.machine(in: .closing)
+        let started = closing.processingStarts()
+        #expect(started == false)
+    }
+
+    /// What is written each way is flushed once, when due; nothing is due once the connection no longer serves.
+    @Test(arguments: [true, false])
+    func writesAreFlushedOnceWhenDue(toClient: Bool) {
+        var machine = Self.machine(in: .serving)
+        let result10 = machine.flushDue(toClient: toClient)
+        #expect(result10 == false)
+        machine.wrote(toClient: toClient)
+        let result11 = machine.flushDue(toClient: !toClient)
+        #expect(result11 == false, "the other way has nothing to flush")
+        let result12 = machine.flushDue(toClient: toClient)
+        #expect(result12)
+        let result13 = machine.flushDue(toClient: toClient)
+        #expect(result13 == false)
+        machine.wrote(toClient: toClient)
+        machine.upgrading()
+        let result14 = machine.flushDue(toClient: toClient)
+        #expect(result14 == false)
+    }
+
+    @Test func anAnswersHeadIsHeldForItsBodyAndTakenOnce() {
+        var machine = Self.machine(in: .serving)
+        let result15 = machine.takeHeldAnswerHead()
+        #expect(result15 == nil)
+        machine.holdAnswerHead(ByteBuffer(string: "HTTP/1.1 200 OK\r\n\r\n"))
+        let result16 = machine.takeHeldAnswerHead()
+        #expect(result16 == ByteBuffer(string: "HTTP/1.1 200 OK\r\n\r\n"))
+        let result17 = machine.takeHeldAnswerHead()
+        #expect(result17 == nil)
+    }
+
+    @Test func theClientsWritabilityIsKeptWhileServing() {
+        var machine = Self.machine(in: .serving)
+        #expect(machine.clientWritable)
+        machine.clientWritabilityChanged(false)
+        #expect(!machine.clientWritable)
+        machine.clientWritabilityChanged(true)
+        #expect(machine.clientWritable)
+        var upgraded = Self.machine(in: .serving)
+        upgraded.clientWritabilityChanged(false)
+        upgraded.upgrading()
+        #expect(upgraded.clientWritable, "no longer this handler's concern")
     }
 }
