@@ -6,7 +6,7 @@ import NIOCore
 /// request's body stalls). Events in, decisions out, in the manner of async-http-client's `HTTP1ConnectionStateMachine`:
 /// no socket, no timer, no clock of its own (every event brings `now`), so it is tested alone
 /// (`GatewayConnectionStateMachineTests`); the handler carries the decisions out. An exchange's own progress
-/// (deciding, connecting, relaying, answered) is ``GatewayHTTPHandler/Exchange/Phase``.
+/// (deciding, connecting, relaying, answered) is ``GatewayHTTPHandler/GatewayExchange/Phase``.
 ///
 /// ```
 ///            head read (keep-alive unless quiescing)      answer's end, keep-alive
@@ -16,8 +16,8 @@ import NIOCore
 ///  upgrading ──▶ handedOver  closing
 /// ```
 struct GatewayConnectionStateMachine {
-    enum State: Equatable {
-        /// Reading requests and answering them, with what the connection carries between events.
+    enum State {
+        /// Reading requests and answering them: the exchange under way and what the connection carries between events.
         case serving(Flow)
         /// A `101` was written: what the client sends is kept for the handlers that take over (`readHeld`: a read
         /// held back while serving, passed on once they are in place).
@@ -25,14 +25,17 @@ struct GatewayConnectionStateMachine {
         /// Another handler serves the connection (a WebSocket bridge, KAAZING's handshake, an emulated WebSocket's
         /// downstream); this one only passes on what still reaches it.
         case handedOver
-        /// Closing or closed: nothing more is read or answered.
-        case closing
+        /// Closing or closed: nothing more is read or answered (`abandoned`: the exchange that was under way, until the
+        /// handler lets its upstream connection and spans go).
+        case closing(abandoned: GatewayExchange?)
     }
 
-    /// What a serving connection carries from one event to the next: the read it holds back, whether it is inside
+    /// What a serving connection carries from one event to the next: its exchange, the read it holds back, whether it is inside
     /// its reading loop, what waits to be flushed each way, an answer's head held for the first bytes of its body,
     /// and whether the client's socket takes more.
-    struct Flow: Equatable {
+    struct Flow {
+        /// The exchange under way: one at a time (a pipelined request waits, unread, until it ends).
+        var exchange: GatewayExchange?
         /// A `read` held back while the exchange cannot take more.
         var readHeld = false
         /// Inside the reading loop (an answer given from it must not start the loop again).
@@ -156,9 +159,27 @@ struct GatewayConnectionStateMachine {
     func closesAfter(keepAlive: Bool) -> Bool { !keepAlive || quiescing }
 
     /// Graceful shutdown: `true` when the connection closes now (no exchange under way); otherwise after its answer.
-    mutating func quiesce(exchangeUnderWay: Bool) -> Bool {
+    mutating func quiesce() -> Bool {
         quiescing = true
-        return isServing && !exchangeUnderWay
+        return isServing && exchange == nil
+    }
+
+    // MARK: The exchange
+
+    /// The exchange under way (only while serving).
+    var exchange: GatewayExchange? {
+        guard case .serving(let flow) = state else { return nil }
+        return flow.exchange
+    }
+
+    /// A request's head was read and its exchange begins.
+    mutating func exchangeBegan(_ exchange: GatewayExchange) {
+        modifyFlow { $0.exchange = exchange }
+    }
+
+    /// The exchange under way ended (answered, abandoned, or its connection handed over).
+    mutating func exchangeEnded() {
+        modifyFlow { $0.exchange = nil }
     }
 
     /// The client ended its side of the connection.
@@ -203,9 +224,20 @@ struct GatewayConnectionStateMachine {
 
     /// The connection closes (or closed): `false` when it already was.
     mutating func close() -> Bool {
-        guard state != .closing else { return false }
-        state = .closing
+        switch state {
+        case .closing: return false
+        case .serving(let flow): state = .closing(abandoned: flow.exchange)
+        case .upgrading, .handedOver: state = .closing(abandoned: nil)
+        }
         return true
+    }
+
+    /// The exchange that was under way when the connection closed, taken once: its upstream connection and spans are
+    /// to be let go.
+    mutating func takeAbandonedExchange() -> GatewayExchange? {
+        guard case .closing(let abandoned?) = state else { return nil }
+        state = .closing(abandoned: nil)
+        return abandoned
     }
 
     // MARK: Reads and writes while serving
@@ -290,7 +322,7 @@ struct GatewayConnectionStateMachine {
     private mutating func modifyFlow(_ change: (inout Flow) -> Void) {
         guard case .serving(var flow) = state else { return }
         // Out of the enum while it changes: the held head's buffer stays uniquely referenced.
-        state = .closing
+        state = .closing(abandoned: nil)
         change(&flow)
         state = .serving(flow)
     }

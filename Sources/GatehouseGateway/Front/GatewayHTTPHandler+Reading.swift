@@ -68,7 +68,7 @@ extension GatewayHTTPHandler {
     }
 
     /// The body the gateway was keeping for itself will not come whole: whoever waited for it is told.
-    func bodyCutShort(_ exchange: Exchange) {
+    func bodyCutShort(_ exchange: GatewayExchange) {
         guard exchange.bodyRead != nil else { return }
         exchange.bodyRead = nil
         let abandoned = exchange.bodyAbandoned
@@ -77,7 +77,7 @@ extension GatewayHTTPHandler {
     }
 
     /// A piece of the current request's body (`ended`: its last).
-    func take(_ bytes: ByteBuffer, ended: Bool, into exchange: Exchange) {
+    func take(_ bytes: ByteBuffer, ended: Bool, into exchange: GatewayExchange) {
         if let bodyRead = exchange.bodyRead {
             exchange.state.bodyKept(ended: ended)
             // An emulated WebSocket's upstream body: kept whole (bounded when it began, or as its chunks come), then
@@ -109,7 +109,7 @@ extension GatewayHTTPHandler {
         if exchange.state.requestEnded { finishIfDone(exchange) }
     }
 
-    func forward(_ bytes: ByteBuffer, ended: Bool, of exchange: Exchange, to upstream: UpstreamConnection) {
+    func forward(_ bytes: ByteBuffer, ended: Bool, of exchange: GatewayExchange, to upstream: UpstreamConnection) {
         if bytes.readableBytes > 0 {
             upstream.write(bytes)
             machine.wrote(toClient: false)

@@ -1,7 +1,7 @@
 // The connection's handler, in a file per kind of request it serves: this one holds its state, the channel's events,
 // the start of each exchange and its end; `+Reading` (heads and bodies as they come), `+Relay` (to the upstream and
 // back), `+WebSocket` (plain upgrades and the start of KAAZING's extended handshake), `+Emulation` (KAAZING's emulated
-// transport), `+IdleTimeout` (the head and idle deadlines), `+Exchange` (an exchange and its route), `+Tracing`.
+// transport), `+IdleTimeout` (the head and idle deadlines), `+GatewayExchange` (an exchange and its route), `+Tracing`.
 // What is decided apart: `GatewayConnectionStateMachine` (the connection's life and timers),
 // `GatewayExchangeStateMachine` (an exchange's phase and the decisions on its messages and connections),
 // `GatewayRequestPolicy` (what the gateway answers itself), `ClientRequestHead` (a request read in place),
@@ -58,7 +58,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     var pool: UpstreamConnectionPool?
     /// The client's bytes turned into requests: the reading position and what is read but not yet taken.
     var reader = GatewayRequestReader()
-    var exchange: Exchange?
+    /// The exchange under way, which the machine's serving state holds.
+    var exchange: GatewayExchange? { machine.exchange }
     /// Switching to a WebSocket, or handed to what serves the connection after an upgrade or an emulated downstream.
     var removed: Bool { machine.phase == .upgrading || machine.phase == .handedOver }
     var closing: Bool { machine.phase == .closing }
@@ -85,7 +86,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     var remembered: RememberedAdmission?
     /// The connection's last route: a client asking for the same target again (polling, a health check, a load) is
     /// routed by comparing its bytes, without parsing and routing it again (routes depend on the target alone).
-    var lastRoute: Route?
+    var lastRoute: GatewayRoute?
     /// The upstream connection of the last exchange, kept for the next request while the client's connection lives
     /// (``keep(_:)``); back to the loop's pool when it ends.
     var keptUpstream: UpstreamConnection?
@@ -116,7 +117,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     func handlerRemoved(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         idleTimer = nil
-        if let exchange { abandon(exchange) }
+        if let exchange = exchange ?? machine.takeAbandonedExchange() { abandon(exchange) }
         releaseKeptUpstream()
         self.context = nil
     }
@@ -162,7 +163,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         _ = machine.close()
         idleTimer?.cancel()
         idleTimer = nil
-        if let exchange { abandon(exchange) }
+        if let exchange = exchange ?? machine.takeAbandonedExchange() { abandon(exchange) }
         releaseKeptUpstream()
         context.fireChannelInactive()
     }
@@ -174,7 +175,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
         }
         if event is ChannelShouldQuiesceEvent {
             // Graceful shutdown: close now when idle, else after the answer in progress (`Connection: close`).
-            if machine.quiesce(exchangeUnderWay: exchange != nil) { close() }
+            if machine.quiesce() { close() }
             return
         }
         if let event = event as? ChannelEvent, event == .inputClosed {
@@ -228,8 +229,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     func begin(_ head: ClientRequestHead, bodiless: Bool) {
         let (keepAlive, first) = machine.headRead(keepAlive: head.isKeepAlive)
-        let exchange = Exchange(head: head, keepAlive: keepAlive, requestEnded: bodiless, start: machine.lastActivity)
-        self.exchange = exchange
+        let exchange = GatewayExchange(head: head, keepAlive: keepAlive, requestEnded: bodiless, start: machine.lastActivity)
+        machine.exchangeBegan(exchange)
         // Only a WebSocket upgrade is one: any other protocol (`h2c`, `TLS/1.0`) is not switched to, and the request
         // is answered as it is (RFC 9110 §7.8; `Upgrade` is hop-by-hop, never forwarded).
         if let upgrade = head.first("upgrade"), HeaderText.equalsIgnoringCase(upgrade, "websocket") {
@@ -249,7 +250,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             }
         }
         armIdleTimer()
-        let route: Route
+        let route: GatewayRoute
         if let lastRoute, head.target(is: lastRoute.text) {
             route = lastRoute
         } else {
@@ -268,7 +269,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 answer(exchange, local)
                 return
             case .service(let service, let remainder):
-                route = Route(text: text, target: target, service: service, remainder: remainder)
+                route = GatewayRoute(text: text, target: target, service: service, remainder: remainder)
                 lastRoute = route
             }
         }
@@ -320,20 +321,20 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     /// The connection's client — its address, its certificate's thumbprint — and the exchange's span: what every
     /// admission of this connection carries (``AdmissionRequest``).
-    func clientIdentity(_ exchange: Exchange) -> ClientIdentity {
+    func clientIdentity(_ exchange: GatewayExchange) -> ClientIdentity {
         ClientIdentity(peer: peer, certificate: certificateThumbprint, span: exchange.span)
     }
 
     /// What `exchange` asks of `service`'s realm: its admission fields and `query`, from this connection's client.
-    func admissionRequest(_ exchange: Exchange, query: String?, service: ProtectedService) -> AdmissionRequest {
+    func admissionRequest(_ exchange: GatewayExchange, query: String?, service: ProtectedService) -> AdmissionRequest {
         AdmissionRequest(fields: exchange.fields, query: query, service: service, client: clientIdentity(exchange))
     }
 
     /// Runs the realm's login chain on a task (it suspends: bcrypt, introspection, Kerberos) and hands its answer to
     /// `then` back on the event loop.
     func admitOnTask(
-        _ exchange: Exchange, target: RequestTarget, service: ProtectedService,
-        then: @escaping @Sendable (GatewayHTTPHandler, Exchange, Gateway.Admission) -> Void
+        _ exchange: GatewayExchange, target: RequestTarget, service: ProtectedService,
+        then: @escaping @Sendable (GatewayHTTPHandler, GatewayExchange, Gateway.Admission) -> Void
     ) {
         exchange.state.deciding()
         guard let context else { return }
@@ -353,7 +354,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     // MARK: Answers and the end of an exchange
 
     /// The gateway's own answer to `exchange`.
-    func answer(_ exchange: Exchange, _ answer: GatewayAnswer) {
+    func answer(_ exchange: GatewayExchange, _ answer: GatewayAnswer) {
         guard let context, exchange.state.answering() else { return }
         if let upstream = exchange.upstream {
             exchange.upstream = nil
@@ -366,7 +367,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     /// The answer's last part is written (`written`: when it is, needed only when the connection closes after it).
-    func responseDone(_ exchange: Exchange, written: EventLoopFuture<Void>?) {
+    func responseDone(_ exchange: GatewayExchange, written: EventLoopFuture<Void>?) {
         let dropRest = exchange.state.answerEnded()
         // The idle time between requests counts from the end of the answer.
         let closes = machine.answerEnded(keepAlive: exchange.state.keepAlive, now: now)
@@ -378,7 +379,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             }
         }
         if closes {
-            self.exchange = nil
+            machine.exchangeEnded()
             finish(exchange)
             _ = machine.close()
             let drain = dropRest
@@ -400,15 +401,15 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     /// Ends the exchange once both its messages are complete, and starts the next.
-    func finishIfDone(_ exchange: Exchange) {
+    func finishIfDone(_ exchange: GatewayExchange) {
         guard exchange.state.isComplete, self.exchange === exchange else { return }
-        self.exchange = nil
+        machine.exchangeEnded()
         finish(exchange)
         startNext()
     }
 
     /// Counts the exchange and gives its upstream connection back (or closes it).
-    func finish(_ exchange: Exchange) {
+    func finish(_ exchange: GatewayExchange) {
         if exchange.counted { count(exchange) }
         endSpans(exchange)
         if let upstream = exchange.upstream {
@@ -423,7 +424,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
 
     /// Counts `exchange` in the request metrics, with the counter and timer of the connection's last exchange when they
     /// are its service's and status's.
-    func count(_ exchange: Exchange) {
+    func count(_ exchange: GatewayExchange) {
         let metrics: KeyedMetricHandles<GatewayStatistics.RequestKey>.Handles
         if let last = lastMetrics, last.status == exchange.status, last.service == exchange.service {
             metrics = last.handles
@@ -454,8 +455,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     /// Drops an exchange whose client went away.
-    func abandon(_ exchange: Exchange) {
-        self.exchange = nil
+    func abandon(_ exchange: GatewayExchange) {
+        machine.exchangeEnded()
         bodyCutShort(exchange)
         endSpans(exchange)
         if let upstream = exchange.upstream {

@@ -13,7 +13,7 @@ extension GatewayHTTPHandler {
     /// any request and answered once the upstream accepted (``EmulatedWebSocket``); an upstream body and a downstream
     /// request go to their session (``EmulatedWebSockets``), wherever it lives; a downstream's connection becomes the
     /// session's once its head is written.
-    func emulate(_ exchange: Exchange, _ request: EmulationRequest) {
+    func emulate(_ exchange: GatewayExchange, _ request: EmulationRequest) {
         guard let route = exchange.route else { return }
         let service = route.service
         exchange.enveloped = EmulationRequest.wantsEnvelope(exchange.head)
@@ -94,7 +94,7 @@ extension GatewayHTTPHandler {
 
     /// The realm decided on a create: refused, its answer (in the envelope when asked); allowed, a session whose bridge
     /// connects upstream, the create answered when the upstream accepts or fails.
-    func emulationAdmitted(_ exchange: Exchange, _ admission: Gateway.Admission, _ create: EmulationRequest.Create) {
+    func emulationAdmitted(_ exchange: GatewayExchange, _ admission: Gateway.Admission, _ create: EmulationRequest.Create) {
         guard self.exchange === exchange, !closing, let context, let route = exchange.route else { return }
         switch admission {
         case .answer(let refusal):
@@ -105,7 +105,7 @@ extension GatewayHTTPHandler {
             let query = CredentialCarriers.query(route.target.query, removing: EmulationRequest.clientParameters)
             let remainder = create.remainder
             let target = RequestTarget(segments: service.segments + remainder.segments, trailingSlash: false, query: query)
-            let webSocketRoute = Route(text: target.description, target: target, service: service, remainder: remainder)
+            let webSocketRoute = GatewayRoute(text: target.description, target: target, service: service, remainder: remainder)
             let loop = context.eventLoop
             let bound = NIOLoopBound((self, exchange), eventLoop: loop)
             let host = exchange.head.first("host") ?? "\(gateway.host):\(gateway.port)"
@@ -158,7 +158,7 @@ extension GatewayHTTPHandler {
     }
 
     /// An upstream body read whole: its frames go to the session (on its loop), the answer `200` or `400`.
-    func emulatedUpstream(_ exchange: Exchange, session: EmulatedWebSockets.Entry, sequence: UInt64?) {
+    func emulatedUpstream(_ exchange: GatewayExchange, session: EmulatedWebSockets.Entry, sequence: UInt64?) {
         guard let context else { return }
         var read: [UInt8] = []
         for bytes in exchange.waiting { read += bytes.readableBytesView }
@@ -184,7 +184,7 @@ extension GatewayHTTPHandler {
 
     /// A downstream request the session took (or refused, `400`): its head is written, and the connection leaves this
     /// handler for an ``EmulatedDownstreamHandler`` through which the session writes its frames until it ends it.
-    func emulatedDownstream(_ exchange: Exchange, session: EmulatedWebSockets.Entry, refusal: EmulatedWebSocket.Refusal?, kilobytes: Int?) {
+    func emulatedDownstream(_ exchange: GatewayExchange, session: EmulatedWebSockets.Entry, refusal: EmulatedWebSocket.Refusal?, kilobytes: Int?) {
         guard self.exchange === exchange, !closing, let context else { return }
         if let refusal {
             answer(exchange, GatewayAnswer.invalidRequest(refusal.description))
@@ -199,7 +199,7 @@ extension GatewayHTTPHandler {
         head.writeString("HTTP/1.1 200 OK\r\nContent-Type: \(type)\r\nX-Content-Type-Options: nosniff\r\n"
                          + "Cache-Control: no-store\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n")
         context.writeAndFlush(wrapOutboundOut(head), promise: nil)
-        self.exchange = nil
+        machine.exchangeEnded()
         machine.handedOver()
         reader.end()
         idleTimer?.cancel()

@@ -23,7 +23,7 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
     struct Upgrade {
         /// The upgrade's route, its target without KAAZING's `.kl` parameter (so neither its upstream target nor the
         /// relay's URL carries it).
-        let route: GatewayHTTPHandler.Route
+        let route: GatewayRoute
         /// The outer request's fields: the request inside is read over them (KAAZING merges the two).
         let fields: HTTPFields
         let key: String
@@ -31,11 +31,11 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
         /// The client of the upgrade's connection and the upgrade's span: the inner requests are admitted as its.
         let client: ClientIdentity
 
-        init(route: GatewayHTTPHandler.Route, fields: HTTPFields, key: String, forwarding: ForwardingHeaders, client: ClientIdentity) {
+        init(route: GatewayRoute, fields: HTTPFields, key: String, forwarding: ForwardingHeaders, client: ClientIdentity) {
             let target = route.target
             let withoutMark = RequestTarget(segments: target.segments, trailingSlash: target.trailingSlash,
                                             query: CredentialCarriers.query(target.query, removing: [KaazingHandshake.libraryParameter]))
-            self.route = GatewayHTTPHandler.Route(text: route.text, target: withoutMark, service: route.service, remainder: route.remainder)
+            self.route = GatewayRoute(text: route.text, target: withoutMark, service: route.service, remainder: route.remainder)
             self.fields = fields
             self.key = key
             self.forwarding = forwarding

@@ -6,7 +6,7 @@ import NIOCore
 /// The relay: an admitted request's head rewritten for its upstream, the upstream connection (kept, pooled or fresh),
 /// and the upstream's answer written to the client as it comes (``UpstreamExchange``).
 extension GatewayHTTPHandler {
-    func admitted(_ exchange: Exchange, _ admission: Gateway.Admission) {
+    func admitted(_ exchange: GatewayExchange, _ admission: Gateway.Admission) {
         guard self.exchange === exchange, !closing, let route = exchange.route else { return }
         switch admission {
         case .answer(let refusal):
@@ -37,7 +37,7 @@ extension GatewayHTTPHandler {
 
     /// The forwarding fields of `exchange`. They depend only on its `Host` when the peer is not a trusted proxy:
     /// the last ones are kept for the connection's next request.
-    func forwarding(_ exchange: Exchange) -> ForwardingHeaders {
+    func forwarding(_ exchange: GatewayExchange) -> ForwardingHeaders {
         if !peerIsTrusted, let lastForwarding, exchange.head.first("host", is: lastForwarding.host) { return lastForwarding.fields }
         let host = exchange.head.first("host")
         if exchange.fieldsPending {
@@ -50,7 +50,7 @@ extension GatewayHTTPHandler {
         return fields
     }
 
-    func connect(_ exchange: Exchange, fresh: Bool) {
+    func connect(_ exchange: GatewayExchange, fresh: Bool) {
         guard let pool, let service = exchange.route?.service else { return }
         exchange.state.connecting()
         let key = service.upstreamKey
@@ -81,7 +81,7 @@ extension GatewayHTTPHandler {
         }
     }
 
-    func attach(_ exchange: Exchange, to upstream: UpstreamConnection) {
+    func attach(_ exchange: GatewayExchange, to upstream: UpstreamConnection) {
         guard let head = exchange.upstreamHead else { return }
         exchange.upstream = upstream
         exchange.state.attached(reused: upstream.exchanges > 0)
@@ -101,7 +101,7 @@ extension GatewayHTTPHandler {
 
     /// The upstream could not be reached or dropped the request before answering: `502` (or `400` when the
     /// client's own body failed).
-    func upstreamUnavailable(_ exchange: Exchange, error: String) {
+    func upstreamUnavailable(_ exchange: GatewayExchange, error: String) {
         if exchange.state.bodyFailed {
             gateway.warnUpstreamFailure(service: exchange.service, error: error)
             answer(exchange, GatewayAnswer.invalidRequest("the request body is malformed or incomplete"))
@@ -200,7 +200,7 @@ extension GatewayHTTPHandler {
         case .cutOff:
             gateway.upstreamFailed(service: exchange.service, protocol: "http", error: nil, answered: "the answer was cut off, the client's connection closed")
             count(exchange)
-            self.exchange = nil
+            machine.exchangeEnded()
             close()
         }
     }

@@ -11,7 +11,7 @@ import Tracing
 extension GatewayHTTPHandler {
     /// Starts the server span of `exchange` for `route`, under the caller's `traceparent` when the peer is a trusted
     /// proxy (anyone else's is not believed, and is replaced upstream by ours).
-    func startSpan(_ exchange: Exchange, route: Route, tracer: OTLPTracer) {
+    func startSpan(_ exchange: GatewayExchange, route: GatewayRoute, tracer: OTLPTracer) {
         var parent = InstrumentationContext.topLevel
         if peerIsTrusted, let field = exchange.head.first("traceparent"), let caller = TraceParent(field) { parent.traceParent = caller }
         let method = exchange.head.methodName
@@ -27,7 +27,7 @@ extension GatewayHTTPHandler {
     }
 
     /// Starts the client span of the upstream exchange; its `traceparent`, for the upstream's request head.
-    func startUpstreamSpan(_ exchange: Exchange, route: Route) -> String? {
+    func startUpstreamSpan(_ exchange: GatewayExchange, route: GatewayRoute) -> String? {
         guard let tracer = gateway.tracer, let parent = exchange.span else { return nil }
         let span = tracer.startSpan("\(exchange.head.methodName) upstream", context: parent.context, ofKind: .client)
         span.updateAttributes { attributes in
@@ -39,7 +39,7 @@ extension GatewayHTTPHandler {
     }
 
     /// Ends the exchange's spans with its status (`0`: no answer was written).
-    func endSpans(_ exchange: Exchange) {
+    func endSpans(_ exchange: GatewayExchange) {
         if let upstream = exchange.upstreamSpan {
             exchange.upstreamSpan = nil
             if exchange.state.responseStarted { upstream.attributes["http.response.status_code"] = exchange.status }

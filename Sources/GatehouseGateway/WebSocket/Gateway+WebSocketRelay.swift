@@ -17,7 +17,7 @@ extension Gateway {
     /// one place a bridge is built. `route` is the WebSocket's own (service, remainder, target), `protocols` the
     /// sub-protocols asked of the upstream, `opening` what the client is sent once the upstream accepted.
     func webSocketBridge(
-        route: GatewayHTTPHandler.Route, subject: Subject?, forwarding: ForwardingHeaders, protocols: [String] = [],
+        route: GatewayRoute, subject: Subject?, forwarding: ForwardingHeaders, protocols: [String] = [],
         eventLoop: any EventLoop, opening: ((String?) -> [WebSocketFrame])? = nil
     ) -> WebSocketBridge {
         let service = route.service

@@ -12,7 +12,7 @@ extension GatewayHTTPHandler {
     /// and, allowed, relayed on the event loop by a ``WebSocketBridge``; refused with the realm's `401`/`403`, a
     /// malformed handshake with `400`/`426`, and closed. `false`: not an upgrade the gateway switches to, answered as a
     /// plain request.
-    func beginWebSocket(_ exchange: Exchange) -> Bool {
+    func beginWebSocket(_ exchange: GatewayExchange) -> Bool {
         let head = exchange.head
         guard let target = try? RequestTarget(parsing: head.target) else { return false }
         let routed = gateway.route(target)
@@ -33,7 +33,7 @@ extension GatewayHTTPHandler {
         exchange.service = service.name
         exchange.counted = false  // an upgrade is not an HTTP request of the metrics, accepted or not
         exchange.state.lastExchange()
-        exchange.route = Route(text: head.target, target: target, service: service, remainder: remainder)
+        exchange.route = GatewayRoute(text: head.target, target: target, service: service, remainder: remainder)
         // Traced as any request: its admission (KAAZING's, inside the WebSocket, too) below its span.
         if let tracer = gateway.tracer, let route = exchange.route { startSpan(exchange, route: route, tracer: tracer) }
         exchange.fields = head.allFields
@@ -55,7 +55,7 @@ extension GatewayHTTPHandler {
         return true
     }
 
-    func webSocketAdmitted(_ exchange: Exchange, _ admission: Gateway.Admission, key: String) {
+    func webSocketAdmitted(_ exchange: GatewayExchange, _ admission: Gateway.Admission, key: String) {
         guard self.exchange === exchange, !closing, let context, let route = exchange.route else { return }
         switch admission {
         case .answer(let refusal) where refusal.status.code == 401 && route.service.realm?.scheme == .applicationToken
@@ -91,13 +91,13 @@ extension GatewayHTTPHandler {
     /// NIO's frame encoder (``switchToWebSocket(_:addHandlers:)``), out of this handler's read before it is removed;
     /// what the client sends meanwhile is kept (`upgrading`).
     func upgraded(
-        _ context: ChannelHandlerContext, _ exchange: Exchange, answer: ByteBuffer,
+        _ context: ChannelHandlerContext, _ exchange: GatewayExchange, answer: ByteBuffer,
         addHandlers: @escaping (ChannelPipeline.SynchronousOperations, WebSocketFrameEncoder) throws -> Void
     ) {
         context.writeAndFlush(wrapOutboundOut(answer), promise: nil)
         exchange.status = 101
         endSpans(exchange)
-        self.exchange = nil
+        machine.exchangeEnded()
         machine.upgrading()
         idleTimer?.cancel()
         idleTimer = nil
@@ -109,7 +109,7 @@ extension GatewayHTTPHandler {
     /// A KAAZING client's upgrade (``KaazingHandshake``), on any WebSocket service: `101` selecting
     /// `x-kaazing-handshake` and the balancer frame at once, then a ``KaazingHandshakeHandler`` (behind NIO's frame
     /// encoder) in this handler's place, which has the realm decide on the request inside the WebSocket.
-    func startKaazingHandshake(_ exchange: Exchange, key: String) {
+    func startKaazingHandshake(_ exchange: GatewayExchange, key: String) {
         guard let context, let route = exchange.route else { return }
         let upgrade = KaazingHandshakeHandler.Upgrade(route: route, fields: exchange.fields, key: key, forwarding: forwarding(exchange),
                                                       client: clientIdentity(exchange))

@@ -74,11 +74,12 @@ struct GatewayConnectionStateMachineTests {
 
     @Test func gracefulShutdownClosesAnIdleConnectionAtOnceAndABusyOneAfterItsAnswer() {
         var idle = Self.machine()
-        let closesNow = idle.quiesce(exchangeUnderWay: false)
+        let closesNow = idle.quiesce()
         #expect(closesNow)
         var busy = Self.machine()
         _ = busy.headRead(keepAlive: true)
-        let closesBusy = busy.quiesce(exchangeUnderWay: true)
+        busy.exchangeBegan(Self.exchange())
+        let closesBusy = busy.quiesce()
         #expect(closesBusy == false)
         #expect(busy.closesAfter(keepAlive: true), "the answer says Connection: close")
         let closes = busy.answerEnded(keepAlive: true, now: Self.start)
@@ -120,7 +121,7 @@ struct GatewayConnectionStateMachineTests {
         machine.handedOver()
         #expect(machine.phase == .handedOver)
         #expect(!machine.isServing)
-        let closesNow = machine.quiesce(exchangeUnderWay: false)
+        let closesNow = machine.quiesce()
         #expect(closesNow == false, "the WebSocket's handlers see the shutdown")
         let closed = machine.close()
         #expect(closed)
@@ -128,7 +129,39 @@ struct GatewayConnectionStateMachineTests {
         #expect(machine.phase == .closing, "a closed connection stays closed")
     }
 
-    // MARK: Reads and writes, state by state
+    // MARK: The exchange, reads and writes, state by state
+
+    /// An exchange for `GET /` (its head read by the connection's reader).
+    static func exchange(_ target: String = "/") -> GatewayExchange {
+        var reader = GatewayRequestReader()
+        reader.append(ByteBuffer(string: "GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n"))
+        guard case .head(let head, _) = reader.next(exchangeUnderWay: false, keepsBody: false, allocator: ByteBufferAllocator()) else {
+            fatalError("the test's request did not parse")
+        }
+        return GatewayExchange(head: head, keepAlive: true, requestEnded: true, start: Self.start)
+    }
+
+    /// The exchange lives in the serving state: one at a time, gone when it ends, with an upgrade or a close.
+    @Test(arguments: [GatewayConnectionStateMachine.Phase.serving, .upgrading, .closing])
+    func theExchangeLivesInTheServingState(after phase: GatewayConnectionStateMachine.Phase) {
+        var machine = Self.machine(in: .serving)
+        #expect(machine.exchange == nil)
+        let exchange = Self.exchange("/a")
+        machine.exchangeBegan(exchange)
+        #expect(machine.exchange === exchange)
+        switch phase {
+        case .serving: machine.exchangeEnded()
+        case .upgrading: machine.upgrading()
+        case .handedOver: machine.handedOver()
+        case .closing: _ = machine.close()
+        }
+        #expect(machine.exchange == nil)
+        let abandoned = machine.takeAbandonedExchange()
+        #expect((abandoned === exchange) == (phase == .closing), "a connection closed with an exchange under way keeps it to let it go")
+        #expect(machine.takeAbandonedExchange() == nil, "taken once")
+        machine.exchangeBegan(Self.exchange("/b"))
+        #expect((machine.exchange != nil) == (phase == .serving), "an exchange begins only while serving")
+    }
 
     /// The machine in each phase: serving, upgrading (after a `101`), handed over, closing.
     static func machine(in phase: GatewayConnectionStateMachine.Phase, readHeld: Bool = false) -> GatewayConnectionStateMachine {
