@@ -635,9 +635,15 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 answer.writeStaticString("\r\nWWW-Authenticate: ")
                 answer.writeString(challenge)
             }
+            let extensions = KaazingExtensionsNegotiation(requested: exchange.head.values("sec-websocket-extensions"),
+                                                          inactivityTimeout: route.service.inactivityTimeout)
+            for value in extensions.announced {
+                answer.writeStaticString("\r\nSec-WebSocket-Extensions: ")
+                answer.writeString(value)
+            }
             answer.writeStaticString("\r\n\r\n")
             let bridge = WebSocketBridge(relay: relay, upstream: upstream, statistics: gateway.statistics, openWebSockets: gateway.openWebSockets,
-                                         tls: gateway.upstreamPools, eventLoop: context.eventLoop)
+                                         tls: gateway.upstreamPools, eventLoop: context.eventLoop, extensions: extensions)
             upgraded(context, exchange, answer: answer) { [gateway] operations, encoder in
                 // The side is added last: it writes a frame as it came from the encoder's place. One at a time:
                 // `addHandlers` at `.after` adds the last one first.
@@ -787,6 +793,8 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
             let host = exchange.head.first("host") ?? "\(gateway.host):\(gateway.port)"
             let base = (gateway.tls == nil ? "http://" : "https://") + host + create.path + "/" + KaazingEmulation.marker + "/"
             let id = EmulatedWebSockets.newID()
+            let extensions = KaazingExtensionsNegotiation(requested: exchange.head.values("x-websocket-extensions"),
+                                                          inactivityTimeout: service.inactivityTimeout, emulated: true)
             let session = EmulatedWebSocket(
                 id: id, eventLoop: loop, origin: EmulationRequest.origin(exchange.head), acceptsPings: create.acceptsPings,
                 binary: create.binary, escaped: create.escaped, createSequence: create.sequence, maxMessageSize: gateway.maxMessageSize, logger: gateway.logger,
@@ -802,6 +810,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                                            body: ByteBuffer(string: body))
                     answer.headers[HTTPField.Name("X-WebSocket-Version")!] = KaazingEmulation.version
                     if let selected { answer.headers[HTTPField.Name("X-WebSocket-Protocol")!] = selected }
+                    for value in extensions.announced { answer.headers.append(HTTPField(name: HTTPField.Name(KaazingExtensions.emulatedField)!, value: value)) }
                     if let challenge = subject?.successChallenge { answer.headers[.wwwAuthenticate] = challenge }
                 case .upstreamUnavailable:
                     answer = .badGateway
@@ -828,6 +837,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
                 upstream: WebSocketBridge.Upstream(key: service.upstreamKey, target: webSocketRoute.upstreamTarget, authority: service.base.authority,
                                                    protocols: create.protocols.isEmpty ? nil : create.protocols.joined(separator: ", ")),
                 statistics: gateway.statistics, openWebSockets: gateway.openWebSockets, tls: gateway.upstreamPools, eventLoop: loop,
+                extensions: extensions,
                 opening: { selected in
                     session.opened(selectedProtocol: selected)
                     return []
