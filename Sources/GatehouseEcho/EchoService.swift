@@ -42,6 +42,13 @@ public enum EchoService {
             let name = offered.trimmingCharacters(in: .whitespaces)
             return name.isEmpty ? .upgrade([:]) : .upgrade([.secWebSocketProtocol: name])
         }
+        // `/sink`: reads a WebSocket's messages and answers none (an upstream that never writes, as KAAZING's
+        // keep-alive scripts have one).
+        let sink: WebSocketDataHandler<WebSocketRouterContext<BasicWebSocketRequestContext>> = { inbound, _, _ in
+            for try await _ in inbound.messages(maxSize: 1 << 20) {}
+        }
+        webSocketRouter.ws("/sink", shouldUpgrade: selectFirstProtocol, onUpgrade: sink)
+        webSocketRouter.ws("/sink/**", shouldUpgrade: selectFirstProtocol, onUpgrade: sink)
         webSocketRouter.ws("/", shouldUpgrade: selectFirstProtocol, onUpgrade: echo)
         webSocketRouter.ws("**", shouldUpgrade: selectFirstProtocol, onUpgrade: echo)
         return Application(

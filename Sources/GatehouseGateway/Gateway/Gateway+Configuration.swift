@@ -58,7 +58,13 @@ extension Gateway {
                 throw GatewayConfigurationError("service \(service.name): conflicting roles, remove the wildcard")
             }
             return try ProtectedService(name: service.name, path: service.path, upstream: upstream, realm: realm, requiredRoles: roles,
-                               webSocket: service.webSocket ?? false, allowedOrigins: service.allowedOrigins)
+                               webSocket: service.webSocket ?? false, allowedOrigins: service.allowedOrigins,
+                               inactivityTimeout: try service.inactivityTimeout.map { seconds in
+                                   guard seconds.isFinite, seconds >= 0.002, seconds <= 86_400 else {
+                                       throw GatewayConfigurationError("service \(service.name): inactivityTimeout must be between 0.002 and 86400 seconds")
+                                   }
+                                   return .milliseconds(Int64((seconds * 1000).rounded()))
+                               })
         }
         func timeout(_ seconds: Double?, _ fallback: Double, _ name: String) throws -> Duration {
             let value = seconds ?? fallback

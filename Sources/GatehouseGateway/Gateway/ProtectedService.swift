@@ -13,6 +13,8 @@ public final class ProtectedService: Sendable {
     public let webSocket: Bool
     /// The origins whose pages may open its WebSockets (``ServiceConfiguration/allowedOrigins``); `nil`: any.
     public let allowedOrigins: Set<String>?
+    /// How long its WebSockets may stay silent (``ServiceConfiguration/inactivityTimeout``); `nil`: no limit.
+    public let inactivityTimeout: Duration?
     /// The prefix's segments, matched against a request's normalised segments.
     let segments: [String]
     /// Where requests go.
@@ -23,8 +25,12 @@ public final class ProtectedService: Sendable {
     /// A service at `path` (normalised; a path that is not a valid absolute path, or an upstream that is not an
     /// `http`/`https` URL without query or user information, throws ``GatewayConfigurationError``).
     public init(name: String, path: String, upstream: URL, realm: Realm?, requiredRoles: [String] = [], webSocket: Bool = false,
-                allowedOrigins: [String]? = nil) throws {
+                allowedOrigins: [String]? = nil, inactivityTimeout: Duration? = nil) throws {
         self.name = name
+        if let inactivityTimeout, inactivityTimeout < .milliseconds(2) || inactivityTimeout > .seconds(86_400) {
+            throw GatewayConfigurationError("service \(name): inactivityTimeout must be between 0.002 and 86400 seconds")
+        }
+        self.inactivityTimeout = inactivityTimeout
         self.allowedOrigins = try allowedOrigins.map { origins in
             Set(try origins.map { origin in
                 guard let normalised = Self.origin(origin) else {

@@ -14,12 +14,19 @@ public struct ServiceConfiguration: Sendable, Codable {
     /// The web origins (`scheme://host[:port]`) whose pages may open this service's WebSockets, natively or on
     /// KAAZING's emulated transport (KAAZING's `cross-site-constraint`). Unset: any origin.
     public var allowedOrigins: [String]?
+    /// Seconds a relayed WebSocket may stay silent, as KAAZING Gateway's `ws.inactivity.timeout`: the gateway pings
+    /// a native client after half of it without reading, closes the connection after all of it, and announces it to
+    /// KAAZING's clients that ask for `x-kaazing-idle-timeout` (then writing a `PONG` whenever it wrote nothing
+    /// for three quarters of it; on the emulated transport, only those). Unset: no inactivity timeout, and the
+    /// extension is declined.
+    public var inactivityTimeout: Double?
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case name, path, upstream, realm, requireRoles, webSocket, allowedOrigins }
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, path, upstream, realm, requireRoles, webSocket, allowedOrigins, inactivityTimeout }
 
     public init(name: String, path: String, upstream: String, realm: String? = nil, requireRoles: [String]? = nil, webSocket: Bool? = nil,
-                allowedOrigins: [String]? = nil) {
+                allowedOrigins: [String]? = nil, inactivityTimeout: Double? = nil) {
         self.allowedOrigins = allowedOrigins
+        self.inactivityTimeout = inactivityTimeout
         self.name = name
         self.path = path
         self.upstream = upstream

@@ -363,6 +363,10 @@ final class EmulatedWebSocket {
                 self.bridge?.received(WebSocketFrame(fin: true, opcode: .pong, data: data), from: .client)
                 self.bridge?.readComplete(.client)
             }
+        case .pong:
+            // The gateway's keep-alive under `x-kaazing-idle-timeout` (``WebSocketKeepAliveStateMachine``): a frame the
+            // client's idle timer sees — a `PONG` to a client that accepts them, else a `NOP`.
+            enqueue(acceptsPings ? .pong : .command(.nop))
         case .connectionClose:
             eventLoop.assumeIsolated().execute { self.finish() }
         default:

@@ -111,6 +111,8 @@ extension GatewayHTTPHandler {
             let host = exchange.head.first("host") ?? "\(gateway.host):\(gateway.port)"
             let base = (gateway.tls == nil ? "http://" : "https://") + host + create.path + "/" + KaazingEmulation.marker + "/"
             let id = EmulatedWebSockets.newID()
+            let extensions = KaazingExtensionsNegotiation(requested: exchange.head.values("x-websocket-extensions"),
+                                                          inactivityTimeout: service.inactivityTimeout, emulated: true)
             let session = EmulatedWebSocket(
                 id: id, eventLoop: loop, origin: EmulationRequest.origin(exchange.head), acceptsPings: create.acceptsPings,
                 binary: create.binary, escaped: create.escaped, createSequence: create.sequence, maxMessageSize: gateway.maxMessageSize, logger: gateway.logger,
@@ -126,6 +128,7 @@ extension GatewayHTTPHandler {
                                            body: ByteBuffer(string: body))
                     answer.headers[HTTPField.Name("X-WebSocket-Version")!] = KaazingEmulation.version
                     if let selected { answer.headers[HTTPField.Name("X-WebSocket-Protocol")!] = selected }
+                    for value in extensions.announced { answer.headers.append(HTTPField(name: HTTPField.Name(KaazingExtensions.emulatedField)!, value: value)) }
                     if let challenge = subject?.successChallenge { answer.headers[.wwwAuthenticate] = challenge }
                 case .upstreamUnavailable:
                     answer = .badGateway
@@ -148,7 +151,7 @@ extension GatewayHTTPHandler {
                 return
             }
             let bridge = gateway.webSocketBridge(route: webSocketRoute, subject: subject, forwarding: forwarding(exchange), protocols: create.protocols,
-                                                 eventLoop: loop, opening: { selected in
+                                                 eventLoop: loop, extensions: extensions, opening: { selected in
                                                      session.opened(selectedProtocol: selected)
                                                      return []
                                                  })

@@ -238,21 +238,19 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
         timer = nil
         let upgrade = self.upgrade
         let service = upgrade.service
-        let relay = gateway.webSocketRelay(service: service, remainder: upgrade.route.remainder, target: upgrade.target, subject: subject,
-                                           forwarding: upgrade.forwarding)
         // The application's protocols: the request's (it names them again), else the upgrade's after KAAZING's.
         let requested = decidedFields[values: .secWebSocketProtocol].flatMap(KaazingHandshake.protocols(in:))
             .filter { $0 != KaazingHandshake.protocolName }
-        let bridge = WebSocketBridge(
-            relay: relay,
-            upstream: WebSocketBridge.Upstream(
-                key: service.upstreamKey,
-                target: upgrade.route.upstreamTarget,
-                authority: service.base.authority,
-                protocols: requested.isEmpty ? nil : requested.joined(separator: ", ")),
-            statistics: gateway.statistics, openWebSockets: gateway.openWebSockets, tls: gateway.upstreamPools, eventLoop: context.eventLoop,
+        // KAAZING's extensions as the request asks for them (the inner request's `Sec-WebSocket-Extensions` over the
+        // upgrade's), announced in the inner `101`.
+        let extensions = KaazingExtensionsNegotiation(requested: decidedFields[values: .secWebSocketExtensions],
+                                                      inactivityTimeout: service.inactivityTimeout)
+        let bridge = gateway.webSocketBridge(
+            route: upgrade.route, subject: subject, forwarding: upgrade.forwarding, protocols: requested, eventLoop: context.eventLoop,
+            extensions: extensions,
             opening: { [key = upgrade.key, challenge = subject?.successChallenge] selected in
-                let opening = KaazingHandshakeStateMachine.opening(key: key, selectedProtocol: selected, successChallenge: challenge)
+                let opening = KaazingHandshakeStateMachine.opening(key: key, selectedProtocol: selected, successChallenge: challenge,
+                                                                   extensions: extensions)
                 return [WebSocketFrame(fin: true, opcode: .binary, data: ByteBuffer(bytes: opening.encoded)),
                         WebSocketFrame(fin: true, opcode: .binary, data: ByteBuffer()),
                         WebSocketFrame(fin: true, opcode: .binary, data: ByteBuffer(bytes: KaazingHandshake.noRedirect))]

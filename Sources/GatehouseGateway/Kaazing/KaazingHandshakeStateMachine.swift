@@ -169,11 +169,16 @@ struct KaazingHandshakeStateMachine {
     }
 
     /// The inner `101` once the upstream accepted: the accept value of the outer key, the sub-protocol the upstream
-    /// selected, and a login module's success challenge (Negotiate's mutual authentication). No extension: KAAZING's
-    /// `x-kaazing-idle-timeout` and `x-kaazing-ping-pong` are declined, and its clients go on without them.
-    static func opening(key: String, selectedProtocol: String?, successChallenge: String?) -> KaazingHandshake.Response {
+    /// selected, KAAZING's extensions the request asked for and the service grants, one `Sec-WebSocket-Extensions`
+    /// field each as KAAZING Gateway writes them (``KaazingExtensionsNegotiation/announced``:
+    /// `x-kaazing-idle-timeout; timeout=<ms>` when the service has an inactivity timeout, `x-kaazing-ping-pong;
+    /// 01010102`; any other extension declined), and a login module's success challenge (Negotiate's mutual
+    /// authentication).
+    static func opening(key: String, selectedProtocol: String?, successChallenge: String?,
+                        extensions: KaazingExtensionsNegotiation = .none) -> KaazingHandshake.Response {
         var fields: [(name: String, value: String)] = [("Connection", "Upgrade"), ("Upgrade", "websocket"),
                                                        ("Sec-WebSocket-Accept", GatewayHTTPHandler.webSocketAccept(key))]
+        for value in extensions.announced { fields.append(("Sec-WebSocket-Extensions", value)) }
         if let selectedProtocol, !selectedProtocol.isEmpty { fields.append(("Sec-WebSocket-Protocol", selectedProtocol)) }
         if let successChallenge { fields.append(("WWW-Authenticate", successChallenge)) }
         return KaazingHandshake.Response(status: 101, reason: KaazingHandshake.switchingReason, fields: fields)

@@ -15,17 +15,18 @@ import Synchronization
 extension Gateway {
     /// The bridge of an admitted WebSocket — a plain upgrade, KAAZING's extended handshake or an emulated create: the
     /// one place a bridge is built. `route` is the WebSocket's own (service, remainder, target), `protocols` the
-    /// sub-protocols asked of the upstream, `opening` what the client is sent once the upstream accepted.
+    /// sub-protocols asked of the upstream, `extensions` KAAZING's negotiated with the client, `opening` what the
+    /// client is sent once the upstream accepted.
     func webSocketBridge(
         route: GatewayRoute, subject: Subject?, forwarding: ForwardingHeaders, protocols: [String] = [],
-        eventLoop: any EventLoop, opening: ((String?) -> [WebSocketFrame])? = nil
+        eventLoop: any EventLoop, extensions: KaazingExtensionsNegotiation = .none, opening: ((String?) -> [WebSocketFrame])? = nil
     ) -> WebSocketBridge {
         let service = route.service
         let relay = webSocketRelay(service: service, remainder: route.remainder, target: route.target, subject: subject, forwarding: forwarding)
         let upstream = WebSocketBridge.Upstream(key: service.upstreamKey, target: route.upstreamTarget, authority: service.base.authority,
                                                 protocols: protocols.isEmpty ? nil : protocols.joined(separator: ", "))
         return WebSocketBridge(relay: relay, upstream: upstream, statistics: statistics, openWebSockets: openWebSockets, tls: upstreamPools,
-                               eventLoop: eventLoop, opening: opening)
+                               eventLoop: eventLoop, extensions: extensions, opening: opening)
     }
 
     /// The relay of an accepted WebSocket upgrade for `service`: the upstream URL, the fields it gets (forwarding,

@@ -74,8 +74,15 @@ extension GatewayHTTPHandler {
                 answer.writeStaticString("\r\nWWW-Authenticate: ")
                 answer.writeString(challenge)
             }
+            let extensions = KaazingExtensionsNegotiation(requested: exchange.head.values("sec-websocket-extensions"),
+                                                          inactivityTimeout: route.service.inactivityTimeout)
+            for value in extensions.announced {
+                answer.writeStaticString("\r\nSec-WebSocket-Extensions: ")
+                answer.writeString(value)
+            }
             answer.writeStaticString("\r\n\r\n")
-            let bridge = gateway.webSocketBridge(route: route, subject: subject, forwarding: forwarding(exchange), eventLoop: context.eventLoop)
+            let bridge = gateway.webSocketBridge(route: route, subject: subject, forwarding: forwarding(exchange), eventLoop: context.eventLoop,
+                                                 extensions: extensions)
             upgraded(context, exchange, answer: answer) { [gateway] operations, encoder in
                 // The side is added last: it writes a frame as it came from the encoder's place. One at a time:
                 // `addHandlers` at `.after` adds the last one first.

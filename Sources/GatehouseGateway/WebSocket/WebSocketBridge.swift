@@ -24,6 +24,15 @@ import NIOWebSocket
 /// reached closes the client with 1011. Frames are relayed as they are (fragments, pings, pongs and the close
 /// handshake end to end), written as they came (a client's with its own mask key, its payload never copied).
 /// Backpressure: a side's reads stop while the other side's socket is full.
+///
+/// With the service's inactivity timeout, or KAAZING's extensions negotiated (``KaazingExtensionsNegotiation``), it
+/// also keeps the client alive as KAAZING Gateway does (``WebSocketKeepAliveStateMachine``: pings after half the
+/// timeout without reading, the connection closed after all of it, a `PONG` when it wrote nothing for three
+/// quarters of it under `x-kaazing-idle-timeout`); the client's pong that answers the gateway's ping is the gateway's,
+/// never relayed. Under
+/// `x-kaazing-ping-pong` its pings and pongs to the client are extended ones, it answers the client's pings itself
+/// (extended with extended, standard with standard), and an upstream text message that begins with the control
+/// bytes goes after an escape frame, a client's escape frame is removed (``KaazingExtensions``).
 final class WebSocketBridge {
     enum Side {
         case client, upstream
@@ -83,12 +92,20 @@ final class WebSocketBridge {
     private var credentials: WebSocketCredentialsStateMachine
     private var timer: Scheduled<Void>?
     private var drainKey: Int?
+    /// KAAZING's extensions negotiated with the client, and the service's inactivity timeout.
+    private let extensions: KaazingExtensionsNegotiation
+    /// The inactivity timeout's reads, writes and pings (``WebSocketKeepAliveStateMachine``); `nil`: none.
+    private var keepAlive: WebSocketKeepAliveStateMachine?
+    private var keepAliveTimer: Scheduled<Void>?
+    /// Under `x-kaazing-ping-pong`: the client's last text message was the escape frame, so its next one is data.
+    private var clientEscaped = false
     private static let reserved = Array(GatewayRevalidation.reservedPrefix.utf8)
     private static let answer = Array(GatewayRevalidation.answerPrefix.utf8)
 
     init(relay: WebSocketRelay, upstream: Upstream, statistics: GatewayStatistics, openWebSockets: OpenWebSockets, tls: UpstreamPools,
-         eventLoop: any EventLoop, opening: ((String?) -> [WebSocketFrame])? = nil) {
+         eventLoop: any EventLoop, extensions: KaazingExtensionsNegotiation = .none, opening: ((String?) -> [WebSocketFrame])? = nil) {
         self.relay = relay
+        self.extensions = extensions
         self.opening = opening
         self.upstreamTarget = upstream
         self.statistics = statistics
@@ -119,6 +136,11 @@ final class WebSocketBridge {
         guard machine.upstreamReady() else {
             handlers[.upstream]?.close()
             return
+        }
+        if let timeout = extensions.inactivityTimeout, extensions.pings || extensions.idleTimeout {
+            // From now on: before it, KAAZING's inner `101` has not been written, and nothing may come before it.
+            keepAlive = WebSocketKeepAliveStateMachine(inactivityTimeout: timeout, pings: extensions.pings, pongs: extensions.idleTimeout, now: .now)
+            scheduleKeepAlive()
         }
         let frames = waiting
         waiting = []
@@ -214,6 +236,7 @@ final class WebSocketBridge {
         guard let opening, !finished, let client = handlers[.client] else { return }
         for frame in opening(response.headers.first(name: "Sec-WebSocket-Protocol")) { client.write(frame) }
         client.flush()
+        keepAlive?.wrote(now: .now)
     }
 
     private func upstreamUnavailable(_ error: (any Error)?) {
@@ -239,6 +262,8 @@ final class WebSocketBridge {
         guard let finish = machine.finish() else { return }
         timer?.cancel()
         timer = nil
+        keepAliveTimer?.cancel()
+        keepAliveTimer = nil
         if let drainKey { openWebSockets.remove(drainKey) }
         drainKey = nil
         if finish.counted {
@@ -258,6 +283,7 @@ final class WebSocketBridge {
     // MARK: Frames
 
     func received(_ frame: WebSocketFrame, from side: Side) {
+        if side == .client { keepAlive?.read(now: .now) }
         switch machine.arrival(from: side) {
         case .relay: break
         case .hold:
@@ -269,6 +295,13 @@ final class WebSocketBridge {
         switch frame.opcode {
         case .connectionClose:
             closeReceived(frame, from: side)
+        case .ping where side == .client && extensions.pingPong:
+            // KAAZING's `PingPongFilter`: the browser's own ping, answered by the gateway with a standard pong.
+            writeToClient(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData))
+        case .pong where side == .client && !extensions.pingPong && keepAlive?.awaitingPong == true:
+            // The answer to the gateway's own ping: the gateway's, not relayed (any other pong answers the upstream's
+            // ping, or is the client's heartbeat, and goes on as it came).
+            keepAlive?.pongRead(now: .now)
         case .ping, .pong:
             forward(frame, from: side)
         case .text, .binary, .continuation:
@@ -367,7 +400,18 @@ final class WebSocketBridge {
             filter.held.append(frame)
             guard filter.bytes.readableBytes >= needed || frame.fin else { break }
             let view = filter.bytes.readableBytesView
-            if isAnswerSide, view.starts(with: Self.answer) {
+            if side == .client, extensions.pingPong, let kind = pingPongText(view, length: filter.size, fin: frame.fin) {
+                // A message beginning with KAAZING's control bytes: data after the escape frame, else the gateway's.
+                let held = filter.held
+                filter.held = []
+                if kind == .data {
+                    filter.mode = .pass
+                    for frame in held { forward(frame, from: side) }
+                } else {
+                    filter.mode = .drop
+                    pingPongReceived(kind)
+                }
+            } else if isAnswerSide, view.starts(with: Self.answer) {
                 // An answer: read whole, from the frames held so far.
                 filter.mode = .answer
                 filter.bytes.clear()
@@ -386,6 +430,10 @@ final class WebSocketBridge {
                            metadata: ["upstream": .string(relay.upstreamForLogs), "dropped": .stringConvertible(filter.dropped)])
             } else {
                 filter.mode = .pass
+                if side == .upstream, extensions.pingPong, view.starts(with: KaazingExtensions.controlBytes) {
+                    // A message the client would take for an extended frame: the escape frame before it.
+                    writeToClient(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: KaazingExtensions.escape)), flush: false)
+                }
                 for held in filter.held { forward(held, from: side) }
                 filter.held = []
             }
@@ -409,6 +457,7 @@ final class WebSocketBridge {
     /// `thenClose`: flushed, and `target`'s connection closed once it is written (the answer to a close).
     private func write(_ frame: WebSocketFrame, relayedTo target: Side, by handler: any WebSocketBridgeSide, thenClose: Bool = false) {
         let mayGoAsItCame = target == .upstream ? frame.maskKey != nil : frame.maskKey == nil
+        if target == .client { keepAlive?.wrote(now: .now) }
         let wentAsItCame = mayGoAsItCame && handler.writeAsItCame(frame, thenClose: thenClose)
         relayedFrames.count(to: target, asReceived: wentAsItCame)
         if wentAsItCame { return }
@@ -451,6 +500,89 @@ final class WebSocketBridge {
             guard self.machine.open.contains(side) else { return }
             self.handlers[side]?.close()
         }
+    }
+
+    // MARK: KAAZING's keep-alive and extended frames
+
+    /// Writes a frame of the gateway's own to the client (flushed now, or with the frames being relayed).
+    private func writeToClient(_ frame: WebSocketFrame, flush: Bool = true) {
+        guard machine.mayWrite(to: .client), let client = handlers[.client] else { return }
+        client.write(frame)
+        if flush { client.flush() } else { flushPending.insert(.client) }
+        keepAlive?.wrote(now: .now)
+    }
+
+    /// What a client's text message beginning as `view` (its first bytes), `length` bytes so far (all of it when
+    /// `fin`), is under `x-kaazing-ping-pong`; `nil`: an ordinary message (the gateway's other filters apply). After
+    /// the escape frame a message must begin with the control bytes (then it is data, relayed as it is); a message
+    /// that begins with them otherwise is one of the gateway's frames — KAAZING's `PingPongFilter.wsTextReceived`.
+    private func pingPongText(_ view: ByteBufferView, length: Int, fin: Bool) -> KaazingExtensions.ClientText? {
+        let control = view.starts(with: KaazingExtensions.controlBytes)
+        if clientEscaped {
+            clientEscaped = false
+            return control ? .data : .invalid
+        }
+        guard control else { return nil }
+        guard fin else { return .invalid }
+        return KaazingExtensions.clientText(prefix: view, length: length)
+    }
+
+    /// One of the client's extended frames: the escape frame remembered, a ping answered with an extended pong, a pong
+    /// taken by the keep-alive, anything else a protocol error (1002, as KAAZING closes it).
+    private func pingPongReceived(_ kind: KaazingExtensions.ClientText) {
+        switch kind {
+        case .data:
+            break
+        case .escape:
+            clientEscaped = true
+        case .ping:
+            writeToClient(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: KaazingExtensions.extendedPong)))
+        case .pong:
+            keepAlive?.pongRead(now: .now)
+        case .invalid:
+            logger.debug("closing a WebSocket whose client sent an extended frame that is none", metadata: ["upstream": .string(relay.upstreamForLogs)])
+            sendClose(to: .client, code: .protocolError, reason: "")
+            sendClose(to: .upstream, code: .normalClosure, reason: "")
+        }
+    }
+
+    /// Sets the keep-alive's timer for its next instant.
+    private func scheduleKeepAlive() {
+        keepAliveTimer?.cancel()
+        keepAliveTimer = nil
+        guard !finished, let instant = keepAlive?.nextWake else { return }
+        let nanoseconds = max(0, (instant - ContinuousClock.now).wholeNanoseconds)
+        // Cancelled when the relay finishes (`finishIfDone`), so it holds the bridge no longer than the bridge lives.
+        keepAliveTimer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) {
+            self.keepAliveTimer = nil
+            self.keepAliveFired()
+        }
+    }
+
+    /// Carries out what the keep-alive decided now: its ping or pong (extended under `x-kaazing-ping-pong`), or the
+    /// end of a connection whose client answered no ping (closed at once, as KAAZING closes it: no close frame).
+    private func keepAliveFired() {
+        guard !finished, var keepAlive else { return }
+        let actions = keepAlive.timerFired(now: .now)
+        self.keepAlive = keepAlive
+        for action in actions {
+            switch action {
+            case .ping:
+                writeToClient(extensions.pingPong
+                    ? WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: KaazingExtensions.extendedPing))
+                    : WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer()))
+            case .pong:
+                writeToClient(extensions.pingPong
+                    ? WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: KaazingExtensions.extendedPong))
+                    : WebSocketFrame(fin: true, opcode: .pong, data: ByteBuffer()))
+            case .close:
+                logger.info("closing a WebSocket whose client answered no ping within the inactivity timeout",
+                            metadata: ["upstream": .string(relay.upstreamForLogs)])
+                handlers[.client]?.close()
+                return
+            }
+        }
+        scheduleKeepAlive()
     }
 
     // MARK: Deadline and revalidation

@@ -28,7 +28,8 @@ import Testing
             #expect(opening.reason == "Web Socket Protocol Handshake")
             #expect(opening.value(of: "Sec-WebSocket-Protocol") == "chat")  // the one the upstream selected
             #expect(opening.value(of: "Sec-WebSocket-Accept") == GatewayHTTPHandler.webSocketAccept(KaazingWire.key))
-            #expect(opening.value(of: "Sec-WebSocket-Extensions") == nil)   // KAAZING's own extensions declined
+            // KAAZING's ping-pong granted; its idle timeout declined (the service has no inactivity timeout).
+            #expect(opening.fields.filter { $0.name == "Sec-WebSocket-Extensions" }.map(\.value) == ["x-kaazing-ping-pong; 01010102"])
             #expect(try await wire.frame() == .init(opcode: 0x2, payload: KaazingHandshake.noRedirect))
             // The upstream got the application's protocol, no `.kl`, and no credentials.
             let seen = try await wire.seen()

@@ -111,9 +111,8 @@ import Testing
         #expect(await wire.connection.readToEnd().closed)
     }
 
-    /// Deliberately declined: Gatehouse does not implement `x-kaazing-idle-timeout` (docs/kaazing-robot-scripts.md), so
-    /// the inner `101` names no extension where the script reads `Sec-WebSocket-Extensions: x-kaazing-idle-timeout;
-    /// timeout=…` — allowed, and KAAZING's clients then only lose their dead-connection detection.
+    /// The inner `101` announces the idle timeout of `/auth` (60 s in ``ScriptGateway``), as the script reads it:
+    /// `Sec-WebSocket-Extensions: x-kaazing-idle-timeout; timeout=…`.
     @Test("extended/extension.in.extended.handshake") func extensionInExtendedHandshake() async throws {
         let (wire, _) = try await Self.open("/auth")
         try await Self.write(wire, header: [0x82, 0xC8], "GET /auth HTTP/1.1\r\nSec-WebSocket-Extensions: x-kaazing-idle-timeout\r\n\r\n")
@@ -121,10 +120,12 @@ import Testing
         try await Self.write(wire, header: [0x82, 0xEF],
                              "GET /auth HTTP/1.1\r\nAuthorization: Basic am9lOndlbGNvbWU=\r\nSec-WebSocket-Extensions: x-kaazing-idle-timeout\r\n\r\n")
         let inner = try await Self.expectOpened(wire)
-        #expect(inner.value(of: "Sec-WebSocket-Extensions") == nil)
+        #expect(inner.value(of: "Sec-WebSocket-Extensions") == "x-kaazing-idle-timeout; timeout=60000")
     }
 
-    /// Deliberately declined on the outer `101` too (the script reads it back): see above. The script's second frame
+    /// Deliberately declined on the outer `101` (the script reads `x-kaazing-idle-timeout` back there, without its
+    /// timeout): the outer WebSocket is the extended handshake's, and KAAZING's clients read the extensions of the
+    /// inner `101`, where Gatehouse announces them (the request read over the upgrade's fields). The script's second frame
     /// header, `0x82 0xB9` (57 bytes), is four short of the request it writes (61, `0xBD` as in
     /// `connection.established.with.authorization`): the right length is written here.
     @Test("extended/extension.in.opening.handshake") func extensionInOpeningHandshake() async throws {

@@ -15,7 +15,8 @@ import Testing
 /// - `/basic`: a WebSocket echo behind a `Basic` realm (joe/welcome has the role);
 /// - `/token`: a WebSocket echo behind an `Application Token` realm;
 /// - `/auth`: a WebSocket echo behind an `Application Basic` realm described "Kaazing WebSocket Gateway Demo", as the
-///   httpx scripts' `http://localhost:8080/auth` (joe/welcome);
+///   httpx scripts' `http://localhost:8080/auth` (joe/welcome), with a 60 s inactivity timeout (its
+///   `x-kaazing-idle-timeout` announced to a client that asks);
 /// - `/http`, `/httpbasic`: the echo's plain HTTP, without a realm and behind the `Basic` realm.
 final class ScriptGateway: Sendable {
     static let page = "http://app.example:8080"
@@ -42,7 +43,8 @@ final class ScriptGateway: Sendable {
                     ServiceConfiguration(name: "token", path: "/token", upstream: upstream + "/token", realm: "tokens", webSocket: true),
                     ServiceConfiguration(name: "echo", path: "/echo", upstream: upstream + "/echo", webSocket: true,
                                          allowedOrigins: ["http://localhost:8001"]),
-                    ServiceConfiguration(name: "auth", path: "/auth", upstream: upstream + "/auth", realm: "kaazing", webSocket: true),
+                    ServiceConfiguration(name: "auth", path: "/auth", upstream: upstream + "/auth", realm: "kaazing", webSocket: true,
+                                         inactivityTimeout: 60),
                     ServiceConfiguration(name: "http", path: "/http", upstream: upstream + "/http"),
                     ServiceConfiguration(name: "httpbasic", path: "/httpbasic", upstream: upstream + "/httpbasic", realm: "demo",
                                          requireRoles: ["AUTHORIZED"]),

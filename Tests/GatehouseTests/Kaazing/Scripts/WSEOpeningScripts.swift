@@ -82,9 +82,9 @@ import Testing
         #expect((400..<500).contains(try await Self.create(Self.base + ["X-Sequence-No: 9007199254740992"]).status))
     }
 
-    /// Deliberately not the script's echo of an extension: Gatehouse negotiates no emulated-transport extension
-    /// (KAAZING's own, `x-kaazing-idle-timeout` and `x-kaazing-ping-pong`, are left out; docs/kaazing-robot-scripts.md),
-    /// so the create is `201` without `X-WebSocket-Extensions` — allowed by the specification, as for any server that
+    /// Deliberately not the script's echo of an extension: Gatehouse negotiates no emulated-transport extension but
+    /// KAAZING's `x-kaazing-idle-timeout` (`IdleTimeoutExtensionScripts`), so the create asking for `primary` and
+    /// `secondary` is `201` without `X-WebSocket-Extensions` — allowed by the specification, as for any server that
     /// supports none of those asked.
     @Test("opening/request.header.x.websocket.extensions") func requestHeaderXWebSocketExtensions() async throws {
         let answer = try await Self.create(Self.base + ["X-Sequence-No: \(WSEScript.randomSequence())", "X-WebSocket-Extensions: primary",
