@@ -51,7 +51,7 @@ final class KaazingHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
     static func switchingAnswer(key: String, allocator: ByteBufferAllocator) -> ByteBuffer {
         var answer = allocator.buffer(capacity: 256)
         answer.writeStaticString("HTTP/1.1 101 Web Socket Protocol Handshake\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ")
-        answer.writeString(GatewayHTTPHandler.webSocketAccept(key))
+        answer.writeString(WebSocketAccept.value(forKey: key))
         answer.writeStaticString("\r\nSec-WebSocket-Protocol: ")
         answer.writeString(KaazingHandshake.protocolName)
         answer.writeStaticString("\r\n\r\n")

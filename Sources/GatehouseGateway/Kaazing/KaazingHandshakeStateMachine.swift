@@ -177,7 +177,7 @@ struct KaazingHandshakeStateMachine {
     static func opening(key: String, selectedProtocol: String?, successChallenge: String?,
                         extensions: KaazingExtensionsNegotiation = .none) -> KaazingHandshake.Response {
         var fields: [(name: String, value: String)] = [("Connection", "Upgrade"), ("Upgrade", "websocket"),
-                                                       ("Sec-WebSocket-Accept", GatewayHTTPHandler.webSocketAccept(key))]
+                                                       ("Sec-WebSocket-Accept", WebSocketAccept.value(forKey: key))]
         for value in extensions.announced { fields.append(("Sec-WebSocket-Extensions", value)) }
         if let selectedProtocol, !selectedProtocol.isEmpty { fields.append(("Sec-WebSocket-Protocol", selectedProtocol)) }
         if let successChallenge { fields.append(("WWW-Authenticate", successChallenge)) }

@@ -69,7 +69,7 @@ extension GatewayHTTPHandler {
         case .allow(let subject):
             var answer = allocator.buffer(capacity: 256)
             answer.writeStaticString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: ")
-            answer.writeString(Self.webSocketAccept(key))
+            answer.writeString(WebSocketAccept.value(forKey: key))
             if let challenge = subject?.successChallenge {
                 answer.writeStaticString("\r\nWWW-Authenticate: ")
                 answer.writeString(challenge)
@@ -154,10 +154,5 @@ extension GatewayHTTPHandler {
             gateway.logger.debug("could not switch a connection to WebSocket", metadata: ["error": .string("\(error)")])
             context.close(promise: nil)
         }
-    }
-
-    /// `Sec-WebSocket-Accept` for a client's key (RFC 6455 §4.2.2).
-    static func webSocketAccept(_ key: String) -> String {
-        Data(Insecure.SHA1.hash(data: Data((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))).base64EncodedString()
     }
 }

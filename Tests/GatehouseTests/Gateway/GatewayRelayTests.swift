@@ -1,3 +1,4 @@
+import GatehouseProtocol
 import Foundation
 @testable import GatehouseGateway
 import HummingbirdWSClient
@@ -72,7 +73,7 @@ import Testing
 
     @Test func aWebSocketHandshakeIsAnsweredAsRFC6455Says() async throws {
         // RFC 6455 §1.3's example.
-        #expect(GatewayHTTPHandler.webSocketAccept("dGhlIHNhbXBsZSBub25jZQ==") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+        #expect(WebSocketAccept.value(forKey: "dGhlIHNhbXBsZSBub25jZQ==") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
         try await RecordingFixture.run({ Self.configuration($0) }) { fixture async throws in
             let connection = try RawHTTPConnection(port: fixture.port)
             await connection.send("GET /open/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"

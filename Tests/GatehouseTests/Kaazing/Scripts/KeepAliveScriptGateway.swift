@@ -86,7 +86,7 @@ enum KeepAliveScript {
         #expect(answer.status == 101)
         #expect(answer.header("Upgrade")?.lowercased() == "websocket")
         #expect(answer.header("Connection")?.lowercased() == "upgrade")
-        #expect(answer.header("Sec-WebSocket-Accept") == GatewayHTTPHandler.webSocketAccept(key))
+        #expect(answer.header("Sec-WebSocket-Accept") == WebSocketAccept.value(forKey: key))
         return answer.headers.filter { $0.name.caseInsensitiveCompare("Sec-WebSocket-Extensions") == .orderedSame }.map(\.value)
     }
 

@@ -33,7 +33,7 @@ import Testing
     @Test("handshake/echo.service.cross.origin.allow") func echoServiceCrossOriginAllow() async throws {
         let connection = try RawHTTPConnection(port: try await ScriptGateway.shared.port, timeout: .seconds(20))
         await connection.send(Self.upgrade(origin: "http://localhost:8001", key: "ux63MC0852T2CjyVKr5pog=="))
-        try await Self.expectOpened(connection, accept: GatewayHTTPHandler.webSocketAccept("ux63MC0852T2CjyVKr5pog=="))
+        try await Self.expectOpened(connection, accept: WebSocketAccept.value(forKey: "ux63MC0852T2CjyVKr5pog=="))
     }
 
     @Test("handshake/echo.service.cross.origin.deny") func echoServiceCrossOriginDeny() async throws {
