@@ -1,19 +1,20 @@
 import NIOCore
 
-/// A gateway connection's life, as ``GatewayHTTPHandler`` lives it: whether it still serves HTTP, is switching to a
-/// WebSocket, was handed over or is closing; graceful shutdown; and its timers — the head timeout (the first head from
-/// the connection's opening, a later one from its first byte) and the idle timeout (between requests, or while a
-/// request's body stalls). Events in, decisions out, in the manner of async-http-client's `HTTP1ConnectionStateMachine`:
-/// no socket, no timer, no clock of its own (every event brings `now`), so it is tested alone
+/// A gateway connection, as ``GatewayHTTPHandler`` runs it: whether it still serves HTTP (and then its exchange under
+/// way, the read it holds back, what waits to be flushed each way), is switching to a WebSocket, was handed over or is
+/// closing; graceful shutdown; and its timers — the head timeout (the first head from the connection's opening, a later
+/// one from its first byte) and the idle timeout (between requests, or while a request's body stalls). Events in,
+/// decisions out, in the manner of async-http-client's `HTTP1ConnectionStateMachine`: the states carry their data, no
+/// socket, no timer, no clock of its own (every event brings `now`), so it is tested alone
 /// (`GatewayConnectionStateMachineTests`); the handler carries the decisions out. An exchange's own progress
-/// (deciding, connecting, relaying, answered) is ``GatewayHTTPHandler/GatewayExchange/Phase``.
+/// (deciding, connecting, relaying, answered) is ``GatewayExchangeStateMachine``'s.
 ///
 /// ```
-///            head read (keep-alive unless quiescing)      answer's end, keep-alive
-///  serving ─────────────────────────────────────▶ serving ──────────────────────▶ serving (next head)
-///     │ 101 accepted          │ malformed, 408, idle, an answer with close, input closed when idle, quiesce when idle
-///     ▼                       ▼
-///  upgrading ──▶ handedOver  closing
+///                      head read: exchangeBegan                answer's end, keep-alive: exchangeEnded
+///  serving(flow) ─────────────────────────────▶ serving(flow + exchange) ──────────────────────▶ serving(flow)
+///     │ 101 written: upgrading(readHeld)   │ malformed, 408, idle, an answer with close, input closed when idle,
+///     ▼                                    ▼ quiesce when idle, the client gone
+///  upgrading ──handlers in place──▶ handedOver ──▶ closing(abandoned: the exchange under way, until let go)
 /// ```
 struct GatewayConnectionStateMachine {
     enum State {

@@ -1,13 +1,14 @@
-// The connection's handler, in a file per kind of request it serves: this one holds its state, the channel's events,
-// the start of each exchange and its end; `+Reading` (heads and bodies as they come), `+Relay` (to the upstream and
-// back), `+WebSocket` (plain upgrades and the start of KAAZING's extended handshake), `+Emulation` (KAAZING's emulated
-// transport), `+IdleTimeout` (the head and idle deadlines), `+GatewayExchange` (an exchange and its route), `+Tracing`.
-// What is decided apart: `GatewayConnectionStateMachine` (the connection's life and timers),
-// `GatewayExchangeStateMachine` (an exchange's phase and the decisions on its messages and connections),
-// `GatewayRequestPolicy` (what the gateway answers itself), `ClientRequestHead` (a request read in place),
-// `UpstreamRequestHead` and `HeadBytesWriter` (header rules, heads as bytes), `GatewayAnswer+Bytes`,
-// `UpstreamConnectionPool`, `UpstreamConnection` and `UpstreamResponseHandler` (upstream side), `WebSocketBridge`
-// (after an upgrade, built by `Gateway.webSocketBridge`), `KaazingHandshakeHandler` (KAAZING's upgrade).
+// The connection's handler, in a file per kind of request it serves: this one runs the channel's events, the start of
+// each exchange and its end; `+Reading` (heads and bodies as they come), `+Relay` (to the upstream and back),
+// `+WebSocket` (plain upgrades and the start of KAAZING's extended handshake), `+Emulation` (KAAZING's emulated
+// transport), `+IdleTimeout` (the head and idle deadlines), `+Tracing`. The connection's state is its machine's:
+// `GatewayConnectionStateMachine` (its life, its exchange under way, held reads, flushes, timers), with
+// `GatewayRequestReader` (bytes into requests) and `GatewayExchangeStateMachine` (an exchange's phase and the decisions
+// on its messages and connections). Apart: `GatewayRequestPolicy` (what the gateway answers itself), `GatewayExchange`
+// and `GatewayRoute`, `ClientRequestHead` (a request read in place), `UpstreamRequestHead` and `HeadBytesWriter` (header
+// rules, heads as bytes), `GatewayAnswer+Bytes`, `UpstreamConnectionPool`, `UpstreamConnection` and
+// `UpstreamResponseHandler` (upstream side), `WebSocketBridge` (after an upgrade, built by `Gateway.webSocketBridge`),
+// `KaazingHandshakeHandler` (KAAZING's upgrade).
 
 import Crypto
 import Foundation
