@@ -109,17 +109,20 @@ final class EmulatedWebSocket {
         nextDownstream = (createSequence ?? 0) + 1
     }
 
-    /// Starts the relay: the bridge connects upstream.
+    /// Starts the relay: the bridge connects upstream (bounded by ``abandonedAfter`` until the create is answered).
     func start(_ bridge: WebSocketBridge) {
         self.bridge = bridge
         bridge.attached(self, side: .client)
-        armAbandonTimer(in: Self.firstDownstreamWithin)
+        armAbandonTimer()
     }
 
-    /// The upstream accepted (the bridge's opening, before any upstream frame).
+    /// The upstream accepted (the bridge's opening, before any upstream frame): the create is answered, and the client
+    /// has ``firstDownstreamWithin`` from now to ask its first downstream — from the answer, which is when the client
+    /// can, not from the create's arrival (a slow upstream, or a busy gateway, would eat the client's time).
     func opened(selectedProtocol: String?) {
         guard case .creating(let answer) = state else { return }
         state = .open
+        if !downstreamSeen { armAbandonTimer(in: Self.firstDownstreamWithin) }
         answer(.opened(selectedProtocol: selectedProtocol))
     }
 

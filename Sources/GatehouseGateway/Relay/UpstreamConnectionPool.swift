@@ -45,21 +45,12 @@ final class UpstreamConnectionPool {
             done(.failure(error))
             return
         }
-        let host = key.host
         let readTimeout = self.readTimeout
-        let bootstrap = ClientBootstrap(group: eventLoop)
-            .connectTimeout(Self.connectTimeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let operations = channel.pipeline.syncOperations
-                    try UpstreamTLS.add(sslContext, host: host, to: operations)
-                    // No HTTP codec: ``UpstreamRequestHead`` writes the request's bytes (only values checked already) and
-                    // ``UpstreamResponseHandler`` reads the answer's.
-                    try operations.addHandler(UpstreamResponseHandler(key: key, readTimeout: readTimeout))
-                }
-            }
-        DescriptorBudget.shared.connect(on: eventLoop) { bootstrap.connect(host: key.host, port: key.port) }
+        UpstreamTLS.connect(on: eventLoop, host: key.host, port: key.port, tls: sslContext) { channel in
+            // No HTTP codec: ``UpstreamRequestHead`` writes the request's bytes (only values checked already) and
+            // ``UpstreamResponseHandler`` reads the answer's.
+            try channel.pipeline.syncOperations.addHandler(UpstreamResponseHandler(key: key, readTimeout: readTimeout))
+        }
             .assumeIsolated()
             .whenComplete { result in
                 done(result.flatMap { channel in
@@ -134,6 +125,26 @@ final class UpstreamTLS: Sendable {
 }
 
 extension UpstreamTLS {
+    /// A new connection to an upstream at `host`:`port` from `eventLoop` — the gateway's connect timeout, `TCP_NODELAY`,
+    /// TLS first when `context` is given (``add(_:host:to:)``), then what `initialize` adds — counted in the process's
+    /// ``DescriptorBudget`` until it closes (refused without trying inside its reserve). For HTTP exchanges and
+    /// WebSocket bridges alike.
+    static func connect(
+        on eventLoop: any EventLoop, host: String, port: Int, tls context: NIOSSLContext?,
+        initialize: @escaping @Sendable (any Channel) throws -> Void
+    ) -> EventLoopFuture<any Channel> {
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .connectTimeout(UpstreamConnectionPool.connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try add(context, host: host, to: channel.pipeline.syncOperations)
+                    try initialize(channel)
+                }
+            }
+        return DescriptorBudget.shared.connect(on: eventLoop) { bootstrap.connect(host: host, port: port) }
+    }
+
     /// Adds the TLS client handler for `host` first in a new upstream connection's pipeline when `context` is
     /// given: SNI with a host name only (RFC 6066 §3), never an address; the name is verified either way.
     static func add(_ context: NIOSSLContext?, host: String, to pipeline: ChannelPipeline.SynchronousOperations) throws {

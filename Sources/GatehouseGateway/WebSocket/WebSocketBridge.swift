@@ -4,7 +4,6 @@
 // `WebSocketSideHandler` and `WebSocketFrameReadingHandler` (the pipelines' ends), `WebSocketFrameWire` (frames'
 // bytes both ways), `WebSocketBridge+Sides` (its per-side storage), `WebSocketRelay` (the rules it applies).
 
-import GatehouseHTTP
 import GatehouseProtocol
 import Logging
 import NIOCore
@@ -176,59 +175,52 @@ final class WebSocketBridge {
         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: upstreamTarget.target, headers: headers)
         let host = upstreamTarget.key.host
         let maxFrameSize = relay.maxMessageSize
-        let bootstrap = ClientBootstrap(group: eventLoop)
-            .connectTimeout(UpstreamConnectionPool.connectTimeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try UpstreamTLS.add(sslContext, host: host, to: channel.pipeline.syncOperations)
-                    let upgrader = NIOTypedWebSocketClientUpgrader<Bool>(
-                        maxFrameSize: maxFrameSize, enableAutomaticErrorHandling: false,
-                        upgradePipelineHandler: { channel, response in
-                            channel.eventLoop.makeCompletedFuture {
-                                bound.value.upstreamAccepted(response)
-                                // The frames are read by a reader in front of NIO's decoder, which the upgrader installed:
-                                // the reader takes every byte, so the decoder, whose removal takes effect a moment later,
-                                // never sees one.
-                                let operations = channel.pipeline.syncOperations
-                                let side = WebSocketSideHandler(side: .upstream, bridge: bound.value)
-                                let decoder = try operations.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
-                                try operations.addHandler(WebSocketFrameReadingHandler(maxFrameSize: maxFrameSize, side: side), position: .before(decoder))
-                                operations.removeHandler(decoder, promise: nil)
-                                try operations.addHandler(side)
-                                return true
-                            }
-                        })
-                    let configuration = NIOTypedHTTPClientUpgradeConfiguration<Bool>(
-                        upgradeRequestHead: head, upgraders: [upgrader],
-                        notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(false) })
-                    var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
-                    pipeline.leftOverBytesStrategy = .forwardBytes
-                    let upgraded = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
-                    upgraded.assumeIsolated().whenComplete { result in
-                        switch result {
-                        case .success(true):
-                            // After the upgrade handler has left the pipeline.
-                            channel.eventLoop.assumeIsolated().execute { bound.value.upstreamReady() }
-                        case .success(false): bound.value.upstreamUnavailable(nil)
-                        case .failure(let error): bound.value.upstreamUnavailable(error)
-                        }
-                        if case .success(true) = result {} else { channel.close(promise: nil) }
-                    }
-                }
-            }
         let port = upstreamTarget.key.port
-        DescriptorBudget.shared.connect(on: eventLoop) { bootstrap.connect(host: host, port: port) }
-            .assumeIsolated()
-            .whenComplete { result in
+        UpstreamTLS.connect(on: eventLoop, host: host, port: port, tls: sslContext) { channel in
+            let upgrader = NIOTypedWebSocketClientUpgrader<Bool>(
+                maxFrameSize: maxFrameSize, enableAutomaticErrorHandling: false,
+                upgradePipelineHandler: { channel, response in
+                    channel.eventLoop.makeCompletedFuture {
+                        bound.value.upstreamAccepted(response)
+                        // The frames are read by a reader in front of NIO's decoder, which the upgrader installed:
+                        // the reader takes every byte, so the decoder, whose removal takes effect a moment later,
+                        // never sees one.
+                        let operations = channel.pipeline.syncOperations
+                        let side = WebSocketSideHandler(side: .upstream, bridge: bound.value)
+                        let decoder = try operations.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
+                        try operations.addHandler(WebSocketFrameReadingHandler(maxFrameSize: maxFrameSize, side: side), position: .before(decoder))
+                        operations.removeHandler(decoder, promise: nil)
+                        try operations.addHandler(side)
+                        return true
+                    }
+                })
+            let configuration = NIOTypedHTTPClientUpgradeConfiguration<Bool>(
+                upgradeRequestHead: head, upgraders: [upgrader],
+                notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(false) })
+            var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
+            pipeline.leftOverBytesStrategy = .forwardBytes
+            let upgraded = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
+            upgraded.assumeIsolated().whenComplete { result in
                 switch result {
-                case .success(let channel):
-                    bound.value.upstreamChannel = channel
-                    if bound.value.finished { channel.close(promise: nil) }
-                case .failure(let error):
-                    bound.value.upstreamUnavailable(error)
+                case .success(true):
+                    // After the upgrade handler has left the pipeline.
+                    channel.eventLoop.assumeIsolated().execute { bound.value.upstreamReady() }
+                case .success(false): bound.value.upstreamUnavailable(nil)
+                case .failure(let error): bound.value.upstreamUnavailable(error)
                 }
+                if case .success(true) = result {} else { channel.close(promise: nil) }
             }
+        }
+        .assumeIsolated()
+        .whenComplete { result in
+            switch result {
+            case .success(let channel):
+                bound.value.upstreamChannel = channel
+                if bound.value.finished { channel.close(promise: nil) }
+            case .failure(let error):
+                bound.value.upstreamUnavailable(error)
+            }
+        }
     }
 
     /// The upstream answered `101`, before any of its frames is read: the client's opening, if it waits for one.
