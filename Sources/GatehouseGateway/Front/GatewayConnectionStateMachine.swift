@@ -1,3 +1,6 @@
+// One file on purpose (about 330 lines): the connection is one machine — its states with their data, the timers' rules,
+// the reads held and flushes owed — and splitting it would split the decisions a state's data takes part in.
+
 import NIOCore
 
 /// A gateway connection, as ``GatewayHTTPHandler`` runs it: whether it still serves HTTP (and then its exchange under

@@ -1,4 +1,5 @@
-// The connection's handler, in a file per kind of request it serves: this one runs the channel's events and starts each
+// The connection's handler (this file about 360 lines: the channel's events and an exchange's start, which every kind of
+// request goes through), in a file per kind of request it serves: this one runs the channel's events and starts each
 // exchange; `+Reading` (heads and bodies as they come), `+Relay` (to the upstream and back),
 // `+WebSocket` (plain upgrades and the start of KAAZING's extended handshake), `+Emulation` (KAAZING's emulated
 // transport), `+IdleTimeout` (the head and idle deadlines), `+Answers` (the gateway's own answers and the end of an
