@@ -5,9 +5,11 @@
                                      [--verbose] [--keep] [--fault drop-last-piece|no-split|bypass]
 
 A WebSocket echo upstream (Python's `websockets`, selecting the sub-protocol `chat` when offered) behind a real
-`gatehouse gateway --port 0` with three services: /open (no realm), /basic (realm "Basic Realm", scheme Basic) and
+`gatehouse gateway --port 0` with four services: /open (no realm), /basic (realm "Basic Realm", scheme Basic) and
 /appbasic (realm "Application Realm", scheme Application Basic), both realms requiring the role AUTHORIZED (joe/welcome
-has it, ann/secret does not), each allowing only the page's origin. A static server (no forwarding) serves the page Tests/Browser/app/kaazing.html and the
+has it, ann/secret does not), and /idle (no realm, a 1 s inactivityTimeout: the client, which always asks
+x-kaazing-idle-timeout and x-kaazing-ping-pong, must stay open through 2.5 s of silence — it fails when the gateway
+ignores the client's answers to its extended PINGs), each allowing only the page's origin. A static server (no forwarding) serves the page Tests/Browser/app/kaazing.html and the
 client under /sdk/; the page opens each service with the client's WebSocketFactory and BasicChallengeHandler, every
 step reported as `PASS [kaazing] step: …`; then the same through KAAZING's emulated transport (forced with
 `javascript:wse://`: its bridge frame, create, downstream and upstream requests). Then the gateway's /metrics must show what the page says happened: each
@@ -51,6 +53,7 @@ REQUIRED_STEPS = [
     "application-basic-password-reaches-loginHandler-and-opens",
     "application-basic-wrong-password-refused-after-retry-limit",
     "user-without-the-role-fails",
+    "idle-timeout-negotiated-and-kept-alive",
     "emulated-open-service-echoes",
     "emulated-basic-password-reaches-loginHandler-and-opens",
     "emulated-application-basic-wrong-password-refused-after-retry-limit",
@@ -149,6 +152,7 @@ services:
        allowedOrigins: ["{page_origin}"] }}
   - {{ name: appbasic, path: /appbasic, upstream: "{upstream}/", realm: appbasic, requireRoles: [AUTHORIZED], webSocket: true,
        allowedOrigins: ["{page_origin}"] }}
+  - {{ name: idle, path: /idle, upstream: "{upstream}/", webSocket: true, allowedOrigins: ["{page_origin}"], inactivityTimeout: 1 }}
 """
 
 

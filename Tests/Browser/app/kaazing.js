@@ -65,7 +65,13 @@ window.connectionTimeot = 10000;
       ws.onopen = function () {
         outcome.opened = true;
         outcome.protocol = ws.protocol;
-        ws.send(message);
+        // `holdMs`: the WebSocket stays silent that long first (the idle-timeout step: only the gateway's PONGs and
+        // the client's answers to its PINGs cross it meanwhile).
+        if (options.holdMs) {
+          setTimeout(function () { if (!outcome.closed) { outcome.heldOpen = true; ws.send(message); } }, options.holdMs);
+        } else {
+          ws.send(message);
+        }
       };
       ws.onmessage = function (event) {
         outcome.echoed = event.data;
@@ -242,6 +248,15 @@ window.connectionTimeot = 10000;
     var noRole = await attempt("/appbasic/echo", { credentials: ["ann", "secret"], tries: 3 });
     expect("user-without-the-role-fails", noRole, [
       ["not opened", !noRole.opened], ["asked once", noRole.asked === 1], ["closed", noRole.closed && !noRole.timedOut]]);
+
+    // A service with a 1 s inactivity timeout: the client asks x-kaazing-idle-timeout and x-kaazing-ping-pong (it
+    // always does), gets timeout=1000, and closes a connection that is silent that long; the gateway closes one whose
+    // client does not answer its PINGs. Held silent 2.5 s, the WebSocket must still echo: the gateway's PONGs kept the
+    // client's timer from firing, and the client's answers to the gateway's extended PINGs kept the gateway's.
+    var idle = await attempt("/idle/echo", { holdMs: 2500 });
+    expect("idle-timeout-negotiated-and-kept-alive", idle, [
+      ["opened", idle.opened], ["still open after 2.5 s of silence", idle.heldOpen === true],
+      ["echoed", idle.echoedRight === true], ["closed", idle.closed && !idle.timedOut]]);
 
     // The same through KAAZING's emulated transport (WebSocket over HTTP: its bridge frame, create, upstream and
     // downstream requests), forced by the javascript:wse scheme as an app whose WebSockets cannot get through would be.
