@@ -34,6 +34,10 @@ extension GatewayWebSocketClient {
         let opened = Opened(selectedProtocol: created.selectedProtocol, answeredChallenge: nil)
         let (messages, continuation) = AsyncThrowingStream<GatewayWebSocketMessage, any Error>.makeStream()
         let downstream = EmulatedDownstream(url: created.downstream, sequence: sequence, configuration: configuration)
+        // The first downstream is asked, and its head read, before any message goes upstream: until the gateway has a
+        // downstream the session is half-open and takes little (64 KiB of upstream bodies), as KAAZING's own client
+        // waits for its downstream before it opens.
+        let first = try await downstream.next()
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {
@@ -49,7 +53,7 @@ extension GatewayWebSocketClient {
             }
             let closedByGateway: Bool
             do {
-                closedByGateway = try await downstream.read { continuation.yield($0) }
+                closedByGateway = try await downstream.read(first) { continuation.yield($0) }
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)
@@ -119,40 +123,56 @@ extension GatewayWebSocketClient {
 /// The downstream side of an emulated WebSocket: one long response after another, read as it arrives.
 private final class EmulatedDownstream: Sendable {
     private let url: GatewayWebSocketURL
-    private let firstSequence: UInt64
     private let configuration: GatewayWebSocketConfiguration
-    /// The response being read, and whether the session is being closed.
-    private let current = Locked<(response: OneShotHTTPRequest.StreamedResponse?, closing: Bool, timer: Task<Void, Never>?)>((nil, false, nil))
+    /// The response being read, whether the session is being closed, and the last downstream's sequence number.
+    private let current: Locked<(response: OneShotHTTPRequest.StreamedResponse?, closing: Bool, timer: Task<Void, Never>?, sequence: UInt64)>
 
     /// The gateway sends a `NOP` every 20 s while a session is open: a downstream silent for three is gone.
     static let idleTimeout = Duration.seconds(60)
 
     init(url: GatewayWebSocketURL, sequence: UInt64, configuration: GatewayWebSocketConfiguration) {
         self.url = url
-        firstSequence = sequence
+        current = Locked((nil, false, nil, sequence))
         self.configuration = configuration
     }
 
-    /// Reads downstream responses until the gateway closes the WebSocket (`true`) or the client's close was not answered
-    /// in time (`false`); each message goes to `deliver`. A broken or malformed downstream throws.
-    func read(_ deliver: (GatewayWebSocketMessage) -> Void) async throws -> Bool {
+    /// Asks the next downstream response (`.ksn`, the sequence number after the last) and reads its head: a refusal
+    /// throws.
+    func next() async throws -> OneShotHTTPRequest.StreamedResponse {
+        let sequence = current.withLock { state in
+            state.sequence += 1
+            return state.sequence
+        }
+        var next = url
+        next.target += (next.target.contains("?") ? "&" : "?") + ".ksn=\(sequence)"
+        let response = try await OneShotHTTPRequest.stream(.GET, url: next, headers: configuration.headers, configuration: configuration,
+                                                            idleTimeout: Self.idleTimeout)
+        let closing = current.withLock { state -> Bool in
+            state.response = response
+            return state.closing
+        }
+        if closing { response.close() }
+        guard response.head.status.code == 200 else {
+            response.close()
+            throw GatewayClientError.transport("the gateway refused an emulated WebSocket's downstream with \(response.head.status.code)")
+        }
+        return response
+    }
+
+    /// Reads downstream responses, `first` (from ``next()``) and those after it, until the gateway closes the WebSocket
+    /// (`true`) or the client's close was not answered in time (`false`); each message goes to `deliver`. A broken or
+    /// malformed downstream throws.
+    func read(_ first: OneShotHTTPRequest.StreamedResponse, _ deliver: (GatewayWebSocketMessage) -> Void) async throws -> Bool {
         defer { current.withLock { $0.timer?.cancel() } }
         var reader = KaazingEmulation.FrameReader(maximumLength: configuration.maxMessageSize)
-        var sequence = firstSequence
+        var pending: OneShotHTTPRequest.StreamedResponse? = first
         while true {
-            sequence += 1
-            var next = url
-            next.target += (next.target.contains("?") ? "&" : "?") + ".ksn=\(sequence)"
-            let response = try await OneShotHTTPRequest.stream(.GET, url: next, headers: configuration.headers, configuration: configuration,
-                                                                idleTimeout: Self.idleTimeout)
-            let closing = current.withLock { state -> Bool in
-                state.response = response
-                return state.closing
-            }
-            if closing { response.close() }
-            guard response.head.status.code == 200 else {
-                response.close()
-                throw GatewayClientError.transport("the gateway refused an emulated WebSocket's downstream with \(response.head.status.code)")
+            let response: OneShotHTTPRequest.StreamedResponse
+            if let taken = pending {
+                response = taken
+                pending = nil
+            } else {
+                response = try await next()
             }
             var reconnect = false
             var closed = false

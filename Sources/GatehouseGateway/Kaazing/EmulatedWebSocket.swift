@@ -69,8 +69,11 @@ final class EmulatedWebSocket {
     private var fragments: (text: Bool, bytes: [UInt8])?
     private var abandonTimer: Scheduled<Void>?
     private var heartbeat: Scheduled<Void>?
-    /// Whether a downstream has attached yet: until then the session is half-open, and keeps at most
-    /// ``halfOpenKeptLimit`` bytes of the upstream's frames (the upstream's reads pause beyond).
+    /// Whether the client has asked a downstream yet (taken by ``downstreamRequested(sequence:)``): until then the
+    /// session is half-open, takes at most ``halfOpenUpstreamLimit`` bytes of upstream bodies and keeps at most
+    /// ``halfOpenKeptLimit`` bytes of the upstream's frames (the upstream's reads pause beyond). Set when the
+    /// downstream is asked, not when it attaches: its head is written before the connection reaches the session, and
+    /// the client's next upstream request may arrive in between (issue 53's flake: a 64 KiB message refused).
     private var downstreamSeen = false
     /// The upstream bodies' bytes before the first downstream, at most ``halfOpenUpstreamLimit``.
     private var halfOpenUpstreamBytes = 0
@@ -200,6 +203,10 @@ final class EmulatedWebSocket {
         guard case .open = state else { return Refusal(description: "the WebSocket is not open") }
         guard !sequenced || sequence == nextDownstream else { return fail("a downstream request out of sequence") }
         nextDownstream += 1
+        if !downstreamSeen {
+            downstreamSeen = true
+            registry.downstreamAsked(id)
+        }
         return nil
     }
 
@@ -212,10 +219,6 @@ final class EmulatedWebSocket {
         }
         if let previous = downstream { end(previous, closing: false) }
         downstream = channel
-        if !downstreamSeen {
-            downstreamSeen = true
-            registry.downstreamAttached(id)
-        }
         downstreamBytes = 0
         downstreamLimit = min(Self.downstreamBytesLimit, max(64 * 1024, (kilobytes ?? Int.max / 2048) * 1024))
         abandonTimer?.cancel()

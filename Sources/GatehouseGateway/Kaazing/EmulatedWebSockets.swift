@@ -72,7 +72,7 @@ final class EmulatedWebSockets: Sendable {
         }.joined()
     }
 
-    /// Registers `session` (on its event loop) of `client`, half-open until ``downstreamAttached(_:)``; refused when the
+    /// Registers `session` (on its event loop) of `client`, half-open until ``downstreamAsked(_:)``; refused when the
     /// gateway holds ``limit`` sessions or `client` ``halfOpenPerClient`` half-open ones.
     func add(_ session: EmulatedWebSocket, client: String) -> Refusal? {
         let entry = Entry(eventLoop: session.eventLoop, session: NIOLoopBound(session, eventLoop: session.eventLoop), origin: session.origin,
@@ -88,8 +88,8 @@ final class EmulatedWebSockets: Sendable {
         }
     }
 
-    /// A downstream attached to session `id`: it no longer counts against its client's half-open sessions.
-    func downstreamAttached(_ id: String) {
+    /// Session `id`'s client asked its downstream: it no longer counts against its client's half-open sessions.
+    func downstreamAsked(_ id: String) {
         registry.withLockedValue { $0.settle(id) }
     }
 

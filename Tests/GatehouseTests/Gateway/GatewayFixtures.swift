@@ -21,7 +21,7 @@ struct GatewayFixture: Sendable {
 
     static var logger: Logger {
         var logger = Logger(label: "gateway-test")
-        logger.logLevel = .warning
+        logger.logLevel = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_LOG"] == "debug" ? .debug : .warning
         return logger
     }
 

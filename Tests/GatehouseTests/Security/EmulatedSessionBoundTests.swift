@@ -61,4 +61,39 @@ import Testing
             #expect(statuses == [200, 200, 200, 200, 200, 200, 400, 404], "\(statuses)")
         }
     }
+
+    /// A session whose client has asked its downstream is not half-open, though the downstream has not reached it yet:
+    /// the gateway writes a downstream's head before its connection attaches to the session, so the client may send
+    /// its next upstream request in between. Before, such a request over 64 KiB was refused as a half-open session's
+    /// (KAAZING's `data/echo.binary.payload.length.65536` failed once in a loaded run). The session's own steps are
+    /// played here in the order the race gives them: the downstream asked, an 80 KiB upstream body, then the downstream.
+    @Test func aSessionWhoseDownstreamIsAskedIsNotHalfOpenBeforeItAttaches() async throws {
+        try await RecordingFixture.run({ KaazingEmulationTests.configuration($0, scheme: nil) }) { fixture in
+            let created = try await Self.create(port: fixture.port, from: "127.0.0.4")
+            let (upstream, downstream) = try EmulationWire.locations(created, port: fixture.port)
+            let id = String(upstream.split(separator: "?")[0].split(separator: "/").last ?? "")
+            guard let session = fixture.gateway.emulatedWebSockets.session(id) else { throw TestFailure("no session \(id) (\(upstream))") }
+            // Eight messages of 10 KiB (the recording upstream takes frames of at most 16 KiB).
+            let messages = (0..<8).map { String(repeating: String(UnicodeScalar(UInt8(0x61 + $0))), count: 10 * 1024) }
+            let body = messages.flatMap { KaazingEmulation.encode(.text(Array($0.utf8))) }
+            let refusals: (asked: String?, upstream: String?) = await withCheckedContinuation { done in
+                session.execute { emulated in
+                    let asked = emulated.downstreamRequested(sequence: 6)
+                    let taken = emulated.upstream(sequence: 6, body: body, bytes: true)
+                    done.resume(returning: (asked?.description, taken?.description))
+                }
+            }
+            #expect(refusals.asked == nil)
+            #expect(refusals.upstream == nil, "\(refusals.upstream ?? "")")
+            // The client's next downstream (sequence 7: 6 was asked above) carries the echoes.
+            let stream = try await EmulationWire.downstream(port: fixture.port, path: downstream, sequence: 7)
+            var echoed: [String] = []
+            while echoed.count < messages.count {
+                guard case .text(let text) = try await stream.frame() else { throw TestFailure("not a text frame") }
+                let string = String(decoding: text, as: UTF8.self)
+                if !string.hasPrefix("seen:") { echoed.append(string) }
+            }
+            #expect(echoed == messages.map { "got:" + $0 })
+        }
+    }
 }
