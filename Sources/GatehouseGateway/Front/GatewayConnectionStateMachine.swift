@@ -1,5 +1,6 @@
-// One file on purpose (about 330 lines): the connection is one machine — its states with their data, the timers' rules,
-// the reads held and flushes owed — and splitting it would split the decisions a state's data takes part in.
+// One file on purpose (about 480 lines): the connection is one machine — its states with their data, every channel event
+// with its actions, the timers' rules, the reads held and flushes owed — and splitting it would split the decisions a
+// state's data takes part in.
 
 import NIOCore
 
@@ -92,6 +93,74 @@ struct GatewayConnectionStateMachine {
         case bodyCutShort
     }
 
+    /// What to do with bytes the client sent (``channelRead(now:)``).
+    enum ReadAction: Equatable {
+        /// Read them into requests (serving).
+        case process
+        /// Keep them for the handlers that take over after a `101`.
+        case keep
+        /// Pass them on to the handler that serves the connection now.
+        case passOn
+        /// Nothing: the connection is closing.
+        case drop
+    }
+
+    /// What the end of a burst of reads asks for (``channelReadComplete()``).
+    enum ReadCompleteAction: Equatable {
+        /// Pass the event on (another handler serves the connection).
+        case passOn
+        /// Flush what was written upstream since the last flush.
+        case flushUpstream
+        case none
+    }
+
+    /// What the channel's wish to read asks for (``readAsked()``).
+    enum ReadRequestAction: Equatable {
+        /// Read now.
+        case read
+        /// Hold the read back: the exchange cannot take more (it goes on at ``readsMayResume(holds:)``).
+        case hold
+    }
+
+    /// What a change of the client socket's writability asks for (``clientWritabilityChanged(_:)``).
+    enum WritabilityAction {
+        /// The client's socket takes more again: the exchange's upstream may be read again.
+        case resumeUpstreamReads(GatewayExchange)
+        case none
+    }
+
+    /// A user event the handler may act on.
+    enum UserEvent: Equatable {
+        /// Graceful shutdown (`ChannelShouldQuiesceEvent`).
+        case quiesce
+        /// The client sent its last byte (a half-close).
+        case inputClosed
+        /// Any other event.
+        case other
+    }
+
+    /// What a user event asks for (``userEvent(_:)``).
+    enum UserEventAction {
+        /// Pass it on (another handler serves the connection, or the handler has nothing to do with it).
+        case passOn
+        /// Close now.
+        case close
+        /// Answer the exchange under way, then close.
+        case lastExchange(GatewayExchange)
+        /// The body under way was cut short: the client's fault (`400` if nothing was answered yet).
+        case bodyCutShort
+        /// Nothing now (graceful shutdown closes after the answer under way).
+        case none
+    }
+
+    /// What an error on the channel asks for (``errorCaught()``).
+    enum ErrorAction: Equatable {
+        /// Pass it on (another handler serves the connection, or it is closing).
+        case passOn
+        /// Close.
+        case close
+    }
+
     private(set) var state = State.serving(Flow())
     /// Graceful shutdown was asked for: the exchange under way is the last.
     private(set) var quiescing = false
@@ -162,13 +231,97 @@ struct GatewayConnectionStateMachine {
     /// Whether an answer written now must say `Connection: close`.
     func closesAfter(keepAlive: Bool) -> Bool { !keepAlive || quiescing }
 
-    /// Graceful shutdown: `true` when the connection closes now (no exchange under way); otherwise after its answer.
-    mutating func quiesce() -> Bool {
-        quiescing = true
-        return isServing && exchange == nil
+    // MARK: The channel's events
+
+    /// The client sent bytes at `now`.
+    mutating func channelRead(now: NIODeadline) -> ReadAction {
+        switch state {
+        case .serving:
+            lastActivity = now
+            return .process
+        case .upgrading: return .keep
+        case .handedOver: return .passOn
+        case .closing: return .drop
+        }
+    }
+
+    /// A burst of reads ended.
+    mutating func channelReadComplete() -> ReadCompleteAction {
+        switch state {
+        case .upgrading, .handedOver: return .passOn
+        case .serving: return flushDue(toClient: false) ? .flushUpstream : .none
+        case .closing: return .none
+        }
+    }
+
+    /// The channel asks to read: held back while a serving connection's exchange cannot take more (``holdsReads``).
+    mutating func readAsked(pipelined: Bool, upstreamWritable: Bool) -> ReadRequestAction {
+        guard holdsReads(pipelined: pipelined, upstreamWritable: upstreamWritable), case .serving(var flow) = state else { return .read }
+        flow.readHeld = true
+        state = .serving(flow)
+        return .hold
+    }
+
+    /// The client's socket takes more (`true`) or is full.
+    mutating func clientWritabilityChanged(_ writable: Bool) -> WritabilityAction {
+        guard case .serving(let flow) = state else { return .none }
+        let exchange = flow.exchange
+        modifyFlow { $0.clientWritable = writable }
+        guard writable, let exchange else { return .none }
+        return .resumeUpstreamReads(exchange)
+    }
+
+    /// A user event reached the connection.
+    mutating func userEvent(_ event: UserEvent) -> UserEventAction {
+        guard case .serving(let flow) = state else {
+            // Closing: graceful shutdown is remembered, and nothing more is done.
+            if event == .quiesce, phase == .closing { quiescing = true }
+            return phase == .closing && event != .other ? .none : .passOn
+        }
+        switch event {
+        case .other:
+            return .passOn
+        case .quiesce:
+            // Close now when idle, else after the answer in progress (`Connection: close`).
+            quiescing = true
+            return flow.exchange == nil ? .close : .none
+        case .inputClosed:
+            switch inputClosed(progress) {
+            case .close: return .close
+            case .lastExchange: return flow.exchange.map { .lastExchange($0) } ?? .close
+            case .bodyCutShort: return .bodyCutShort
+            }
+        }
+    }
+
+    /// An error reached the connection.
+    func errorCaught() -> ErrorAction {
+        isServing ? .close : .passOn
+    }
+
+    /// The channel closed, or the handler left it: the connection is closing, and the exchange that was under way (taken
+    /// once) is to be let go — its upstream connection and spans.
+    mutating func ended() -> GatewayExchange? {
+        _ = close()
+        return takeAbandonedExchange()
     }
 
     // MARK: The exchange
+
+    /// Where the exchange under way is, for the timers and the client's end of input.
+    var progress: ExchangeProgress {
+        exchange?.state.progress ?? .none
+    }
+
+    /// Whether the client's socket must not be read now: an exchange waits for admission or an upstream, its
+    /// upstream socket is full (`upstreamWritable` false), or a pipelined request already waits its turn
+    /// (`pipelined`). A complete request whose answer is awaited does not stop the reads by itself: stopping and
+    /// resuming them would cost two `epoll_ctl` calls per request, and a client rarely pipelines (what it sends
+    /// meanwhile is kept, unread, and then the reads stop).
+    func holdsReads(pipelined: Bool, upstreamWritable: Bool) -> Bool {
+        guard case .serving(let flow) = state, let exchange = flow.exchange else { return false }
+        return exchange.state.holdsReads(pipelined: pipelined, upstreamWritable: upstreamWritable)
+    }
 
     /// The exchange under way (only while serving).
     var exchange: GatewayExchange? {
@@ -186,7 +339,7 @@ struct GatewayConnectionStateMachine {
         modifyFlow { $0.exchange = nil }
     }
 
-    /// The client ended its side of the connection.
+    /// The client ended its side of the connection, the exchange being at `progress`.
     func inputClosed(_ progress: ExchangeProgress) -> InputClosedDecision {
         switch progress {
         case .none: .close
@@ -196,6 +349,11 @@ struct GatewayConnectionStateMachine {
     }
 
     /// A timer set for a deadline this machine gave fired at `now`.
+    func timerFired(now: NIODeadline) -> TimerDecision {
+        timerFired(now: now, progress)
+    }
+
+    /// The same, the exchange being at `progress`.
     func timerFired(now: NIODeadline, _ progress: ExchangeProgress) -> TimerDecision {
         guard isServing else { return .none }
         if let started = headStarted, progress == .none {
@@ -246,15 +404,6 @@ struct GatewayConnectionStateMachine {
 
     // MARK: Reads and writes while serving
 
-    /// The channel asks to read: whether the read goes on now (`holds`: the exchange cannot take more; the read is
-    /// then kept until ``readsMayResume(holds:)``). Only a serving connection holds reads.
-    mutating func readAsked(holds: Bool) -> Bool {
-        guard holds, case .serving(var flow) = state else { return true }
-        flow.readHeld = true
-        state = .serving(flow)
-        return false
-    }
-
     /// Whether a read is held back (cheap to ask before working out whether it may go on).
     var readHeld: Bool {
         guard case .serving(let flow) = state else { return false }
@@ -297,11 +446,6 @@ struct GatewayConnectionStateMachine {
         if toClient { flow.clientFlushPending = false } else { flow.upstreamFlushPending = false }
         state = .serving(flow)
         return true
-    }
-
-    /// The client's socket takes more (`true`) or is full.
-    mutating func clientWritabilityChanged(_ writable: Bool) {
-        modifyFlow { $0.clientWritable = writable }
     }
 
     /// Whether the client's socket takes more (always, once the connection no longer serves HTTP).

@@ -46,7 +46,7 @@ extension GatewayHTTPHandler {
         idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
             self.idleTimer = nil
             guard let context = self.context else { return }
-            switch self.machine.timerFired(now: self.now, self.progress) {
+            switch self.machine.timerFired(now: self.now) {
             case .none:
                 return
             case .reschedule(let deadline):

@@ -106,7 +106,7 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         allocator = context.channel.allocator
-        machine.clientWritabilityChanged(context.channel.isWritable)
+        _ = machine.clientWritabilityChanged(context.channel.isWritable)
         pool = gateway.upstreamPools.pool(for: context.eventLoop)
         eventLoop = context.eventLoop
         if context.channel.isActive { firstHeadDue(context) }
@@ -118,104 +118,95 @@ final class GatewayHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler, U
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        idleTimer?.cancel()
-        idleTimer = nil
-        if let exchange = exchange ?? machine.takeAbandonedExchange() { abandon(exchange) }
-        releaseKeptUpstream()
+        ended(machine.ended())
         self.context = nil
     }
 
     // MARK: The client's side
+    //
+    // Each channel event is one event of the machine, whose action is run here.
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch machine.phase {
-        case .serving: break
-        case .upgrading:
+        switch machine.channelRead(now: now) {
+        case .process:
             reader.append(unwrapInboundIn(data))
-            return
-        case .handedOver:
+            startNext()
+        case .keep:
+            reader.append(unwrapInboundIn(data))
+        case .passOn:
             context.fireChannelRead(data)
-            return
-        case .closing:
-            return
+        case .drop:
+            break
         }
-        machine.read(now: now)
-        reader.append(unwrapInboundIn(data))
-        startNext()
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if removed {
-            context.fireChannelReadComplete()
-            return
+        switch machine.channelReadComplete() {
+        case .passOn: context.fireChannelReadComplete()
+        case .flushUpstream: exchange?.upstream?.flush()
+        case .none: break
         }
-        if machine.flushDue(toClient: false) { exchange?.upstream?.flush() }
     }
 
     func read(context: ChannelHandlerContext) {
-        if machine.readAsked(holds: holdReads) { context.read() }
+        switch machine.readAsked(pipelined: reader.hasPending, upstreamWritable: exchange?.upstream?.isWritable ?? true) {
+        case .read: context.read()
+        case .hold: break
+        }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        machine.clientWritabilityChanged(context.channel.isWritable)
-        if machine.clientWritable { exchange?.upstream?.handler.resumeReads() }
+        switch machine.clientWritabilityChanged(context.channel.isWritable) {
+        case .resumeUpstreamReads(let exchange): exchange.upstream?.handler.resumeReads()
+        case .none: break
+        }
         context.fireChannelWritabilityChanged()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        _ = machine.close()
-        idleTimer?.cancel()
-        idleTimer = nil
-        if let exchange = exchange ?? machine.takeAbandonedExchange() { abandon(exchange) }
-        releaseKeptUpstream()
+        ended(machine.ended())
         context.fireChannelInactive()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        guard !removed else {
-            context.fireUserInboundEventTriggered(event)
-            return
-        }
+        let kind: GatewayConnectionStateMachine.UserEvent
         if event is ChannelShouldQuiesceEvent {
-            // Graceful shutdown: close now when idle, else after the answer in progress (`Connection: close`).
-            if machine.quiesce() { close() }
-            return
+            kind = .quiesce
+        } else if let event = event as? ChannelEvent, event == .inputClosed {
+            kind = .inputClosed
+        } else {
+            kind = .other
         }
-        if let event = event as? ChannelEvent, event == .inputClosed {
-            // The client sent its last byte: answer what is under way, then close; a body cut short is the client's
-            // fault (`400` if nothing was answered yet).
-            switch machine.inputClosed(progress) {
-            case .close: close()
-            case .lastExchange: exchange?.state.lastExchange()
-            case .bodyCutShort: bodyFailed()
-            }
-            return
+        switch machine.userEvent(kind) {
+        case .passOn: context.fireUserInboundEventTriggered(event)
+        case .close: close()
+        case .lastExchange(let exchange): exchange.state.lastExchange()
+        case .bodyCutShort: bodyFailed()
+        case .none: break
         }
-        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard !removed, !closing else {
-            context.fireErrorCaught(error)
-            return
+        switch machine.errorCaught() {
+        case .passOn: context.fireErrorCaught(error)
+        case .close: close()
         }
-        close()
+    }
+
+    /// The connection ended (closed, or this handler left it): its timer stops, the exchange that was under way lets
+    /// its upstream and spans go, and the kept upstream connection goes back to the pool.
+    private func ended(_ abandoned: GatewayExchange?) {
+        idleTimer?.cancel()
+        idleTimer = nil
+        if let abandoned { abandon(abandoned) }
+        releaseKeptUpstream()
     }
 
     // MARK: Exchanges
 
-    /// Whether the client's socket must not be read now: an exchange waits for admission or an upstream, its
-    /// upstream socket is full, or a pipelined request already waits its turn. A complete request whose answer is
-    /// awaited does not stop the reads by itself: stopping and resuming them would cost two `epoll_ctl` calls per
-    /// request, and a client rarely pipelines (what it sends meanwhile is kept, unread, and then the reads stop).
+    /// Whether the client's socket must not be read now (``GatewayConnectionStateMachine/holdsReads(pipelined:upstreamWritable:)``).
     var holdReads: Bool {
-        guard !removed, !closing, let exchange else { return false }
-        return exchange.state.holdsReads(pipelined: reader.hasPending, upstreamWritable: exchange.upstream?.isWritable ?? true)
-    }
-
-    /// Where the exchange under way is, for the machine's timers and the client's end of input.
-    var progress: GatewayConnectionStateMachine.ExchangeProgress {
-        exchange?.state.progress ?? .none
+        machine.holdsReads(pipelined: reader.hasPending, upstreamWritable: exchange?.upstream?.isWritable ?? true)
     }
 
     func resumeReadsIfPossible() {

@@ -74,13 +74,13 @@ struct GatewayConnectionStateMachineTests {
 
     @Test func gracefulShutdownClosesAnIdleConnectionAtOnceAndABusyOneAfterItsAnswer() {
         var idle = Self.machine()
-        let closesNow = idle.quiesce()
-        #expect(closesNow)
+        let closesNow = idle.userEvent(.quiesce)
+        #expect(closesNow.isClose)
         var busy = Self.machine()
         _ = busy.headRead(keepAlive: true)
         busy.exchangeBegan(Self.exchange())
-        let closesBusy = busy.quiesce()
-        #expect(closesBusy == false)
+        let closesBusy = busy.userEvent(.quiesce)
+        #expect(closesBusy.isNone)
         #expect(busy.closesAfter(keepAlive: true), "the answer says Connection: close")
         let closes = busy.answerEnded(keepAlive: true, now: Self.start)
         #expect(closes)
@@ -121,8 +121,8 @@ struct GatewayConnectionStateMachineTests {
         machine.handedOver()
         #expect(machine.phase == .handedOver)
         #expect(!machine.isServing)
-        let closesNow = machine.quiesce()
-        #expect(closesNow == false, "the WebSocket's handlers see the shutdown")
+        let closesNow = machine.userEvent(.quiesce)
+        #expect(closesNow.isPassOn, "the WebSocket's handlers see the shutdown")
         let closed = machine.close()
         #expect(closed)
         machine.handedOver()
@@ -168,7 +168,11 @@ struct GatewayConnectionStateMachineTests {
         var machine = Self.machine()
         _ = machine.opened(now: Self.start)
         _ = machine.headRead(keepAlive: true)
-        if readHeld { _ = machine.readAsked(holds: true) }
+        if readHeld {
+            // A pipelined request behind an exchange under way: the read is held.
+            machine.exchangeBegan(Self.exchange())
+            _ = machine.readAsked(pipelined: true, upstreamWritable: true)
+        }
         switch phase {
         case .serving: break
         case .upgrading: machine.upgrading()
@@ -189,10 +193,26 @@ struct GatewayConnectionStateMachineTests {
         (.closing, true, true),
     ])
     func aReadIsHeldOnlyWhileServing(phase: GatewayConnectionStateMachine.Phase, holds: Bool, passes: Bool) {
-        var machine = Self.machine(in: phase)
-        let passed = machine.readAsked(holds: holds)
-        #expect(passed == passes)
+        var machine = Self.machine(in: .serving)
+        machine.exchangeBegan(Self.exchange())
+        switch phase {
+        case .serving: break
+        case .upgrading: machine.upgrading()
+        case .handedOver:
+            machine.upgrading()
+            machine.handedOver()
+        case .closing: _ = machine.close()
+        }
+        // A request read whole holds the reads while another is pipelined behind it (GatewayExchangeStateMachine).
+        let action = machine.readAsked(pipelined: holds, upstreamWritable: true)
+        #expect(action == (passes ? .read : .hold))
         #expect(machine.readHeld == !passes)
+    }
+
+    /// Between exchanges nothing holds the reads.
+    @Test func withoutAnExchangeNothingHoldsTheReads() {
+        var machine = Self.machine(in: .serving)
+        #expect(machine.readAsked(pipelined: true, upstreamWritable: false) == .read)
     }
 
     @Test func aHeldReadGoesOnOnceTheExchangeCanTakeMore() {
@@ -268,13 +288,122 @@ struct GatewayConnectionStateMachineTests {
     @Test func theClientsWritabilityIsKeptWhileServing() {
         var machine = Self.machine(in: .serving)
         #expect(machine.clientWritable)
-        machine.clientWritabilityChanged(false)
+        _ = machine.clientWritabilityChanged(false)
         #expect(!machine.clientWritable)
-        machine.clientWritabilityChanged(true)
+        let noExchange = machine.clientWritabilityChanged(true)
         #expect(machine.clientWritable)
+        #expect(noExchange.resumes == nil, "no exchange, no upstream to read again")
+        let exchange = Self.exchange()
+        machine.exchangeBegan(exchange)
+        let full = machine.clientWritabilityChanged(false)
+        #expect(full.resumes == nil)
+        let writable = machine.clientWritabilityChanged(true)
+        #expect(writable.resumes === exchange, "the exchange's upstream is read again")
         var upgraded = Self.machine(in: .serving)
-        upgraded.clientWritabilityChanged(false)
+        _ = upgraded.clientWritabilityChanged(false)
         upgraded.upgrading()
         #expect(upgraded.clientWritable, "no longer this handler's concern")
     }
+
+    // MARK: The channel's events, state by state
+
+    /// What the client's bytes are for: read into requests while serving (and activity for the idle timeout), kept
+    /// after a `101`, passed on once handed over, dropped while closing.
+    @Test(arguments: [
+        (GatewayConnectionStateMachine.Phase.serving, GatewayConnectionStateMachine.ReadAction.process),
+        (.upgrading, .keep),
+        (.handedOver, .passOn),
+        (.closing, .drop),
+    ])
+    func theClientsBytes(phase: GatewayConnectionStateMachine.Phase, action: GatewayConnectionStateMachine.ReadAction) {
+        var machine = Self.machine(in: phase)
+        let later = Self.start + .seconds(7)
+        #expect(machine.channelRead(now: later) == action)
+        #expect((machine.lastActivity == later) == (phase == .serving))
+    }
+
+    /// The end of a burst of reads flushes what went upstream, once, while serving; another handler gets it once
+    /// handed over.
+    @Test(arguments: [
+        (GatewayConnectionStateMachine.Phase.serving, true, GatewayConnectionStateMachine.ReadCompleteAction.flushUpstream),
+        (.serving, false, .none),
+        (.upgrading, true, .passOn),
+        (.handedOver, false, .passOn),
+        (.closing, true, .none),
+    ])
+    func theEndOfAReadBurst(phase: GatewayConnectionStateMachine.Phase, wroteUpstream: Bool, action: GatewayConnectionStateMachine.ReadCompleteAction) {
+        var machine = Self.machine(in: .serving)
+        if wroteUpstream { machine.wrote(toClient: false) }
+        switch phase {
+        case .serving: break
+        case .upgrading: machine.upgrading()
+        case .handedOver:
+            machine.upgrading()
+            machine.handedOver()
+        case .closing: _ = machine.close()
+        }
+        #expect(machine.channelReadComplete() == action)
+        if action == .flushUpstream { #expect(machine.channelReadComplete() == .none, "flushed once") }
+    }
+
+    /// The user events: graceful shutdown and the client's end of input, by state and by the exchange's progress.
+    @Test func userEventsByStateAndProgress() {
+        // Serving, between requests: both close now; another event is passed on.
+        var idle = Self.machine(in: .serving)
+        #expect(idle.userEvent(.other).isPassOn)
+        #expect(idle.userEvent(.inputClosed).isClose)
+        // An exchange whose request was read whole: answered, then closed.
+        var answering = Self.machine(in: .serving)
+        let exchange = Self.exchange()
+        answering.exchangeBegan(exchange)
+        #expect(answering.userEvent(.inputClosed).lastExchange === exchange)
+        // A body still arriving: cut short.
+        var reading = Self.machine(in: .serving)
+        let posting = Self.exchange()
+        posting.state = GatewayExchangeStateMachine(keepAlive: true, requestEnded: false, retriable: false)
+        reading.exchangeBegan(posting)
+        #expect(reading.userEvent(.inputClosed).isBodyCutShort)
+        // Handed over: the handlers that serve the connection see them; closing: nothing more.
+        var handedOver = Self.machine(in: .handedOver)
+        #expect(handedOver.userEvent(.inputClosed).isPassOn)
+        #expect(handedOver.userEvent(.quiesce).isPassOn)
+        var closing = Self.machine(in: .closing)
+        #expect(closing.userEvent(.inputClosed).isNone)
+        #expect(closing.userEvent(.quiesce).isNone)
+        #expect(closing.userEvent(.other).isPassOn)
+    }
+
+    @Test(arguments: [
+        (GatewayConnectionStateMachine.Phase.serving, GatewayConnectionStateMachine.ErrorAction.close),
+        (.upgrading, .passOn),
+        (.handedOver, .passOn),
+        (.closing, .passOn),
+    ])
+    func anErrorClosesOnlyAServingConnection(phase: GatewayConnectionStateMachine.Phase, action: GatewayConnectionStateMachine.ErrorAction) {
+        #expect(Self.machine(in: phase).errorCaught() == action)
+    }
+
+    /// The channel's end (or the handler's removal) closes the machine and gives the exchange under way up once.
+    @Test func theEndGivesTheExchangeUnderWayUpOnce() {
+        var machine = Self.machine(in: .serving)
+        let exchange = Self.exchange()
+        machine.exchangeBegan(exchange)
+        #expect(machine.ended() === exchange)
+        #expect(machine.phase == .closing)
+        #expect(machine.ended() == nil)
+        var handedOver = Self.machine(in: .handedOver)
+        #expect(handedOver.ended() == nil)
+    }
+}
+
+extension GatewayConnectionStateMachine.UserEventAction {
+    var isPassOn: Bool { if case .passOn = self { true } else { false } }
+    var isClose: Bool { if case .close = self { true } else { false } }
+    var isNone: Bool { if case .none = self { true } else { false } }
+    var isBodyCutShort: Bool { if case .bodyCutShort = self { true } else { false } }
+    var lastExchange: GatewayExchange? { if case .lastExchange(let exchange) = self { exchange } else { nil } }
+}
+
+extension GatewayConnectionStateMachine.WritabilityAction {
+    var resumes: GatewayExchange? { if case .resumeUpstreamReads(let exchange) = self { exchange } else { nil } }
 }
