@@ -189,6 +189,8 @@ let package = Package(
                 server("Instrumentation", "swift-distributed-tracing"),
                 server("AsyncHTTPClient", "async-http-client"),
                 server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("NIOPosix", "swift-nio"),
+                server("NIOExtras", "swift-nio-extras"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -210,6 +212,9 @@ let package = Package(
                 server("Yams", "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("UnixSignals", "swift-service-lifecycle"),
+                server("NIOHTTPTypesHTTP1", "swift-nio-extras"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 server("HummingbirdBcrypt", "hummingbird-auth"),
                 server("Tracing", "swift-distributed-tracing"),

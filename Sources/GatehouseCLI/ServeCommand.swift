@@ -74,6 +74,11 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: "false only for custom security checks that block their thread (synchronous I/O), which would stall the other connections of that thread."))
     var connectionsOnEventLoop: Bool = true
 
+    @Option(help: ArgumentHelp(
+        "What serves the connections: hummingbird (Hummingbird's server, the default) or own (the listener and front the gateway uses; plain HTTP only for now).",
+        valueName: "front"))
+    var front: ServerConfiguration.Front = .hummingbird
+
     @OptionGroup var loops: EventLoopOptions
 
     @Option(help: ArgumentHelp(
@@ -167,6 +172,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.headerReadTimeout = .seconds(headerReadTimeout)
         configuration.connectionTasksOnEventLoop = connectionsOnEventLoop
+        configuration.front = front
         configuration.nodeName = nodeName
         configuration.metricsAccess = metricsAccess
         do {
@@ -212,7 +218,7 @@ struct ServeCommand: AsyncParsableCommand {
         // The policy the server starts with: the demo's banner only while the demo policy is what runs (a policy
         // applied through the admin API, kept in the store, takes its place).
         let origin = Mutex("")
-        let app: any ApplicationProtocol
+        let app: GatehouseApplication
         do {
             app = try await Gatehouse.makeApplication(
                 configuration, logger: logger,
@@ -226,10 +232,10 @@ struct ServeCommand: AsyncParsableCommand {
                 // The accept loop, and each connection's task until it moves to its own loop, start on an event loop
                 // too: an accepted connection is not handed through Swift concurrency's shared threads.
                 try await withTaskExecutorPreference(EventLoopTaskExecutor(MultiThreadedEventLoopGroup.singleton.next())) {
-                    try await app.runService()
+                    try await app.runService(logger: logger)
                 }
             } else {
-                try await app.runService()
+                try await app.runService(logger: logger)
             }
         } catch let error as IOError {
             throw CommandFailure("Cannot serve on \(host):\(port)", error)
@@ -287,3 +293,5 @@ extension ServerConfiguration.MetricsAccess: ExpressibleByArgument {}
 
 /// `--forwarded-header x-forwarded-for|forwarded`.
 extension TrustedProxies.ForwardedField: ExpressibleByArgument {}
+
+extension ServerConfiguration.Front: ExpressibleByArgument {}

@@ -5,6 +5,7 @@ import GatehouseHTTP
 import HummingbirdCore
 import HummingbirdHTTP2
 import NIOCore
+import ServiceLifecycle
 public import GatehouseStore
 public import Hummingbird
 public import Logging
@@ -44,6 +45,15 @@ public struct ServerConfiguration: Sendable {
     /// per read and write) rather than on Swift concurrency's shared threads. Off only for custom security checks
     /// that block their thread (synchronous I/O), which would stall every connection of that event loop.
     public var connectionTasksOnEventLoop = true
+    /// What serves the HTTP connections: Hummingbird's server (the default), or the project's own front (``Front/own``:
+    /// the listener the gateway uses, a request's task the only one; plain HTTP/1.x only for now — with TLS, Hummingbird's
+    /// server serves).
+    public var front: Front = .hummingbird
+
+    /// What serves the HTTP connections (``front``).
+    public enum Front: String, Sendable, CaseIterable {
+        case hummingbird, own
+    }
     /// Who may read `/metrics`: anyone who reaches the port (`.open`), or a confidential client's bearer token with
     /// scope `gatehouse.metrics` (or an admin scope: `.token`; Prometheus' `oauth2` client credentials get one).
     /// `nil`: open on a loopback host, a token beyond it.
@@ -109,7 +119,7 @@ public enum Gatehouse {
         _ configuration: ServerConfiguration, logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
         onPolicy: @Sendable (_ origin: String) -> Void = { _ in }
-    ) async throws -> some ApplicationProtocol {
+    ) async throws -> GatehouseApplication {
         let service = try await makeService(configuration, logger: logger)
         onPolicy(service.policies.current.origin)
         let router = Router(context: GatehouseRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -149,6 +159,27 @@ public enum Gatehouse {
         let tlsChannel = try configuration.tls.map {
             try $0.channelConfiguration(clientCertificates: configuration.requestClientCertificates || configuration.clientCertificateAuthorities != nil)
         }
+        let loopAnswers = LoopAnswers(routes: configuration.tracer == nil ? runtime.loopRoutes : [], serverName: Self.serverName,
+                                      metrics: service.metrics, trustedProxies: configuration.trustedProxies)
+        let services: [any Service] = [service.policyWatcher, service.audit] + (configuration.tracer.map { [$0.exporter] } ?? [])
+        let refused = service.metrics.counter("gatehouse_accept_refused_total")
+        let paused = service.metrics.counter("gatehouse_accept_paused_total")
+        if configuration.front == .own, tlsChannel == nil {
+            let front = ServeFront(responder: router.buildResponder(), loopAnswers: loopAnswers, idleTimeout: idle,
+                                   headerReadTimeout: .nanoseconds(configuration.headerReadTimeout.wholeNanoseconds), bodyTimeout: bodyTimeout,
+                                   serverName: Self.serverName, maxBody: 2 * 1024 * 1024, logger: logger)
+            let listener = FrontListener(host: configuration.host, port: configuration.port, name: "server", logger: logger,
+                                         initialize: { front.initialize($0) }, refused: { refused.increment() }, paused: { paused.increment() },
+                                         onServerRunning: { port in
+                                             service.issuerName.bind(port: port)
+                                             await onServerRunning(port)
+                                         })
+            return GatehouseApplication(service: ServiceGroup(configuration: .init(services: services + [listener], gracefulShutdownSignals: [],
+                                                                                   logger: logger)))
+        }
+        if configuration.front == .own {
+            logger.warning("The own front serves plain HTTP only for now: with TLS, Hummingbird's server serves.")
+        }
         let server: HTTPServerBuilder = if let tlsChannel {
             HTTPServerBuilder { responder in
                 EventLoopConnectionChannel(onEventLoop: configuration.connectionTasksOnEventLoop, inner: HTTP10UpgradeChannel(inner: try HTTP2UpgradeChannel(
@@ -164,25 +195,22 @@ public enum Gatehouse {
                         headerReadTimeout: .nanoseconds(configuration.headerReadTimeout.wholeNanoseconds),
                         answerBody: #"{"errorCode":"REQUEST_TIMEOUT","errorMsg":"The request head did not arrive in time."}"#),
                         bodyTimeout: bodyTimeout),
-                    answers: LoopAnswers(routes: configuration.tracer == nil ? runtime.loopRoutes : [], serverName: Self.serverName, metrics: service.metrics,
-                                         trustedProxies: configuration.trustedProxies)))
+                    answers: loopAnswers))
             }
         }
-        return Application(
+        return GatehouseApplication(service: Application(
             router: router,
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: Self.serverName),
-            services: [service.policyWatcher, service.audit] + (configuration.tracer.map { [$0.exporter] } ?? []),
+            services: services,
             onServerRunning: { channel in
-                let refused = service.metrics.counter("gatehouse_accept_refused_total")
-                let paused = service.metrics.counter("gatehouse_accept_paused_total")
                 await AcceptPressureHandler.install(on: channel, logger: logger, refused: { refused.increment() }, paused: { paused.increment() })
                 let port = channel.localAddress?.port ?? 0
                 service.issuerName.bind(port: port)
                 await onServerRunning(port)
             },
             logger: logger
-        )
+        ))
     }
 
     /// The authorization service alone, for embedding or benchmarks.

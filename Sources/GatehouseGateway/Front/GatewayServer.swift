@@ -25,55 +25,16 @@ public struct GatewayServer: Service {
     public let services: [any Service]
 
     public func run() async throws {
-        let listener = Listener(gateway: gateway, channel: channel, onServerRunning: onServerRunning)
+        let statistics = gateway.statistics
+        let setup = channel
+        let listener = FrontListener(host: gateway.host, port: gateway.port, name: "gateway", logger: gateway.logger,
+                                     initialize: { setup.initialize($0) }, refused: { statistics.acceptRefused() },
+                                     paused: { statistics.acceptPaused() }, onServerRunning: onServerRunning)
         if services.isEmpty {
             try await listener.run()
             return
         }
         try await ServiceGroup(configuration: .init(services: [listener] + services, gracefulShutdownSignals: [], logger: gateway.logger)).run()
-    }
-
-    /// The listening socket until graceful shutdown.
-    struct Listener: Service {
-        let gateway: Gateway
-        let channel: GatewayChannel
-        let onServerRunning: @Sendable (Int) async -> Void
-
-        func run() async throws {
-            let group = MultiThreadedEventLoopGroup.singleton
-            let quiescing = ServerQuiescingHelper(group: group)
-            let setup = channel
-            let server = try await ServerBootstrap(group: group)
-                .serverChannelOption(.backlog, value: 256)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .serverChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
-                    }
-                }
-                // The client may end its side and still read the answer (`inputClosed`, GatewayHTTPHandler).
-                .childChannelOption(.allowRemoteHalfClosure, value: true)
-                .childChannelInitializer { channel in setup.initialize(channel) }
-                .bind(host: gateway.host, port: gateway.port)
-                .get()
-            let port = server.localAddress?.port ?? gateway.port
-            gateway.logger.info("gateway listening", metadata: ["host": .string(gateway.host), "port": .stringConvertible(port)])
-            let statistics = gateway.statistics
-            await AcceptPressureHandler.install(on: server, logger: gateway.logger, refused: { statistics.acceptRefused() },
-                                                paused: { statistics.acceptPaused() })
-            await onServerRunning(port)
-            // Until graceful shutdown: then no new connection, and the open ones end. Cancelled instead (a sibling
-            // service failed), it stops accepting and does not wait for connections that may live on (WebSockets).
-            do {
-                try await gracefulShutdown()
-            } catch {
-                try? await server.close()
-                return
-            }
-            let closed = server.eventLoop.makePromise(of: Void.self)
-            quiescing.initiateShutdown(promise: closed)
-            try await closed.futureResult.get()
-        }
     }
 }
 

@@ -1,0 +1,76 @@
+import Foundation
+import GatehouseServer
+import Testing
+
+/// `serve` on the project's own front (`--front own`: the gateway's listener, NIO's HTTP/1 codec, the router on one
+/// task per request on the connection's event loop) answers as it answers on Hummingbird's server: a MobileFirst
+/// client's whole flow, pipelined requests in order (answers from memory among them), HTTP/1.0, `Connection: close`,
+/// a body over the bound. The rest of the suites run on it with `GATEHOUSE_TEST_FRONT=own`.
+@Suite(.timeLimit(.minutes(3))) struct OwnFrontTests {
+    /// A client's flow — registration, a login round, a token, its introspection — and what each step answered: the
+    /// status and the names of the answer's fields (their values differ between two servers).
+    static func flow(on front: ServerConfiguration.Front) async throws -> [String] {
+        try await TestServer.run(policy: IntrospectionTests.policy, front: front) { server in
+            var client = try ProtocolClient(server)
+            try await client.register()
+            let login = try await client.preauthorize(scope: "UserLogin", answers: ["UserLogin": ["username": "john", "password": "demo"]])
+            let token = try await client.obtainToken(scope: "UserLogin").access_token
+            let connection = try RawHTTPConnection(port: server.port)
+            var seen = ["login \(login.status)"]
+            for _ in 0..<2 {  // the router's answer, then (the client known) memory's
+                await connection.send(LoopAnswersTests.introspection(token))
+                let answer = try #require(await connection.readResponse())
+                seen.append("introspection \(answer.status) " + answer.headers.map(\.name).joined(separator: ","))
+            }
+            let health = try #require(await RawHTTPConnection.exchange(port: server.port, target: "/health"))
+            seen.append("health \(health.status) " + health.headers.map(\.name).joined(separator: ","))
+            return seen
+        }
+    }
+
+    @Test func aMobileFirstClientsFlowIsAnsweredAsOnHummingbirdsServer() async throws {
+        let own = try await Self.flow(on: .own)
+        #expect(own.first == "login 200")
+        #expect(try await Self.flow(on: .hummingbird) == own)
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        try await TestServer.run(front: .own) { server in
+            let connection = try RawHTTPConnection(port: server.port)
+            let targets = ["/health", "/openapi.json", "/no-such-route", "/health"]
+            await connection.send(targets.map { "GET \($0) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" }.joined())
+            var statuses: [Int] = []
+            for _ in targets { statuses.append(try #require(await connection.readResponse()).status) }
+            #expect(statuses == [200, 200, 404, 200])
+        }
+    }
+
+    @Test func http10IsAnsweredIn10AndClosedAndConnectionCloseIsHonoured() async throws {
+        try await TestServer.run(front: .own) { server in
+            let old = try RawHTTPConnection(port: server.port, timeout: .seconds(10))
+            await old.send("GET /health HTTP/1.0\r\n\r\n")
+            let (bytes, closed) = await old.readToEnd()
+            #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("HTTP/1.0 200"))
+            #expect(closed)
+            let closing = try RawHTTPConnection(port: server.port, timeout: .seconds(10))
+            await closing.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            let (answer, ended) = await closing.readToEnd()
+            #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+            #expect(ended)
+        }
+    }
+
+    @Test func aBodyOverTheBoundIsRefusedWithJSON() async throws {
+        try await TestServer.run(front: .own) { server in
+            let connection = try RawHTTPConnection(port: server.port, timeout: .seconds(10))
+            let length = 3 * 1024 * 1024
+            await connection.send("POST /mfp/api/az/v1/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                                  + "Content-Length: \(length)\r\n\r\n")
+            _ = await connection.send([UInt8](repeating: 0x61, count: 2 * 1024 * 1024 + 1))
+            let answer = try #require(await connection.readResponse())
+            #expect(answer.status == 413)
+            #expect(answer.header("Content-Type") == "application/json; charset=utf-8")
+            #expect(answer.text.contains("PAYLOAD_TOO_LARGE"))
+        }
+    }
+}
