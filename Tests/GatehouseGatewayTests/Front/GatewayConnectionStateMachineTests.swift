@@ -163,6 +163,18 @@ struct GatewayConnectionStateMachineTests {
         #expect((machine.exchange != nil) == (phase == .serving), "an exchange begins only while serving")
     }
 
+    /// `machine` taken from serving to `phase` by the events that lead there.
+    static func move(_ machine: inout GatewayConnectionStateMachine, to phase: GatewayConnectionStateMachine.Phase) {
+        switch phase {
+        case .serving: break
+        case .upgrading: machine.upgrading()
+        case .handedOver:
+            machine.upgrading()
+            machine.handedOver()
+        case .closing: _ = machine.close()
+        }
+    }
+
     /// The machine in each phase: serving, upgrading (after a `101`), handed over, closing.
     static func machine(in phase: GatewayConnectionStateMachine.Phase, readHeld: Bool = false) -> GatewayConnectionStateMachine {
         var machine = Self.machine()
@@ -173,14 +185,7 @@ struct GatewayConnectionStateMachineTests {
             machine.exchangeBegan(Self.exchange())
             _ = machine.readAsked(pipelined: true, upstreamWritable: true)
         }
-        switch phase {
-        case .serving: break
-        case .upgrading: machine.upgrading()
-        case .handedOver:
-            machine.upgrading()
-            machine.handedOver()
-        case .closing: _ = machine.close()
-        }
+        Self.move(&machine, to: phase)
         return machine
     }
 
@@ -195,14 +200,7 @@ struct GatewayConnectionStateMachineTests {
     func aReadIsHeldOnlyWhileServing(phase: GatewayConnectionStateMachine.Phase, holds: Bool, passes: Bool) {
         var machine = Self.machine(in: .serving)
         machine.exchangeBegan(Self.exchange())
-        switch phase {
-        case .serving: break
-        case .upgrading: machine.upgrading()
-        case .handedOver:
-            machine.upgrading()
-            machine.handedOver()
-        case .closing: _ = machine.close()
-        }
+        Self.move(&machine, to: phase)
         // A request read whole holds the reads while another is pipelined behind it (GatewayExchangeStateMachine).
         let action = machine.readAsked(pipelined: holds, upstreamWritable: true)
         #expect(action == (passes ? .read : .hold))
@@ -334,14 +332,7 @@ struct GatewayConnectionStateMachineTests {
     func theEndOfAReadBurst(phase: GatewayConnectionStateMachine.Phase, wroteUpstream: Bool, action: GatewayConnectionStateMachine.ReadCompleteAction) {
         var machine = Self.machine(in: .serving)
         if wroteUpstream { machine.wrote(toClient: false) }
-        switch phase {
-        case .serving: break
-        case .upgrading: machine.upgrading()
-        case .handedOver:
-            machine.upgrading()
-            machine.handedOver()
-        case .closing: _ = machine.close()
-        }
+        Self.move(&machine, to: phase)
         #expect(machine.channelReadComplete() == action)
         if action == .flushUpstream { #expect(machine.channelReadComplete() == .none, "flushed once") }
     }
