@@ -5,7 +5,7 @@ import Testing
 /// `serve` on the project's own front (`--front own`: the gateway's listener, NIO's HTTP/1 codec, the router on one
 /// task per request on the connection's event loop) answers as it answers on Hummingbird's server: a MobileFirst
 /// client's whole flow, pipelined requests in order (answers from memory among them), HTTP/1.0, `Connection: close`,
-/// a body over the bound. The rest of the suites run on it with `GATEHOUSE_TEST_FRONT=own`.
+/// a body over the bound; ApacheBench completes. The rest of the suites run on it with `GATEHOUSE_TEST_FRONT=own`.
 @Suite(.timeLimit(.minutes(3))) struct OwnFrontTests {
     /// A client's flow — registration, a login round, a token, its introspection — and what each step answered: the
     /// status and the names of the answer's fields (their values differ between two servers).
@@ -71,6 +71,23 @@ import Testing
             #expect(answer.status == 413)
             #expect(answer.header("Content-Type") == "application/json; charset=utf-8")
             #expect(answer.text.contains("PAYLOAD_TOO_LARGE"))
+        }
+    }
+
+    /// ApacheBench (HTTP/1.0 without `-k`, keep-alive with it): every request answered, none failed.
+    @Test func apacheBenchCompletesWithAndWithoutKeepAlive() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ab") else {
+            Issue.record("ab is not installed (apt-get install apache2-utils; scripts/test installs it)")
+            return
+        }
+        try await TestServer.run(front: .own) { server in
+            for keepAlive in [false, true] {
+                let (status, text) = try await runOffThePool("/usr/bin/timeout", ["60", "/usr/bin/ab", "-q", "-s", "10", "-n", "2000", "-c", "8"]
+                                                              + (keepAlive ? ["-k"] : []) + [server.baseURL + "/health"])
+                #expect(status == 0, "ab\(keepAlive ? " -k" : ""): \(text)")
+                #expect(text.contains("Complete requests:      2000"), "\(text)")
+                #expect(text.contains("Failed requests:        0"), "\(text)")
+            }
         }
     }
 }
