@@ -5,6 +5,7 @@ import GatehouseHTTP
 import HummingbirdCore
 import HummingbirdHTTP2
 import NIOCore
+import NIOSSL
 import ServiceLifecycle
 public import GatehouseStore
 public import Hummingbird
@@ -164,21 +165,23 @@ public enum Gatehouse {
         let services: [any Service] = [service.policyWatcher, service.audit] + (configuration.tracer.map { [$0.exporter] } ?? [])
         let refused = service.metrics.counter("gatehouse_accept_refused_total")
         let paused = service.metrics.counter("gatehouse_accept_paused_total")
-        if configuration.front == .own, tlsChannel == nil {
-            let front = ServeFront(responder: router.buildResponder(), loopAnswers: loopAnswers, idleTimeout: idle,
+        if configuration.front == .own {
+            var front = ServeFront(responder: router.buildResponder(), loopAnswers: loopAnswers, idleTimeout: idle,
                                    headerReadTimeout: .nanoseconds(configuration.headerReadTimeout.wholeNanoseconds), bodyTimeout: bodyTimeout,
                                    serverName: Self.serverName, maxBody: 2 * 1024 * 1024, logger: logger)
+            if let tls = configuration.tls {
+                let clientCertificates = configuration.requestClientCertificates || configuration.clientCertificateAuthorities != nil
+                front.tls = (try NIOSSLContext(configuration: tls.serverConfiguration(http2: true, clientCertificates: clientCertificates)),
+                             clientCertificates)
+            }
             let listener = FrontListener(host: configuration.host, port: configuration.port, name: "server", logger: logger,
-                                         initialize: { front.initialize($0) }, refused: { refused.increment() }, paused: { paused.increment() },
+                                         initialize: { [front] in front.initialize($0) }, refused: { refused.increment() }, paused: { paused.increment() },
                                          onServerRunning: { port in
                                              service.issuerName.bind(port: port)
                                              await onServerRunning(port)
                                          })
             return GatehouseApplication(service: ServiceGroup(configuration: .init(services: services + [listener], gracefulShutdownSignals: [],
                                                                                    logger: logger)))
-        }
-        if configuration.front == .own {
-            logger.warning("The own front serves plain HTTP only for now: with TLS, Hummingbird's server serves.")
         }
         let server: HTTPServerBuilder = if let tlsChannel {
             HTTPServerBuilder { responder in

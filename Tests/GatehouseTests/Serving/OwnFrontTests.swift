@@ -90,4 +90,29 @@ import Testing
             }
         }
     }
+
+    /// Over TLS (the command itself, `serve --front own`): curl gets HTTP/2 when it asks (ALPN `h2`, each stream its own
+    /// router handler) and HTTP/1.1 otherwise, and ApacheBench completes over TLS with and without keep-alive.
+    @Test func overTLSCurlGetsHTTP2OrHTTP11AndApacheBenchCompletes() async throws {
+        let certificates = try await TestCertificates.make(commonName: "gatehouse-own-front")
+        defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
+        let (server, base) = try await certificates.serve(["--front", "own"])
+        defer { server.stop() }
+        let h2 = try await curl(["--cacert", certificates.caPath, "--http2", "-w", "%{http_version} %{http_code}", "-o", "/dev/null", base + "/health"])
+        #expect(h2.output == "2 200")
+        let h1 = try await curl(["--cacert", certificates.caPath, "--http1.1", "-w", "%{http_version} %{http_code}", "-o", "/dev/null",
+                                 base + "/openapi.json"])
+        #expect(h1.output == "1.1 200")
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ab") else {
+            Issue.record("ab is not installed (apt-get install apache2-utils; scripts/test installs it)")
+            return
+        }
+        for keepAlive in [false, true] {
+            let (status, text) = try await runOffThePool("/usr/bin/timeout", ["60", "/usr/bin/ab", "-q", "-s", "5", "-n", "300", "-c", "4"]
+                                                          + (keepAlive ? ["-k"] : []) + [base + "/health"])
+            #expect(status == 0, "ab\(keepAlive ? " -k" : ""): \(text)")
+            #expect(text.contains("Complete requests:      300"), "\(text)")
+            #expect(text.contains("Failed requests:        0"), "\(text)")
+        }
+    }
 }
