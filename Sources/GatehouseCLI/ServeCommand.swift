@@ -75,7 +75,7 @@ struct ServeCommand: AsyncParsableCommand {
     var connectionsOnEventLoop: Bool = true
 
     @Option(help: ArgumentHelp(
-        "What serves the connections: hummingbird (Hummingbird's server, the default) or own (the listener and front the gateway uses; plain HTTP only for now).",
+        "What serves the connections: hummingbird (Hummingbird's server, the default) or own (the listener the gateway uses, one task per request and none per connection; HTTP/1.x and, over TLS, HTTP/2).",
         valueName: "front"))
     var front: ServerConfiguration.Front = .hummingbird
 

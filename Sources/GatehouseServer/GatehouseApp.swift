@@ -47,8 +47,7 @@ public struct ServerConfiguration: Sendable {
     /// that block their thread (synchronous I/O), which would stall every connection of that event loop.
     public var connectionTasksOnEventLoop = true
     /// What serves the HTTP connections: Hummingbird's server (the default), or the project's own front (``Front/own``:
-    /// the listener the gateway uses, a request's task the only one; plain HTTP/1.x only for now — with TLS, Hummingbird's
-    /// server serves).
+    /// the listener the gateway uses, a request's task the only one; HTTP/1.x, and HTTP/2 over TLS).
     public var front: Front = .hummingbird
 
     /// What serves the HTTP connections (``front``).
