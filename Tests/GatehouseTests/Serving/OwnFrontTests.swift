@@ -76,18 +76,8 @@ import Testing
 
     /// ApacheBench (HTTP/1.0 without `-k`, keep-alive with it): every request answered, none failed.
     @Test func apacheBenchCompletesWithAndWithoutKeepAlive() async throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ab") else {
-            Issue.record("ab is not installed (apt-get install apache2-utils; scripts/test installs it)")
-            return
-        }
         try await TestServer.run(front: .own) { server in
-            for keepAlive in [false, true] {
-                let (status, text) = try await runOffThePool("/usr/bin/timeout", ["60", "/usr/bin/ab", "-q", "-s", "10", "-n", "2000", "-c", "8"]
-                                                              + (keepAlive ? ["-k"] : []) + [server.baseURL + "/health"])
-                #expect(status == 0, "ab\(keepAlive ? " -k" : ""): \(text)")
-                #expect(text.contains("Complete requests:      2000"), "\(text)")
-                #expect(text.contains("Failed requests:        0"), "\(text)")
-            }
+            try await ApacheBench.expectCompletes(server.baseURL + "/health", requests: 2000, concurrency: 8, seconds: 10)
         }
     }
 
@@ -103,16 +93,6 @@ import Testing
         let h1 = try await curl(["--cacert", certificates.caPath, "--http1.1", "-w", "%{http_version} %{http_code}", "-o", "/dev/null",
                                  base + "/openapi.json"])
         #expect(h1.output == "1.1 200")
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ab") else {
-            Issue.record("ab is not installed (apt-get install apache2-utils; scripts/test installs it)")
-            return
-        }
-        for keepAlive in [false, true] {
-            let (status, text) = try await runOffThePool("/usr/bin/timeout", ["60", "/usr/bin/ab", "-q", "-s", "5", "-n", "300", "-c", "4"]
-                                                          + (keepAlive ? ["-k"] : []) + [base + "/health"])
-            #expect(status == 0, "ab\(keepAlive ? " -k" : ""): \(text)")
-            #expect(text.contains("Complete requests:      300"), "\(text)")
-            #expect(text.contains("Failed requests:        0"), "\(text)")
-        }
+        try await ApacheBench.expectCompletes(base + "/health", requests: 300, concurrency: 4, seconds: 5)
     }
 }
