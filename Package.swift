@@ -367,7 +367,7 @@ let package = Package(
         .executableTarget(
             name: "GatewayBenchmark",
             dependencies: [
-                "BenchmarkSupport", "GatehouseGateway", "GatehouseEcho", "GatehouseProtocol", "GatehouseResourceServer",
+                "BenchmarkSupport", "GatehouseGateway", "GatehouseEcho", "GatehouseProtocol", "GatehouseResourceServer", "GatehouseHTTP",
                 server("JWTKit", "jwt-kit"),
                 server("Hummingbird", "hummingbird"),
                 server("HummingbirdWSClient", "hummingbird-websocket"),

@@ -45,20 +45,6 @@ enum IdleMemory {
 
     // MARK: Descriptors
 
-    /// Raises this process's soft limit of descriptors to its hard one (the gateway, started after, inherits it);
-    /// the limit in force.
-    @discardableResult
-    static func raiseDescriptorLimit() -> Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
-        }
-        return Int(clamping: limit.rlim_cur)
-    }
-
     /// The most WebSockets a process limited to `limit` descriptors, holding `held` now, takes with two descriptors
     /// each: the gateway (its client's and its upstream's) and this process (the load's client and the echo
     /// upstream's accepted side). Both accept through GatehouseHTTP's `DescriptorBudget`, which stops accepting while

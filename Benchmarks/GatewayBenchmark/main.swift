@@ -8,6 +8,7 @@ import GatehouseEcho
 import BenchmarkSupport
 import Foundation
 import GatehouseGateway
+import GatehouseHTTP
 import Hummingbird
 import Logging
 import ServiceLifecycle
@@ -57,7 +58,8 @@ while index < arguments.count {
 }
 
 // The idle WebSockets' count is bounded by the descriptors of this process and of the gateway (which inherits it).
-IdleMemory.raiseDescriptorLimit()
+// The gateway, started after, inherits the raised limit.
+OpenFileLimit.raise()
 var logger = Logger(label: "bench-echo")
 logger.logLevel = .error
 let (ports, continuation) = AsyncStream<Int>.makeStream()
