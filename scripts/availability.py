@@ -102,7 +102,8 @@ def references(lib, store_path, modules, root):
             def on_dependency(_, dependency):
                 if lib.indexstore_unit_dependency_get_kind(dependency) == DEPENDENCY_RECORD:
                     path = lib.indexstore_unit_dependency_get_filepath(dependency).text()
-                    if os.path.realpath(path).startswith(root):
+                    # The store keeps the units of sources since deleted (a probe file, a moved type): not built now.
+                    if os.path.realpath(path).startswith(root) and os.path.exists(path):
                         records[lib.indexstore_unit_dependency_get_name(dependency).text()] = os.path.realpath(path)
                 return True
             lib.indexstore_unit_reader_dependencies_apply_f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, APPLY]

@@ -74,11 +74,6 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: "false only for custom security checks that block their thread (synchronous I/O), which would stall the other connections of that thread."))
     var connectionsOnEventLoop: Bool = true
 
-    @Option(help: ArgumentHelp(
-        "What serves the connections: hummingbird (Hummingbird's server, the default) or own (the listener the gateway uses, one task per request and none per connection; HTTP/1.x and, over TLS, HTTP/2).",
-        valueName: "front"))
-    var front: ServerConfiguration.Front = .hummingbird
-
     @OptionGroup var loops: EventLoopOptions
 
     @Option(help: ArgumentHelp(
@@ -172,7 +167,6 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.headerReadTimeout = .seconds(headerReadTimeout)
         configuration.connectionTasksOnEventLoop = connectionsOnEventLoop
-        configuration.front = front
         configuration.nodeName = nodeName
         configuration.metricsAccess = metricsAccess
         do {
@@ -293,5 +287,3 @@ extension ServerConfiguration.MetricsAccess: ExpressibleByArgument {}
 
 /// `--forwarded-header x-forwarded-for|forwarded`.
 extension TrustedProxies.ForwardedField: ExpressibleByArgument {}
-
-extension ServerConfiguration.Front: ExpressibleByArgument {}

@@ -3,9 +3,8 @@ package import NIOCore
 
 /// A Swift concurrency task executor that runs its jobs on one NIO event loop.
 ///
-/// A connection's task (Hummingbird runs one per connection) preferring its channel's event loop reads, routes and
-/// answers on the thread that owns the socket: no hop to Swift concurrency's threads and back for every read and
-/// write, which is most of what a request on a new connection cost at everyday load (the `perf` profile of issue 39:
+/// A request's task (`serve` runs one per request) preferring its channel's event loop routes and answers on the
+/// thread that owns the socket: no hop to Swift concurrency's threads and back for every request and store call, which is most of what a request on a new connection cost at everyday load (the `perf` profile of issue 39:
 /// 64 context switches per `/health` on a new connection). Work that must not hold an event loop does not run here:
 /// bcrypt has threads of its own (`PasswordVerifier.hashingThreads`), SQLite its blocking pool, PostgreSQL its own
 /// event loops; everything else a request does is short.

@@ -1,5 +1,4 @@
 import Foundation
-public import HummingbirdHTTP2
 public import NIOCore
 public import NIOSSL
 public import Logging
@@ -57,15 +56,6 @@ public final class ReloadableTLS: Sendable {
             promise.succeed(override)
         }
         return configuration
-    }
-
-    /// ``serverConfiguration(http2:)`` for Hummingbird's HTTP/2 channel, asking clients for a certificate when
-    /// `clientCertificates` (optional: a client without one connects as before). Every certificate presented is
-    /// accepted here, a self-signed one too: the TLS handshake proves its holder has its key, and the server decides per
-    /// request what it proves (RFC 8705: a confidential client's identity, the holder of a certificate-bound token).
-    public func channelConfiguration(clientCertificates: Bool) -> HummingbirdHTTP2.TLSChannelConfiguration {
-        guard clientCertificates else { return .init(tlsConfiguration: serverConfiguration()) }
-        return .init(tlsConfiguration: serverConfiguration(clientCertificates: true), customVerificationCallback: Self.acceptAnyClientCertificate)
     }
 
     /// ``serverConfiguration(http2:)``, asking for an optional client certificate when `clientCertificates`; with

@@ -1,5 +1,3 @@
-import Hummingbird
-import HummingbirdCore
 package import Logging
 package import NIOCore
 
@@ -7,10 +5,9 @@ package import NIOCore
 /// not arrived within the timeout of the connection's opening, after a `408` with a JSON error: a client that opens connections and sends half a
 /// request line, or one byte now and then, holds them for that long at most (slowloris).
 ///
-/// It sits first in the connection's pipeline, on raw bytes, because Hummingbird's idle timeout only starts once
-/// the first head has been parsed (the WebSocket upgrader holds the pipeline until then). After the first head it
-/// removes itself: from then on Hummingbird's idle timeout closes a
-/// keep-alive connection that sits idle or stalls in a later head or body, and an upgraded WebSocket lives until
+/// It sits first in the connection's pipeline, on raw bytes, before any HTTP parsing (`serve`'s front; the gateway
+/// keeps its own progress in its connection machine). After the first head it removes itself: from then on the idle
+/// timeout closes a keep-alive connection that sits idle or stalls in a later head or body, and an upgraded WebSocket lives until
 /// either side closes it.
 package final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// A `408 Request Timeout` with `body` (JSON) and `Connection: close`, as raw bytes.

@@ -2,8 +2,6 @@ import GatehouseProtocol
 import Foundation
 public import GatehouseChecks
 import GatehouseHTTP
-import HummingbirdCore
-import HummingbirdHTTP2
 import NIOCore
 import NIOSSL
 import ServiceLifecycle
@@ -42,18 +40,10 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(60)
     /// How long a new connection has to send its first complete request head (slowloris), plain HTTP; `408` after.
     public var headerReadTimeout: Duration = .seconds(10)
-    /// Whether each connection's task runs on the connection's event loop (``EventLoopTaskExecutor``: no thread hop
-    /// per read and write) rather than on Swift concurrency's shared threads. Off only for custom security checks
-    /// that block their thread (synchronous I/O), which would stall every connection of that event loop.
+    /// Whether each request's task runs on its connection's event loop (``EventLoopTaskExecutor``: no thread hop
+    /// per request and store call) rather than on Swift concurrency's shared threads. Off only for custom security
+    /// checks that block their thread (synchronous I/O), which would stall every connection of that event loop.
     public var connectionTasksOnEventLoop = true
-    /// What serves the HTTP connections: Hummingbird's server (the default), or the project's own front (``Front/own``:
-    /// the listener the gateway uses, a request's task the only one; HTTP/1.x, and HTTP/2 over TLS).
-    public var front: Front = .hummingbird
-
-    /// What serves the HTTP connections (``front``).
-    public enum Front: String, Sendable, CaseIterable {
-        case hummingbird, own
-    }
     /// Who may read `/metrics`: anyone who reaches the port (`.open`), or a confidential client's bearer token with
     /// scope `gatehouse.metrics` (or an admin scope: `.token`; Prometheus' `oauth2` client credentials get one).
     /// `nil`: open on a loopback host, a token beyond it.
@@ -154,65 +144,29 @@ public enum Gatehouse {
         if configuration.tls == nil, !ServingWarnings.isLoopback(configuration.host) {
             logger.warning("Serving plain HTTP on \(configuration.host): tokens, PINs and passwords cross the network in clear. Use --tls-certificate/--tls-key, or a TLS-terminating proxy on this machine.")
         }
-        let idle = TimeAmount.seconds(Int64(configuration.idleTimeout.components.seconds))
-        let bodyTimeout = TimeAmount.nanoseconds(configuration.headerReadTimeout.wholeNanoseconds)
-        let tlsChannel = try configuration.tls.map {
-            try $0.channelConfiguration(clientCertificates: configuration.requestClientCertificates || configuration.clientCertificateAuthorities != nil)
-        }
         let loopAnswers = LoopAnswers(routes: configuration.tracer == nil ? runtime.loopRoutes : [], serverName: Self.serverName,
                                       metrics: service.metrics, trustedProxies: configuration.trustedProxies)
-        let services: [any Service] = [service.policyWatcher, service.audit] + (configuration.tracer.map { [$0.exporter] } ?? [])
+        var front = ServeFront(responder: router.buildResponder(), loopAnswers: loopAnswers,
+                               idleTimeout: .nanoseconds(configuration.idleTimeout.wholeNanoseconds),
+                               headerReadTimeout: .nanoseconds(configuration.headerReadTimeout.wholeNanoseconds),
+                               bodyTimeout: .nanoseconds(configuration.headerReadTimeout.wholeNanoseconds),
+                               requestsOnEventLoop: configuration.connectionTasksOnEventLoop,
+                               serverName: Self.serverName, maxBody: ServeFront.maxBody, logger: logger)
+        if let tls = configuration.tls {
+            let clientCertificates = configuration.requestClientCertificates || configuration.clientCertificateAuthorities != nil
+            front.tls = (try NIOSSLContext(configuration: tls.serverConfiguration(http2: true, clientCertificates: clientCertificates)),
+                         clientCertificates)
+        }
         let refused = service.metrics.counter("gatehouse_accept_refused_total")
         let paused = service.metrics.counter("gatehouse_accept_paused_total")
-        if configuration.front == .own {
-            var front = ServeFront(responder: router.buildResponder(), loopAnswers: loopAnswers, idleTimeout: idle,
-                                   headerReadTimeout: .nanoseconds(configuration.headerReadTimeout.wholeNanoseconds), bodyTimeout: bodyTimeout,
-                                   serverName: Self.serverName, maxBody: 2 * 1024 * 1024, logger: logger)
-            if let tls = configuration.tls {
-                let clientCertificates = configuration.requestClientCertificates || configuration.clientCertificateAuthorities != nil
-                front.tls = (try NIOSSLContext(configuration: tls.serverConfiguration(http2: true, clientCertificates: clientCertificates)),
-                             clientCertificates)
-            }
-            let listener = FrontListener(host: configuration.host, port: configuration.port, name: "server", logger: logger,
-                                         initialize: { [front] in front.initialize($0) }, refused: { refused.increment() }, paused: { paused.increment() },
-                                         onServerRunning: { port in
-                                             service.issuerName.bind(port: port)
-                                             await onServerRunning(port)
-                                         })
-            return GatehouseApplication(service: ServiceGroup(configuration: .init(services: services + [listener], gracefulShutdownSignals: [],
-                                                                                   logger: logger)))
-        }
-        let server: HTTPServerBuilder = if let tlsChannel {
-            HTTPServerBuilder { responder in
-                EventLoopConnectionChannel(onEventLoop: configuration.connectionTasksOnEventLoop, inner: HTTP10UpgradeChannel(inner: try HTTP2UpgradeChannel(
-                    tlsChannelConfiguration: tlsChannel,
-                    configuration: .init(idleTimeout: configuration.idleTimeout, streamConfiguration: .init(idleTimeout: idle)),
-                    responder: responder), bodyTimeout: bodyTimeout))
-            }
-        } else {
-            HTTPServerBuilder { responder in
-                EventLoopConnectionChannel(onEventLoop: configuration.connectionTasksOnEventLoop, inner: LoopAnswersChannel(
-                    inner: HTTP10Channel(inner: HeadTimeoutChannel(
-                        inner: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idle)),
-                        headerReadTimeout: .nanoseconds(configuration.headerReadTimeout.wholeNanoseconds),
-                        answerBody: #"{"errorCode":"REQUEST_TIMEOUT","errorMsg":"The request head did not arrive in time."}"#),
-                        bodyTimeout: bodyTimeout),
-                    answers: loopAnswers))
-            }
-        }
-        return GatehouseApplication(service: Application(
-            router: router,
-            server: server,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: Self.serverName),
-            services: services,
-            onServerRunning: { channel in
-                await AcceptPressureHandler.install(on: channel, logger: logger, refused: { refused.increment() }, paused: { paused.increment() })
-                let port = channel.localAddress?.port ?? 0
-                service.issuerName.bind(port: port)
-                await onServerRunning(port)
-            },
-            logger: logger
-        ))
+        let listener = FrontListener(host: configuration.host, port: configuration.port, name: "server", logger: logger,
+                                     initialize: { [front] in front.initialize($0) }, refused: { refused.increment() }, paused: { paused.increment() },
+                                     onServerRunning: { port in
+                                         service.issuerName.bind(port: port)
+                                         await onServerRunning(port)
+                                     })
+        let services: [any Service] = [service.policyWatcher, service.audit] + (configuration.tracer.map { [$0.exporter] } ?? []) + [listener]
+        return GatehouseApplication(service: ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [], logger: logger)))
     }
 
     /// The authorization service alone, for embedding or benchmarks.

@@ -8,9 +8,6 @@ import Logging
 
 /// A real Gatehouse server on a free loopback port, with its own data folder.
 struct TestServer: Sendable {
-    /// What serves the test servers' connections: `GATEHOUSE_TEST_FRONT=own` runs the suites on the project's own front.
-    static let front = ServerConfiguration.Front(rawValue: ProcessInfo.processInfo.environment["GATEHOUSE_TEST_FRONT"] ?? "") ?? .hummingbird
-
     let port: Int
     let dataDirectory: String
     var baseURL: String { "http://127.0.0.1:\(port)" }
@@ -20,8 +17,7 @@ struct TestServer: Sendable {
         policy: String = TestPolicies.standard, dataDirectory: String? = nil,
         registry: SecurityCheckRegistry = .builtIn, issuer: String? = nil, headerReadTimeout: Duration? = nil,
         auditLines: Logger? = nil, introspectedClientLifetime: Duration? = nil, trustedProxies: [String] = [],
-        metricsAccess: ServerConfiguration.MetricsAccess? = nil, tracer: OTLPTracer? = nil,
-        front: ServerConfiguration.Front = TestServer.front, _ body: (TestServer) async throws -> T
+        metricsAccess: ServerConfiguration.MetricsAccess? = nil, tracer: OTLPTracer? = nil, _ body: (TestServer) async throws -> T
     ) async throws -> T {
         let directory = dataDirectory ?? Self.temporaryDirectory()
         let policyPath = (directory as NSString).appendingPathComponent("policy.yaml")
@@ -38,7 +34,6 @@ struct TestServer: Sendable {
         configuration.trustedProxies = try TrustedProxies(trustedProxies)
         configuration.metricsAccess = metricsAccess
         configuration.tracer = tracer
-        configuration.front = front
         if let introspectedClientLifetime { configuration.introspectedClientLifetime = introspectedClientLifetime }
         var logger = Logger(label: "gatehouse-test")
         logger.logLevel = .warning

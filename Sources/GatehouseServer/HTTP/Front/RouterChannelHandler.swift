@@ -25,11 +25,16 @@ final class RouterChannelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private let date: HTTPDate
     private let logger: Logger
     private var context: ChannelHandlerContext?
+    /// Whether a request's task runs on the connection's event loop; off, on Swift concurrency's shared threads, its
+    /// answer's parts handed to the loop.
+    private let onEventLoop: Bool
     /// The connection's event loop as a task executor, made once per connection.
     private var executor: EventLoopTaskExecutor?
 
-    init(responder: RouterResponder<GatehouseRequestContext>, serverName: String?, date: HTTPDate, maxBody: Int, logger: Logger) {
+    init(responder: RouterResponder<GatehouseRequestContext>, onEventLoop: Bool = true, serverName: String?, date: HTTPDate,
+         maxBody: Int, logger: Logger) {
         self.responder = responder
+        self.onEventLoop = onEventLoop
         self.serverName = serverName
         self.date = date
         self.logger = logger
@@ -99,6 +104,10 @@ final class RouterChannelHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     /// `fields` with the `Date` and `Server` every answer carries.
     private func fields(_ fields: HTTPFields) -> HTTPFields {
+        Self.fields(fields, date: date, serverName: serverName)
+    }
+
+    private static func fields(_ fields: HTTPFields, date: HTTPDate, serverName: String?) -> HTTPFields {
         var fields = fields
         fields[.date] = date.now
         if let serverName { fields[.server] = serverName }
@@ -107,32 +116,35 @@ final class RouterChannelHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     // MARK: A request through the router
 
-    /// Answers a request on one task on the connection's event loop: the router's answer (an error it did not turn
-    /// into one is `500`), written part by part from the loop.
+    /// Answers a request on one task on the connection's event loop (or on the shared threads when ``onEventLoop`` is
+    /// off): the router's answer (an error it did not turn into one is `500`), written part by part from the loop.
     private func respond(_ head: HTTPRequest, _ body: ByteBuffer, context: ChannelHandlerContext) {
         guard let executor else { return }
         let channel = context.channel
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let responder = self.responder, logger = self.logger
-        Task(executorPreference: executor) {
-            await StoreCalls.$executor.withValue(executor) {
-                let requestContext = GatehouseRequestContext(source: .init(channel: channel, logger: logger))
-                var response: Response
-                do {
-                    response = try await responder.respond(to: Request(head: head, body: RequestBody(buffer: body)), context: requestContext)
-                } catch {
-                    logger.debug("an error the router did not answer", metadata: ["error.type": .string("\(type(of: error))")])
-                    response = Response(status: .internalServerError)
-                }
-                let handler = bound.value
-                let writer = LoopResponseBodyWriter(handler: bound, head: HTTPResponse(status: response.status, headerFields: handler.fields(response.headers)))
-                do {
-                    try await response.body.write(writer)
-                } catch {
-                    // A body that failed part way: the answer cannot be completed, and the connection ends.
-                    bound.value.run(bound.value.machine.failed())
-                }
+        let responder = self.responder, logger = self.logger, date = self.date, serverName = self.serverName
+        let answer: @Sendable () async -> Void = {
+            let requestContext = GatehouseRequestContext(source: .init(channel: channel, logger: logger))
+            var response: Response
+            do {
+                response = try await responder.respond(to: Request(head: head, body: RequestBody(buffer: body)), context: requestContext)
+            } catch {
+                logger.debug("an error the router did not answer", metadata: ["error.type": .string("\(type(of: error))")])
+                response = Response(status: .internalServerError)
             }
+            let writer = LoopResponseBodyWriter(handler: bound, head: HTTPResponse(status: response.status,
+                                                                                    headerFields: Self.fields(response.headers, date: date, serverName: serverName)))
+            do {
+                try await response.body.write(writer)
+            } catch {
+                // A body that failed part way: the answer cannot be completed, and the connection ends.
+                bound.execute { $0.run($0.machine.failed()) }
+            }
+        }
+        if onEventLoop {
+            Task(executorPreference: executor) { await StoreCalls.$executor.withValue(executor) { await answer() } }
+        } else {
+            Task { await answer() }
         }
     }
 
@@ -164,13 +176,25 @@ private struct LoopResponseBodyWriter: ResponseBodyWriter {
             self.head = nil
         }
         parts.append(.body(buffer))
-        handler.value.write(parts)
+        handler.execute { [parts] in $0.write(parts) }
     }
 
     consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
         var parts: [HTTPResponsePart] = []
         if let head { parts.append(.head(head)) }
         parts.append(.end(trailingHeaders))
-        handler.value.write(parts)
+        handler.execute { [parts] in $0.write(parts) }
+    }
+}
+
+extension NIOLoopBound where Value == RouterChannelHandler {
+    /// Runs `work` with the handler on its event loop: at once when already there (a request's task on the loop), else
+    /// submitted to the loop (a task on the shared threads).
+    func execute(_ work: @escaping @Sendable (RouterChannelHandler) -> Void) {
+        if eventLoop.inEventLoop {
+            work(value)
+        } else {
+            eventLoop.execute { work(self.value) }
+        }
     }
 }

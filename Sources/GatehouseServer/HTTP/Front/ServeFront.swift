@@ -10,7 +10,7 @@ import NIOSSL
 public import ServiceLifecycle
 public import UnixSignals
 
-/// `serve` on the project's own front (``ServerConfiguration/Front/own``): the listener both commands share
+/// How `serve` serves its connections: the listener both commands share
 /// (``FrontListener``) and a connection's pipeline set up on its event loop — no task per connection. Over TLS, ALPN
 /// picks HTTP/2 (each stream its own router handler) or HTTP/1.1; HTTP/1.x, plain or over TLS:
 ///
@@ -28,10 +28,15 @@ struct ServeFront: Sendable {
     let idleTimeout: TimeAmount
     let headerReadTimeout: TimeAmount
     let bodyTimeout: TimeAmount
+    /// Whether a request's task runs on its connection's event loop (``ServerConfiguration/connectionTasksOnEventLoop``).
+    let requestsOnEventLoop: Bool
     let serverName: String?
     let date = HTTPDate()
     /// The largest request body the router's handler collects (`413` beyond).
     let maxBody: Int
+    /// ``maxBody``'s value in `serve`: 2 MiB, far above any request of the protocol (a policy applied through the
+    /// admin API is the largest).
+    static let maxBody = 2 * 1024 * 1024
     let logger: Logger
     /// TLS (`h2` and `http/1.1` by ALPN); `nil`: plain HTTP/1.x.
     var tls: (context: NIOSSLContext, clientCertificates: Bool)? = nil
@@ -86,7 +91,8 @@ struct ServeFront: Sendable {
     }
 
     private func routerHandler() -> RouterChannelHandler {
-        RouterChannelHandler(responder: responder, serverName: serverName, date: date, maxBody: maxBody, logger: logger)
+        RouterChannelHandler(responder: responder, onEventLoop: requestsOnEventLoop, serverName: serverName, date: date,
+                             maxBody: maxBody, logger: logger)
     }
 }
 
@@ -103,9 +109,8 @@ private final class CloseWhenIdle: ChannelInboundHandler, RemovableChannelHandle
     }
 }
 
-/// The authorization server as a service: on Hummingbird's server (``ServerConfiguration/Front/hummingbird``), or on
-/// the project's own front (``ServeFront``) with the services that run beside it (the policy watcher, the audit
-/// writer, the OTLP exporter).
+/// The authorization server as a service: its front (``ServeFront``, on the listener the gateway uses too) and the
+/// services that run beside it (the policy watcher, the audit writer, the OTLP exporter).
 public struct GatehouseApplication: Service {
     let service: any Service
 

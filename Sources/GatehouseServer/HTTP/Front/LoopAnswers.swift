@@ -1,14 +1,13 @@
 import GatehouseChecks
 import HTTPTypes
-import HummingbirdCore
 import GatehouseHTTP
 import Logging
 import Metrics
 import NIOCore
 import NIOHTTPTypes
 
-/// Requests answered on the connection's event loop when memory alone can answer them, before Hummingbird's
-/// per-connection task, router and middleware see them: an introspection whose caller, token and client were all
+/// Requests answered on the connection's event loop when memory alone can answer them, before a request's task, the
+/// router and its middleware see them: an introspection whose caller, token and client were all
 /// checked or read before costs a resource server half of what it costs through the router (the benchmark's
 /// "NIO alone" row against "Hummingbird alone").
 ///
@@ -18,7 +17,7 @@ import NIOHTTPTypes
 /// only what the router would answer the same, with the same headers (`Date` and ``serverName`` included), counted in the
 /// same request metrics.
 ///
-/// Only HTTP/1.1 without TLS (``LoopAnswersChannel``); requests with an `Origin` (CORS), an `Expect` or a `Connection`
+/// Only HTTP/1.x, plain or over TLS (not HTTP/2 streams); requests with an `Origin` (CORS), an `Expect` or a `Connection`
 /// field go to the router.
 struct LoopAnswers: Sendable {
     /// An answer from memory: always `200 OK` (any other answer is the router's).
@@ -57,7 +56,7 @@ struct LoopAnswers: Sendable {
     let routes: [Route]
     /// The `Server` field the application adds to every answer.
     let serverName: String?
-    /// The `Date` field Hummingbird adds to every answer.
+    /// The `Date` field every answer carries.
     let date = HTTPDate()
     /// The largest body kept to be answered from memory; a larger one goes to the router as it comes.
     var maxBody = 16 * 1024
@@ -76,7 +75,7 @@ struct LoopAnswers: Sendable {
     }
 
     /// The route that may answer `request` from memory. Not for a request with an `Origin` (CORS is the router's),
-    /// an `Expect`, or a `Connection` field (Hummingbird's task closes the connection after a `close`).
+    /// an `Expect`, or a `Connection` field (the router's handler closes the connection after a `close`).
     func route(for request: HTTPRequest) -> Route? {
         guard request.headerFields[.origin] == nil, request.headerFields[.expect] == nil, request.headerFields[.connection] == nil
         else { return nil }
@@ -84,8 +83,7 @@ struct LoopAnswers: Sendable {
     }
 }
 
-/// The handler of ``LoopAnswers`` in a connection's pipeline, after Hummingbird's connection state handler (which
-/// so sees every request and answer, for its idle timeout and `Connection: close`) and before the async channel.
+/// The handler of ``LoopAnswers`` in a connection's pipeline (``ServeFront``), just before the router's handler.
 ///
 /// Answers keep the requests' order: a request is answered here only when no request handed to the router is still
 /// unanswered on this connection (``waiting``); otherwise it is handed on too, and answered in turn.
@@ -170,27 +168,5 @@ final class LoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) { waiting = max(waiting - 1, 0) }
         context.write(data, promise: promise)
-    }
-}
-
-/// A plain HTTP/1.1 connection (`Inner`, Hummingbird's `HTTP1Channel` or a wrapper of it) with a
-/// ``LoopAnswerHandler`` added after Hummingbird's connection state handler.
-struct LoopAnswersChannel<Inner: ServerChildChannel>: ServerChildChannel {
-    typealias Value = Inner.Value
-
-    let inner: Inner
-    let answers: LoopAnswers
-
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            let pipeline = channel.pipeline.syncOperations
-            let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
-            try pipeline.addHandler(LoopAnswerHandler(answers), position: .after(state))
-            return value
-        }
-    }
-
-    func handle(value: Value, logger: Logger) async {
-        await inner.handle(value: value, logger: logger)
     }
 }

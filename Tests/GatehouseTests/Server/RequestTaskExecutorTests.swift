@@ -3,15 +3,15 @@ import GatehouseHTTP
 import GatehouseStore
 @testable import GatehouseServer
 import Hummingbird
-import HummingbirdCore
 import Logging
 import NIOPosix
 import Testing
 
-/// A connection's task on its event loop (``EventLoopConnectionChannel``): the routes, the store calls' work and their
-/// deadlines run on the thread that owns the socket; with the option off, on Swift concurrency's shared threads as
-/// before. Either way a store call past its deadline is answered at the deadline.
-@Suite(.timeLimit(.minutes(2))) struct EventLoopConnectionTests {
+/// A request's task on its connection's event loop (``ServeFront``, ``RouterChannelHandler``): the routes, the store
+/// calls' work and their deadlines run on the thread that owns the socket; with the option off
+/// (``ServerConfiguration/connectionTasksOnEventLoop``), on Swift concurrency's shared threads, the answer written all
+/// the same. Either way a store call past its deadline is answered at the deadline.
+@Suite(.timeLimit(.minutes(2))) struct RequestTaskExecutorTests {
     /// Where a request's parts ran, as the route saw it.
     struct Seen: Codable {
         var routeOnLoop: Bool
@@ -21,7 +21,7 @@ import Testing
     }
 
     static func seen(onEventLoop: Bool) async throws -> Seen {
-        let router = Router()
+        let router = Router(context: GatehouseRequestContext.self)
         router.get("where") { _, _ -> Response in
             let routeOnLoop = MultiThreadedEventLoopGroup.currentEventLoop != nil
             let storeCallOnLoop = try await withStoreDeadline(.seconds(5), "a probe") { MultiThreadedEventLoopGroup.currentEventLoop != nil }
@@ -38,13 +38,12 @@ import Testing
         }
         var logger = Logger(label: "event-loop-connection-test")
         logger.logLevel = .warning
+        let front = ServeFront(responder: router.buildResponder(), loopAnswers: nil, idleTimeout: .seconds(30),
+                               headerReadTimeout: .seconds(10), bodyTimeout: .seconds(10), requestsOnEventLoop: onEventLoop,
+                               serverName: nil, maxBody: 1024, logger: logger)
         let app = try await RunningApp.start(logger: logger) { onRunning in
-            Application(router: router,
-                        server: HTTPServerBuilder { responder in
-                            EventLoopConnectionChannel(onEventLoop: onEventLoop, inner: HTTP1Channel(responder: responder))
-                        },
-                        configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                        onServerRunning: { await onRunning($0.localAddress?.port ?? 0) }, logger: logger)
+            FrontListener(host: "127.0.0.1", port: 0, name: "test", logger: logger, initialize: { front.initialize($0) },
+                          refused: {}, paused: {}, onServerRunning: onRunning)
         }
         defer { Task { await app.stop() } }
         let response = try await HTTP.send(.GET, "http://127.0.0.1:\(app.port)/where")
