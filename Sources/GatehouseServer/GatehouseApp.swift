@@ -159,8 +159,9 @@ public enum Gatehouse {
         }
         let refused = service.metrics.counter("gatehouse_accept_refused_total")
         let paused = service.metrics.counter("gatehouse_accept_paused_total")
+        let connections = front.front
         let listener = FrontListener(host: configuration.host, port: configuration.port, name: "server", logger: logger,
-                                     initialize: { [front] in front.initialize($0) }, refused: { refused.increment() }, paused: { paused.increment() },
+                                     initialize: { connections.initialize($0) }, refused: { refused.increment() }, paused: { paused.increment() },
                                      onServerRunning: { port in
                                          service.issuerName.bind(port: port)
                                          await onServerRunning(port)

@@ -26,10 +26,9 @@ final class RawHTTPConnection: @unchecked Sendable {
             let bound = withUnsafePointer(to: &local) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
-            guard bound == 0 else {
-                close(descriptor)
-                throw TestFailure("bind() to \(source) failed")
-            }
+            // Not closed here: a class whose initializer throws once its properties are set is deinitialized, and
+            // `deinit` closes it; closing twice could close a descriptor another test's socket had taken meanwhile.
+            guard bound == 0 else { throw TestFailure("bind() to \(source) failed") }
         }
         let micros = timeout.components.seconds * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000
         var interval = timeval(tv_sec: Int(micros / 1_000_000), tv_usec: Int(micros % 1_000_000))
@@ -42,13 +41,10 @@ final class RawHTTPConnection: @unchecked Sendable {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard result == 0 else {
-            close(descriptor)
-            throw TestFailure("connect() to port \(port) failed")
-        }
+        guard result == 0 else { throw TestFailure("connect() to port \(port) failed") }  // closed by `deinit`, as above
     }
 
-    deinit { close(descriptor) }
+    deinit { if descriptor >= 0 { close(descriptor) } }
 
     /// Writes `bytes`; `false` when the peer closed the connection.
     @discardableResult

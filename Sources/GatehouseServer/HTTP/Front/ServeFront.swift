@@ -2,26 +2,16 @@ import GatehouseHTTP
 import Hummingbird
 public import Logging
 import NIOCore
-import NIOHTTP1
-import NIOHTTPTypesHTTP1
-import NIOHTTPTypesHTTP2
-import NIOHTTP2
 import NIOSSL
 public import ServiceLifecycle
 public import UnixSignals
 
-/// How `serve` serves its connections: the listener both commands share
-/// (``FrontListener``) and a connection's pipeline set up on its event loop — no task per connection. Over TLS, ALPN
-/// picks HTTP/2 (each stream its own router handler) or HTTP/1.1; HTTP/1.x, plain or over TLS:
+/// How `serve` serves its connections: the front both commands share (``HTTPFront`` on ``FrontListener``: TLS and
+/// HTTP/2 by ALPN, head and body deadlines, HTTP/1.0, the idle timeout — no task per connection), with `serve`'s
+/// request handlers at the end of each HTTP/1.x connection or HTTP/2 stream:
 ///
-/// 1. ``RequestHeadTimeoutHandler``: the first head within `headerReadTimeout` (`408`);
-/// 2. NIO's HTTP/1 codec with its pipelining handler (a pipelined request waits until the answer before it ended) and
-///    its protocol error handler (`400` for a request it cannot read);
-/// 3. ``HTTP10ResponseHandler`` (HTTP/1.0 answered in 1.0) and ``RequestBodyDeadlineHandler`` before the conversion
-///    to HTTP types;
-/// 4. the idle timeout (NIO's `IdleStateHandler`, acted on by the router's handler);
-/// 5. ``LoopAnswerHandler``: answers from memory on the loop;
-/// 6. ``RouterChannelHandler``: the router, one task per request on the loop.
+/// 1. ``LoopAnswerHandler`` (HTTP/1.x): answers from memory on the loop;
+/// 2. ``RouterChannelHandler``: the router, one task per request on the loop.
 struct ServeFront: Sendable {
     let responder: RouterResponder<GatehouseRequestContext>
     let loopAnswers: LoopAnswers?
@@ -46,65 +36,16 @@ struct ServeFront: Sendable {
 
     /// Sets up an accepted connection, on its event loop.
     func initialize(_ channel: any Channel) -> EventLoopFuture<Void> {
-        guard let tls else {
-            return channel.eventLoop.makeCompletedFuture { try http1(channel.pipeline.syncOperations, secure: false) }
-        }
-        do {
-            let handler = tls.clientCertificates
-                ? NIOSSLServerHandler(context: tls.context, customVerificationCallback: ReloadableTLS.acceptAnyClientCertificate)
-                : NIOSSLServerHandler(context: tls.context)
-            try channel.pipeline.syncOperations.addHandler(handler)
-        } catch {
-            return channel.eventLoop.makeFailedFuture(error)
-        }
-        return channel.configureHTTP2SecureUpgrade(
-            h2ChannelConfigurator: { connection in
-                connection.eventLoop.makeCompletedFuture {
-                    try connection.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idleTimeout))
-                    try connection.pipeline.syncOperations.addHandler(CloseWhenIdle())
-                }.flatMap {
-                    connection.configureHTTP2Pipeline(mode: .server) { stream in
-                        stream.eventLoop.makeCompletedFuture {
-                            try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTPServerCodec())
-                            try stream.pipeline.syncOperations.addHandler(routerHandler())
-                        }
-                    }.map { _ in }
-                }
-            },
-            http1ChannelConfigurator: { connection in
-                connection.eventLoop.makeCompletedFuture { try http1(connection.pipeline.syncOperations, secure: true) }
-            })
+        front.initialize(channel)
     }
 
-    /// An HTTP/1.x connection's handlers, after TLS if any.
-    private func http1(_ operations: ChannelPipeline.SynchronousOperations, secure: Bool) throws {
-        try operations.addHandler(RequestHeadTimeoutHandler(timeout: headerReadTimeout, progress: FirstRequestProgress(),
-                                                            answerBody: Self.headTimeoutBody, logger: logger))
-        try operations.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true,
-                                                   withOutboundHeaderValidation: false)
-        try operations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
-        try HTTP10ResponseHandler.add(to: operations)
-        try RequestBodyDeadlineHandler.add(to: operations, timeout: bodyTimeout, logger: logger)
-        try operations.addHandler(IdleStateHandler(readTimeout: idleTimeout))
-        if let loopAnswers { try operations.addHandler(LoopAnswerHandler(loopAnswers)) }
-        try operations.addHandler(routerHandler())
-    }
-
-    private func routerHandler() -> RouterChannelHandler {
-        RouterChannelHandler(responder: responder, onEventLoop: requestsOnEventLoop, serverName: serverName, date: date,
-                             maxBody: maxBody, logger: logger)
-    }
-}
-
-/// Closes an HTTP/2 connection that read nothing for the idle timeout (NIO's `IdleStateHandler` before it).
-private final class CloseWhenIdle: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = NIOAny
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? IdleStateHandler.IdleStateEvent, event == .read {
-            context.close(promise: nil)
-        } else {
-            context.fireUserInboundEventTriggered(event)
+    /// The shared front with `serve`'s request handlers.
+    var front: HTTPFront {
+        HTTPFront(idleTimeout: idleTimeout, headerReadTimeout: headerReadTimeout, bodyTimeout: bodyTimeout,
+                  headTimeoutBody: Self.headTimeoutBody, tls: tls, logger: logger) { [self] pipeline, isStream in
+            if !isStream, let loopAnswers { try pipeline.addHandler(LoopAnswerHandler(loopAnswers)) }
+            try pipeline.addHandler(RouterChannelHandler(responder: responder, onEventLoop: requestsOnEventLoop, serverName: serverName,
+                                                         date: date, maxBody: maxBody, logger: logger))
         }
     }
 }

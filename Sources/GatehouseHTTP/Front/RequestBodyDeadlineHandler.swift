@@ -1,6 +1,6 @@
-import Logging
-import NIOCore
-import NIOHTTP1
+package import Logging
+package import NIOCore
+package import NIOHTTP1
 import NIOHTTPTypesHTTP1
 
 /// Closes a connection whose request body has not all arrived within a deadline of its head: a body sent a byte now
@@ -8,20 +8,20 @@ import NIOHTTPTypesHTTP1
 /// issue 54, finding 12). Bodies are small (64 KiB at most), so the deadline is the header-read timeout's: a client
 /// that cannot send 64 KiB in that time is treated as one that cannot send its head. It sits between NIO's HTTP/1
 /// codec and the conversion to HTTP types, for every request of the connection, plain or TLS (HTTP/1.1).
-final class RequestBodyDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPServerRequestPart
+package final class RequestBodyDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPServerRequestPart
+    package typealias InboundOut = HTTPServerRequestPart
 
     private let timeout: TimeAmount
     private let logger: Logger
     private var scheduled: Scheduled<Void>?
 
-    init(timeout: TimeAmount, logger: Logger) {
+    package init(timeout: TimeAmount, logger: Logger) {
         self.timeout = timeout
         self.logger = logger
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
             arm(context)
@@ -34,13 +34,13 @@ final class RequestBodyDeadlineHandler: ChannelInboundHandler, RemovableChannelH
         context.fireChannelRead(data)
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         scheduled?.cancel()
         scheduled = nil
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         scheduled?.cancel()
         scheduled = nil
     }
@@ -56,7 +56,7 @@ final class RequestBodyDeadlineHandler: ChannelInboundHandler, RemovableChannelH
     }
 
     /// Adds a handler before the pipeline's conversion of HTTP/1 parts to HTTP types.
-    static func add(to pipeline: ChannelPipeline.SynchronousOperations, timeout: TimeAmount, logger: Logger) throws {
+    package static func add(to pipeline: ChannelPipeline.SynchronousOperations, timeout: TimeAmount, logger: Logger) throws {
         let codec = try pipeline.handler(type: HTTP1ToHTTPServerCodec.self)
         try pipeline.addHandler(RequestBodyDeadlineHandler(timeout: timeout, logger: logger), position: .before(codec))
     }

@@ -1,6 +1,6 @@
-import Logging
-import NIOCore
-import NIOHTTP1
+package import Logging
+package import NIOCore
+package import NIOHTTP1
 import NIOHTTPTypesHTTP1
 
 /// HTTP/1.0 clients answered as RFC 9112 §9.3 asks: the HTTP types the router takes carry no version, so every answer went
@@ -9,11 +9,11 @@ import NIOHTTPTypesHTTP1
 /// answers a 1.0 request in 1.0 — NIO's encoder then frames the body for it (never chunked) — and closes the
 /// connection after the answer unless the request asked for `Connection: keep-alive`, which the answer acknowledges.
 /// Requests are answered in order, so the versions wait in a queue until their answers begin.
-final class HTTP10ResponseHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
+package final class HTTP10ResponseHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPServerRequestPart
+    package typealias InboundOut = HTTPServerRequestPart
+    package typealias OutboundIn = HTTPServerResponsePart
+    package typealias OutboundOut = HTTPServerResponsePart
 
     /// A request's version and whether its connection stays open after the answer.
     private struct Asked {
@@ -26,7 +26,9 @@ final class HTTP10ResponseHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// The answer being written: a 1.0 one that closes the connection at its end.
     private var closeAfterAnswer = false
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package init() {}
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if case .head(let head) = unwrapInboundIn(data) {
             let isHTTP10 = head.version.major == 1 && head.version.minor == 0
             asked.append(Asked(isHTTP10: isHTTP10, keepAlive: isHTTP10 ? head.isKeepAlive : true))
@@ -34,7 +36,7 @@ final class HTTP10ResponseHandler: ChannelDuplexHandler, RemovableChannelHandler
         context.fireChannelRead(data)
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(var head) where head.status.code >= 200:
             let request = asked.popFirst() ?? Asked(isHTTP10: false, keepAlive: true)
@@ -60,7 +62,7 @@ final class HTTP10ResponseHandler: ChannelDuplexHandler, RemovableChannelHandler
 
 extension HTTP10ResponseHandler {
     /// Adds a handler before the pipeline's conversion of HTTP/1 parts to HTTP types.
-    static func add(to pipeline: ChannelPipeline.SynchronousOperations) throws {
+    package static func add(to pipeline: ChannelPipeline.SynchronousOperations) throws {
         let codec = try pipeline.handler(type: HTTP1ToHTTPServerCodec.self)
         try pipeline.addHandler(HTTP10ResponseHandler(), position: .before(codec))
     }
