@@ -456,6 +456,7 @@ let package = Package(
                 server("Hummingbird", "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                server("NIOHTTP2", "swift-nio-http2"),
                 server("ServiceLifecycle", "swift-service-lifecycle"),
                 server("JWTKit", "jwt-kit"),
                 server("HummingbirdWebSocket", "hummingbird-websocket"),

@@ -66,15 +66,24 @@ package struct HTTPFront: Sendable {
         return channel.configureHTTP2SecureUpgrade(
             h2ChannelConfigurator: { connection in
                 connection.eventLoop.makeCompletedFuture {
-                    try connection.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idleTimeout))
-                    try connection.pipeline.syncOperations.addHandler(CloseWhenIdle())
-                }.flatMap {
-                    connection.configureHTTP2Pipeline(mode: .server) { stream in
+                    let pipeline = connection.pipeline.syncOperations
+                    try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+                    try pipeline.addHandler(CloseWhenIdle())
+                    // Graceful shutdown: on quiescing, GOAWAY, the streams in progress finished (for the idle timeout
+                    // at most), then the connection closed.
+                    let manager = NIOHTTP2ServerConnectionManagementHandler(
+                        eventLoop: connection.eventLoop,
+                        configuration: .init(maxIdleTime: nil, maxAge: nil, maxGraceTime: idleTimeout, keepalive: nil))
+                    _ = try pipeline.configureHTTP2Pipeline(
+                        mode: .server, connectionConfiguration: .init(), streamConfiguration: .init(),
+                        streamDelegate: manager.http2StreamDelegate
+                    ) { stream in
                         stream.eventLoop.makeCompletedFuture {
                             try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTPServerCodec())
                             try requestHandlers(stream.pipeline.syncOperations, true)
                         }
-                    }.map { _ in }
+                    }
+                    try pipeline.addHandler(manager)
                 }
             },
             http1ChannelConfigurator: { connection in

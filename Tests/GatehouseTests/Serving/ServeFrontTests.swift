@@ -103,4 +103,24 @@ import Testing
         #expect(h1.output == "1.1 200")
         try await ApacheBench.expectCompletes(base + "/health", requests: 300, concurrency: 4, seconds: 5)
     }
+
+    /// Graceful shutdown over TLS: an HTTP/2 connection left open after its answer (as URLSession's and
+    /// AsyncHTTPClient's pools keep theirs) is sent GOAWAY and closed at SIGTERM, and `serve` exits at once — not
+    /// after the idle timeout (60 s), which is how long it waited before the connection's management handler.
+    @Test func sigtermClosesAnIdleHTTP2ConnectionAndServeExitsPromptly() async throws {
+        let certificates = try await TestCertificates.make(commonName: "gatehouse-h2-shutdown")
+        defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
+        let (server, base) = try await certificates.serve([])
+        defer { server.stop() }
+        let port = try #require(URLComponents(string: base)?.port)
+        let client = try await HTTP2TestClient.connect(port: port, caPath: certificates.caPath)
+        #expect(try await client.get("/health") == 200)
+        #expect(try await client.get("/openapi.json") == 200)
+        let start = ContinuousClock.now
+        server.process.terminate()
+        let status = try await server.waitForExit(seconds: 8)
+        #expect(status == 0)
+        #expect(ContinuousClock.now - start < .seconds(5), "serve took \(ContinuousClock.now - start) to exit with an idle HTTP/2 connection open")
+        try await client.channel.closeFuture.get()
+    }
 }
