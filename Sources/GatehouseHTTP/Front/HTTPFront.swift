@@ -11,8 +11,8 @@ package import NIOSSL
 /// picks HTTP/2 (each stream its own request handlers) or HTTP/1.1; HTTP/1.x, plain or over TLS:
 ///
 /// 1. ``RequestHeadTimeoutHandler``: the first head within `headerReadTimeout` (`408` with ``headTimeoutBody``);
-/// 2. NIO's HTTP/1 codec with its pipelining handler (a pipelined request waits until the answer before it ended) and
-///    its protocol error handler (`400` for a request it cannot read);
+/// 2. NIO's HTTP/1 codec with its pipelining handler (a pipelined request waits until the answer before it ended), and
+///    ``RequestErrorAnswerHandler`` (a JSON `400` or `431` for a request the codec cannot read);
 /// 3. ``HTTP10ResponseHandler`` (HTTP/1.0 answered in 1.0) and ``RequestBodyDeadlineHandler`` before the conversion
 ///    to HTTP types;
 /// 4. the idle timeout (NIO's `IdleStateHandler`: its event is the request handlers' to act on; an HTTP/2 connection
@@ -95,8 +95,9 @@ package struct HTTPFront: Sendable {
     private func http1(_ operations: ChannelPipeline.SynchronousOperations, secure: Bool) throws {
         try operations.addHandler(RequestHeadTimeoutHandler(timeout: headerReadTimeout, progress: FirstRequestProgress(),
                                                             answerBody: headTimeoutBody, logger: logger))
-        try operations.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true,
+        try operations.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: false,
                                                    withOutboundHeaderValidation: false)
+        try operations.addHandler(RequestErrorAnswerHandler())
         try operations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
         try HTTP10ResponseHandler.add(to: operations)
         try RequestBodyDeadlineHandler.add(to: operations, timeout: bodyTimeout, logger: logger)

@@ -123,4 +123,25 @@ import Testing
         #expect(ContinuousClock.now - start < .seconds(5), "serve took \(ContinuousClock.now - start) to exit with an idle HTTP/2 connection open")
         try await client.channel.closeFuture.get()
     }
+
+    /// A request NIO's decoder cannot read is answered in JSON, as every error: `400` for a malformed request line,
+    /// length or field, `431` for a head over the decoder's bound — read whole by the client, not reset while it was
+    /// still sending — and the connection closed; the server serves on.
+    @Test func requestsTheDecoderCannotReadAreAnsweredInJSON() async throws {
+        try await TestServer.run { server in
+            let malformed = ["GARBAGE LINE\r\n\r\n", "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+                             "GET /health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n"]
+            for request in malformed + ["GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "v", count: 120_000) + "\r\n\r\n"] {
+                let connection = try RawHTTPConnection(port: server.port, timeout: .seconds(10))
+                await connection.send(request)
+                let answer = try #require(await connection.readResponse(), "no answer to \(request.prefix(40))")
+                #expect(answer.status == (malformed.contains(request) ? 400 : 431), "\(request.prefix(40))")
+                #expect(answer.headers.contains { $0.name.lowercased() == "content-type" && $0.value.hasPrefix("application/json") })
+                let code = try JSONDecoder().decode([String: String].self, from: Data(answer.body))["errorCode"]
+                #expect(code == (malformed.contains(request) ? "BAD_REQUEST" : "REQUEST_HEADER_FIELDS_TOO_LARGE"))
+                #expect(await connection.readToEnd().closed)
+            }
+            #expect(try await HTTP.send(.GET, server.baseURL + "/health").status == 200)
+        }
+    }
 }
