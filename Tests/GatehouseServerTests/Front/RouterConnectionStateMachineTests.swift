@@ -5,7 +5,7 @@ import Testing
 
 /// A `serve` connection on the own front, alone: requests collected whole and answered one at a time, the body's
 /// bound, `Connection: close`, graceful shutdown, the client's end of input and the idle timeout, state by state. The
-/// same over real connections: OwnFrontTests.
+/// same over real connections: ServeFrontTests.
 @Suite(.timeLimit(.minutes(1))) struct RouterConnectionStateMachineTests {
     static let allocator = ByteBufferAllocator()
 
@@ -89,5 +89,21 @@ import Testing
         _ = stalled.head(Self.request(), allocator: Self.allocator)
         #expect(Self.closes(stalled.idleTimedOut()))
         #expect(Self.nothing(stalled.failed()), "closed once")
+    }
+
+    /// An HTTP/2 stream: one request; its answer's end ends it without a close (NIOHTTP2 closes it when both sides have
+    /// ended: a close would reset an answer still queued behind flow control), and graceful shutdown leaves it to finish.
+    @Test func anHTTP2StreamEndsWithItsAnswerAndIsNeverClosedByShutdownOrConnectionClose() {
+        var stream = RouterConnectionStateMachine(maxBody: 4, isStream: true)
+        #expect(Self.nothing(stream.head(Self.request(fields: [.connection: "close"]), allocator: Self.allocator)))
+        #expect(Self.nothing(stream.quiesce()))
+        #expect(Self.responds(stream.end(), "/health"))
+        #expect(Self.nothing(stream.quiesce()))
+        #expect(Self.nothing(stream.answerEnded()))
+        guard case .closed = stream.state else { Issue.record("a stream after its answer: \(stream.state)"); return }
+        #expect(Self.nothing(stream.head(Self.request(), allocator: Self.allocator)))
+        var idle = RouterConnectionStateMachine(maxBody: 4, isStream: true)
+        #expect(Self.nothing(idle.quiesce()))
+        #expect(Self.closes(idle.failed()))
     }
 }

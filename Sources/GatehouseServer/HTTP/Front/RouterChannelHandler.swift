@@ -31,14 +31,14 @@ final class RouterChannelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// The connection's event loop as a task executor, made once per connection.
     private var executor: EventLoopTaskExecutor?
 
-    init(responder: RouterResponder<GatehouseRequestContext>, onEventLoop: Bool = true, serverName: String?, date: HTTPDate,
-         maxBody: Int, logger: Logger) {
+    init(responder: RouterResponder<GatehouseRequestContext>, onEventLoop: Bool = true, isStream: Bool = false, serverName: String?,
+         date: HTTPDate, maxBody: Int, logger: Logger) {
         self.responder = responder
         self.onEventLoop = onEventLoop
         self.serverName = serverName
         self.date = date
         self.logger = logger
-        machine = RouterConnectionStateMachine(maxBody: maxBody)
+        machine = RouterConnectionStateMachine(maxBody: maxBody, isStream: isStream)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {

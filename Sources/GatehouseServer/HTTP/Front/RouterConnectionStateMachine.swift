@@ -10,6 +10,11 @@ import NIOCore
 ///    │                 │ body over the limit: 413 and close         │ Connection: close, quiescing, input closed
 ///    └─ quiesce, input closed, idle timeout, error ──▶ closed ◀──────┘
 /// ```
+///
+/// An HTTP/2 stream (``isStream``) carries one request: its answer's end ends it (NIOHTTP2 closes the stream once both
+/// sides have ended), and neither graceful shutdown nor `Connection` closes it — closing a stream whose answer is
+/// still queued behind flow control would reset it and lose the answer's end. The connection's graceful shutdown is
+/// NIOHTTP2's (GOAWAY, the streams finished, then closed).
 struct RouterConnectionStateMachine {
     enum State {
         /// Between requests.
@@ -38,9 +43,12 @@ struct RouterConnectionStateMachine {
     private(set) var quiescing = false
     /// The largest request body collected.
     let maxBody: Int
+    /// An HTTP/2 stream rather than an HTTP/1.x connection.
+    let isStream: Bool
 
-    init(maxBody: Int) {
+    init(maxBody: Int, isStream: Bool = false) {
         self.maxBody = maxBody
+        self.isStream = isStream
     }
 
     /// A request's head arrived.
@@ -73,6 +81,10 @@ struct RouterConnectionStateMachine {
     /// The answer was written whole.
     mutating func answerEnded() -> Action {
         guard case .responding(let closeAfter) = state else { return .none }
+        if isStream {
+            state = .closed
+            return .none
+        }
         if closeAfter || quiescing {
             state = .closed
             return .close
@@ -83,6 +95,7 @@ struct RouterConnectionStateMachine {
 
     /// Graceful shutdown: an idle connection closes now, a busy one after its answer.
     mutating func quiesce() -> Action {
+        if isStream { return .none }
         quiescing = true
         switch state {
         case .idle:

@@ -44,8 +44,8 @@ struct ServeFront: Sendable {
         HTTPFront(idleTimeout: idleTimeout, headerReadTimeout: headerReadTimeout, bodyTimeout: bodyTimeout,
                   headTimeoutBody: Self.headTimeoutBody, tls: tls, logger: logger) { [self] pipeline, isStream in
             if !isStream, let loopAnswers { try pipeline.addHandler(LoopAnswerHandler(loopAnswers)) }
-            try pipeline.addHandler(RouterChannelHandler(responder: responder, onEventLoop: requestsOnEventLoop, serverName: serverName,
-                                                         date: date, maxBody: maxBody, logger: logger))
+            try pipeline.addHandler(RouterChannelHandler(responder: responder, onEventLoop: requestsOnEventLoop, isStream: isStream,
+                                                         serverName: serverName, date: date, maxBody: maxBody, logger: logger))
         }
     }
 }
