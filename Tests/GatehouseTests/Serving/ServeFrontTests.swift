@@ -108,20 +108,31 @@ import Testing
     /// AsyncHTTPClient's pools keep theirs) is sent GOAWAY and closed at SIGTERM, and `serve` exits at once — not
     /// after the idle timeout (60 s), which is how long it waited before the connection's management handler.
     @Test func sigtermClosesAnIdleHTTP2ConnectionAndServeExitsPromptly() async throws {
-        let certificates = try await TestCertificates.make(commonName: "gatehouse-h2-shutdown")
+        try await Self.overHTTP2(commonName: "gatehouse-h2-shutdown") { server, client in
+            #expect(try await client.get("/health").status == 200)
+            #expect(try await client.get("/openapi.json").status == 200)
+            server.process.terminate()
+            try await Self.expectPromptExit(server)
+            try await client.channel.closeFuture.get()
+        }
+    }
+
+    /// Runs `body` with `serve` over TLS (a test CA's certificate) and an HTTP/2 connection to it.
+    static func overHTTP2(commonName: String, initialWindowSize: Int? = nil,
+                          _ body: (GatehouseProcess, HTTP2TestClient) async throws -> Void) async throws {
+        let certificates = try await TestCertificates.make(commonName: commonName)
         defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
         let (server, base) = try await certificates.serve([])
         defer { server.stop() }
         let port = try #require(URLComponents(string: base)?.port)
-        let client = try await HTTP2TestClient.connect(port: port, caPath: certificates.caPath)
-        #expect(try await client.get("/health").status == 200)
-        #expect(try await client.get("/openapi.json").status == 200)
+        try await body(server, try await HTTP2TestClient.connect(port: port, caPath: certificates.caPath, initialWindowSize: initialWindowSize))
+    }
+
+    /// Expects `serve`, sent SIGTERM, to exit with status 0 within 5 s.
+    static func expectPromptExit(_ server: GatehouseProcess) async throws {
         let start = ContinuousClock.now
-        server.process.terminate()
-        let status = try await server.waitForExit(seconds: 8)
-        #expect(status == 0)
-        #expect(ContinuousClock.now - start < .seconds(5), "serve took \(ContinuousClock.now - start) to exit with an idle HTTP/2 connection open")
-        try await client.channel.closeFuture.get()
+        #expect(try await server.waitForExit(seconds: 8) == 0)
+        #expect(ContinuousClock.now - start < .seconds(5), "serve took \(ContinuousClock.now - start) to exit with an HTTP/2 connection open")
     }
 
     /// A request NIO's decoder cannot read is answered in JSON, as every error: `400` for a malformed request line,
@@ -153,23 +164,17 @@ import Testing
     /// arrives (the client reads nothing of it until then) still arrives whole, and `serve` then exits at once. Closing
     /// the stream at the end of its answer, as an HTTP/1.1 connection closes, reset it and lost the answer's tail.
     @Test func sigtermLetsAnHTTP2AnswerInProgressFinishWholeThenServeExits() async throws {
-        let certificates = try await TestCertificates.make(commonName: "gatehouse-h2-in-flight")
-        defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
-        let (server, base) = try await certificates.serve([])
-        defer { server.stop() }
-        let port = try #require(URLComponents(string: base)?.port)
-        let client = try await HTTP2TestClient.connect(port: port, caPath: certificates.caPath, initialWindowSize: 1024)
-        let whole = try await client.get("/openapi.json")
-        #expect(whole.status == 200 && whole.bodyBytes > 4096)
-        let process = server.process
-        let held = try await client.get("/openapi.json") {
-            process.terminate()
-            try await Task.sleep(for: .milliseconds(500))   // the server quiesces meanwhile
+        try await Self.overHTTP2(commonName: "gatehouse-h2-in-flight", initialWindowSize: 1024) { server, client in
+            let whole = try await client.get("/openapi.json")
+            #expect(whole.status == 200 && whole.bodyBytes > 4096)
+            let process = server.process
+            let held = try await client.get("/openapi.json") {
+                process.terminate()
+                try await Task.sleep(for: .milliseconds(500))   // the server quiesces meanwhile
+            }
+            #expect(held.status == 200)
+            #expect(held.bodyBytes == whole.bodyBytes, "the answer in progress at SIGTERM arrived cut: \(held.bodyBytes) of \(whole.bodyBytes) bytes")
+            try await Self.expectPromptExit(server)
         }
-        #expect(held.status == 200)
-        #expect(held.bodyBytes == whole.bodyBytes, "the answer in progress at SIGTERM arrived cut: \(held.bodyBytes) of \(whole.bodyBytes) bytes")
-        let start = ContinuousClock.now
-        #expect(try await server.waitForExit(seconds: 8) == 0)
-        #expect(ContinuousClock.now - start < .seconds(5))
     }
 }
