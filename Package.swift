@@ -212,6 +212,7 @@ let package = Package(
                 server("ServiceLifecycle", "swift-service-lifecycle"),
                 server("UnixSignals", "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 server("HummingbirdBcrypt", "hummingbird-auth"),
                 server("Tracing", "swift-distributed-tracing"),
                 server("X509", "swift-certificates"),
@@ -226,6 +227,8 @@ let package = Package(
                 .embedInCode("Console/Assets/console-pages.js"), .embedInCode("Console/Assets/console-applications.js"),
                 .embedInCode("Console/Assets/console-devices.js"), .embedInCode("Console/Assets/console-users.js"),
                 .embedInCode("Console/Assets/icon.svg"),
+                .embedInCode("OpenID/Assets/sign-in.html"), .embedInCode("OpenID/Assets/sign-in.css"),
+                .embedInCode("OpenID/Assets/sign-in.js"), .embedInCode("OpenID/Assets/strings.json"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -94,6 +94,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "This node's name in the audit log (default: the host name).")
     var nodeName: String?
 
+    @Option(help: ArgumentHelp("A folder with the OpenID sign-in page's theme: theme.css and strings.json (see docs/openid-connect.md).",
+                               valueName: "folder"))
+    var signInTheme: String?
+
     @Option(help: "Days the audit log keeps its events.")
     var auditRetentionDays: Int = 90
 
@@ -163,6 +167,13 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.host = host
         configuration.port = port
         configuration.issuer = issuer
+        if let signInTheme {
+            do {
+                configuration.signInTheme = try SignInTheme.load(folder: signInTheme)
+            } catch {
+                throw CommandFailure("--sign-in-theme: \(error)")
+            }
+        }
         configuration.signingKeyMaxAge = retireSigningKeysAfterDays.map { .seconds($0 * 86_400) }
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.headerReadTimeout = .seconds(headerReadTimeout)

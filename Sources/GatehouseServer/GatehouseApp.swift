@@ -85,6 +85,9 @@ public struct ServerConfiguration: Sendable {
     /// ``ResourceAdapter``).
     public var adapters: [any Adapter] = []
 
+    /// The hosted sign-in page's strings and style (`--sign-in-theme`; ``SignInTheme/load(folder:)``).
+    public var signInTheme: SignInTheme = .builtIn
+
     /// A configuration of the server on `store`, with the defaults for everything else.
     public init(store: any GatehouseStore) {
         self.store = store
@@ -139,6 +142,7 @@ public enum Gatehouse {
         DiscoveryRoutes(signer: service.signer, issuer: service.issuerName).add(to: router)
         AdminRoutes(admin: admin).add(to: router)
         ConsoleRoutes().add(to: router)
+        OpenIDRoutes<GatehouseRequestContext>(provider: OpenIDProvider(service: service), theme: configuration.signInTheme).add(to: router)
         // Last: runs only for requests no route matched (405 for a routed path's other methods).
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headForGet: true))
         if configuration.tls == nil, !ServingWarnings.isLoopback(configuration.host) {

@@ -29,6 +29,7 @@ extension AuthorizationCodeRecord: JSONTextEncodable {
             record.member("userID", userID)
             record.member("acr", acr)
             record.member("authTime", authTime)
+            if let openID { record.member("openID", json: .object(openID)) }
         }
     }
 }
@@ -47,8 +48,14 @@ extension AuthorizationCodeRecord: JSONValueDecodable {
             guard case .string(let check) = value else { return nil }
             checks.append(check)
         }
+        var openID: JSONObject?
+        switch json["openID"] {
+        case nil, .null?: openID = nil
+        case .object(let object)?: openID = object
+        default: return nil
+        }
         self.init(codeHash: codeHash, clientID: clientID, scope: scope, redirectURI: redirectURI, expiresAt: expiresAt,
-                  tokenExpiresAt: tokenExpiresAt, checks: checks, userID: userID, acr: acr, authTime: authTime)
+                  tokenExpiresAt: tokenExpiresAt, checks: checks, userID: userID, acr: acr, authTime: authTime, openID: openID)
     }
 }
 

@@ -66,9 +66,14 @@ public struct AuthorizationCodeRecord: Codable, Sendable, Equatable {
     public var acr: String?
     /// When the active user authenticated, epoch milliseconds (the token's `auth_time`).
     public var authTime: Int64?
+    /// What an OpenID Connect code or refresh token carries besides (its nonce, PKCE challenge, session, `amr`):
+    /// the OpenID Provider's to read; `nil` for the MobileFirst runtime's codes.
+    public var openID: JSONObject?
 
     public init(codeHash: String, clientID: String, scope: String, redirectURI: String, expiresAt: Int64,
-                tokenExpiresAt: Int64, checks: [String], userID: String?, acr: String? = nil, authTime: Int64? = nil) {
+                tokenExpiresAt: Int64, checks: [String], userID: String?, acr: String? = nil, authTime: Int64? = nil,
+                openID: JSONObject? = nil) {
+        self.openID = openID
         self.codeHash = codeHash
         self.clientID = clientID
         self.scope = scope

@@ -111,6 +111,47 @@ public struct PolicyFile: Codable, Sendable {
         }
     }
 
+    /// A web app (or any OpenID Connect relying party) that signs users in through Gatehouse's hosted sign-in page:
+    /// the authorization code flow with PKCE (``OpenIDClient``).
+    ///
+    /// ```yaml
+    /// openIDClients:
+    ///   - id: intranet
+    ///     secretHash: "$2b$12$..."          # client_secret_basic / client_secret_post; none: a public client (PKCE S256)
+    ///     redirectURIs: ["https://intranet.example.com/oidc/callback"]
+    ///     postLogoutRedirectURIs: ["https://intranet.example.com/"]
+    ///     allowedScope: "openid profile email offline_access"
+    ///     scopeElementMapping: { openid: UserLogin }
+    ///     idTokenSigningAlg: RS256
+    /// ```
+    public struct OpenIDClientEntry: Codable, Sendable {
+        public var id: String
+        /// The name the sign-in page shows ("Sign in to …").
+        public var displayName: String?
+        /// A bcrypt hash of the secret (`client_secret_basic`, `client_secret_post`); absent: a public client, which
+        /// must use PKCE with S256.
+        public var secretHash: String?
+        /// The redirect URIs, matched exactly (no wildcard, no prefix).
+        public var redirectURIs: [String]
+        /// Where RP-initiated logout may send the browser afterwards, matched exactly.
+        public var postLogoutRedirectURIs: [String]?
+        /// Space-separated scope values the client may ask for (`openid` is always allowed).
+        public var allowedScope: String?
+        /// Scope value → space-separated check names the sign-in runs for it (`openid: UserLogin`). Checks proving a
+        /// higher `acr` are added when the client asks for it with `acr_values`.
+        public var scopeElementMapping: [String: String]?
+        /// `RS256` (the default, as OpenID Connect Discovery requires) or `ES256`.
+        public var idTokenSigningAlg: String?
+        /// The access token's and id_token's lifetime, seconds (300).
+        public var accessTokenLifetimeSec: Int?
+        /// A refresh token's lifetime, seconds (86400); issued for the `offline_access` scope only.
+        public var refreshTokenLifetimeSec: Int?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case id, displayName, secretHash, redirectURIs, postLogoutRedirectURIs, allowedScope, scopeElementMapping, idTokenSigningAlg
+            case accessTokenLifetimeSec, refreshTokenLifetimeSec
+        }
+    }
+
     /// Per-account lockout of password logins (users, confidential clients); see ``AccountLockoutPolicy``.
     public typealias AccountLockout = AccountLockoutSettings
 
@@ -130,6 +171,8 @@ public struct PolicyFile: Codable, Sendable {
     public var registrationThrottle: RegistrationThrottle?
     public var securityChecks: [String: CheckDefinition]?
     public var confidentialClients: [ConfidentialClientEntry]?
+    /// OpenID Connect relying parties (``OpenIDClientEntry``).
+    public var openIDClients: [OpenIDClientEntry]?
     public var applications: [Application]?
     public var users: [User]?
     /// Authentication context classes (`acr` values) and their levels, as Keycloak maps ACR to levels of
@@ -138,7 +181,7 @@ public struct PolicyFile: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case accountLockout, sourceThrottle, registrationThrottle, securityChecks, confidentialClients, applications, users
-        case authenticationContexts
+        case authenticationContexts, openIDClients
     }
 
     /// The keys a policy may hold: any other is refused, naming its place (a misspelt key would otherwise be a
@@ -152,5 +195,6 @@ public struct PolicyFile: Codable, Sendable {
         .applications: .list(.mapping(Application.CodingKeys.self, [.versions: .list(.mapping(VersionStatus.CodingKeys.self))])),
         .users: .list(.mapping(User.CodingKeys.self)),
         .authenticationContexts: .entries(.any),
+        .openIDClients: .list(.mapping(OpenIDClientEntry.CodingKeys.self)),
     ])
 }

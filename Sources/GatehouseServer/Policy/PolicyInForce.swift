@@ -19,6 +19,8 @@ public final class PolicyInForce: Sendable {
         /// Where it came from (a file's path, "demo policy", "stored policy version N").
         public let origin: String
         let confidentialClients: ConfidentialClients
+        /// The secrets of the OpenID clients that have one, checked as confidential clients' are.
+        let openIDSecrets: ConfidentialClients
         let registrationThrottle: RegistrationThrottle?
         /// Every origin some application allows (CORS), lowercased.
         let allowedOrigins: Set<String>
@@ -107,6 +109,10 @@ struct PolicyCompiler: Sendable {
                 onWeakSecret: { [logger] id, length in
                     logger.error("Confidential client \(id) sent its right secret, refused: \(length) characters, fewer than \(ConfidentialClients.strongSecretLength) (anyone may try secrets, and a client is never locked by its id). Give it a new one: gatehouse hash-password --new-client-secret")
                 }),
+            openIDSecrets: ConfidentialClients(
+                policy.openIDClients.values.compactMap { client in
+                    client.secretHash.map { ConfidentialClient(id: client.id, displayName: client.displayName, secretHash: $0, allowedScope: []) }
+                }, passwords: passwords, minimumSecretLength: servesBeyondLoopback ? ConfidentialClients.strongSecretLength : nil),
             registrationThrottle: throttle, allowedOrigins: policy.allowedOrigins, sourceThrottle: sources)
     }
 }

@@ -97,7 +97,7 @@ public struct PolicyWatcher: Service {
 extension PolicyInForce.Snapshot {
     /// The same policy, labelled with another version (a stored version this node skips).
     func withVersion(_ version: Int64) -> Self {
-        .init(policy: policy, version: version, source: source, origin: origin, confidentialClients: confidentialClients,
+        .init(policy: policy, version: version, source: source, origin: origin, confidentialClients: confidentialClients, openIDSecrets: openIDSecrets,
               registrationThrottle: registrationThrottle, allowedOrigins: allowedOrigins, sourceThrottle: sourceThrottle)
     }
 }

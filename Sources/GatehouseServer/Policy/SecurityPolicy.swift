@@ -8,6 +8,8 @@ public struct SecurityPolicy: Sendable {
     public let applications: [ApplicationPolicy]
     public let users: [UserRecord]
     public let confidentialClients: [ConfidentialClient]
+    /// The OpenID Connect relying parties, by id.
+    public var openIDClients: [String: OpenIDClient] = [:]
     /// Warnings met while reading the policy, as `key: message`.
     public let warnings: [String]
     /// Per-account lockout of password logins.
@@ -141,30 +143,8 @@ public struct SecurityPolicy: Sendable {
             for name in overrides.keys where definitions[name] == nil {
                 throw PolicyError(file: file, key: "\(key).securityCheckConfigurations.\(name)", problem: "names no check in securityChecks")
             }
-            var checks: [String: any SecurityCheck] = [:]
-            for (name, definition) in definitions {
-                let values = (definition.properties ?? [:]).merging(overrides[name] ?? [:]) { _, app in app }
-                var properties = SecurityCheckProperties(values)
-                let check: any SecurityCheck
-                do {
-                    check = try registry.factories[definition.class]!(name, &properties, services)
-                } catch {
-                    throw PolicyError(file: file, key: "securityChecks.\(name)", problem: "could not be created: \(error)")
-                }
-                properties.warnAboutUnknownProperties()
-                func propertyKey(_ property: String) -> String {
-                    overrides[name]?[property] != nil
-                        ? "\(key).securityCheckConfigurations.\(name).\(property)" : "securityChecks.\(name).properties.\(property)"
-                }
-                if let (property, message) = properties.errors.sorted(by: { $0.key < $1.key }).first {
-                    throw PolicyError(file: file, key: propertyKey(property), problem: message)
-                }
-                for (property, message) in properties.warnings.sorted(by: { $0.key < $1.key }) {
-                    let warning = "\(file): \(propertyKey(property)): \(message)"
-                    if !warnings.contains(warning) { warnings.append(warning) }
-                }
-                checks[name] = check
-            }
+            let checks = try makeChecks(definitions, overrides: overrides, key: key, file: file, registry: registry, services: services,
+                                        warnings: &warnings)
             var mapping: [String: [String]] = [:]
             for (element, target) in entry.scopeElementMapping ?? [:] {
                 let names = target.split(separator: " ").map(String.init)
@@ -234,7 +214,11 @@ public struct SecurityPolicy: Sendable {
                 id: entry.id, displayName: entry.displayName ?? entry.id, secretHash: secretHash, certificate: certificate,
                 allowedScope: entry.allowedScope.split(separator: " ").map(String.init)))
         }
-        var result = SecurityPolicy(applications: applications, users: users, confidentialClients: confidentialClients, warnings: warnings)
+        let openIDClients = try Self.openIDClients(of: policy, file: file, contexts: contexts, dependencies: dependencies,
+                                                   registry: registry, services: services, warnings: &warnings)
+        var result = SecurityPolicy(applications: applications + openIDClients.map(\.application), users: users,
+                                    confidentialClients: confidentialClients, warnings: warnings)
+        result.openIDClients = Dictionary(uniqueKeysWithValues: openIDClients.map { ($0.id, $0) })
         result.accountLockout = try accountLockout(of: policy, file: file)
         result.sourceThrottle = try sourceThrottle(of: policy, file: file)
         if let throttle = policy.registrationThrottle {
@@ -249,6 +233,39 @@ public struct SecurityPolicy: Sendable {
             result.registrationThrottle = count == 0 ? nil : (count, Int64(window) * 1000)
         }
         return result
+    }
+
+
+    /// The checks of `definitions`, created for one application (or OpenID client) with its property `overrides`.
+    static func makeChecks(_ definitions: [String: PolicyFile.CheckDefinition], overrides: [String: [String: JSON]], key: String, file: String,
+                           registry: SecurityCheckRegistry, services: SecurityCheckServices, warnings: inout [String]) throws
+        -> [String: any SecurityCheck]
+    {
+        var checks: [String: any SecurityCheck] = [:]
+        for (name, definition) in definitions {
+            let values = (definition.properties ?? [:]).merging(overrides[name] ?? [:]) { _, app in app }
+            var properties = SecurityCheckProperties(values)
+            let check: any SecurityCheck
+            do {
+                check = try registry.factories[definition.class]!(name, &properties, services)
+            } catch {
+                throw PolicyError(file: file, key: "securityChecks.\(name)", problem: "could not be created: \(error)")
+            }
+            properties.warnAboutUnknownProperties()
+            func propertyKey(_ property: String) -> String {
+                overrides[name]?[property] != nil
+                    ? "\(key).securityCheckConfigurations.\(name).\(property)" : "securityChecks.\(name).properties.\(property)"
+            }
+            if let (property, message) = properties.errors.sorted(by: { $0.key < $1.key }).first {
+                throw PolicyError(file: file, key: propertyKey(property), problem: message)
+            }
+            for (property, message) in properties.warnings.sorted(by: { $0.key < $1.key }) {
+                let warning = "\(file): \(propertyKey(property)): \(message)"
+                if !warnings.contains(warning) { warnings.append(warning) }
+            }
+            checks[name] = check
+        }
+        return checks
     }
 
     private static func policyError(file: String, _ error: DecodingError) -> PolicyError {

@@ -17,35 +17,21 @@ extension AuthorizationService {
         guard let clientID = request.clientID, !clientID.isEmpty else { throw AuthorizationError.invalidRequest("client_id is required") }
         let scope = request.scope
         let redirectURI = request.redirectURI
-        let grant: Grant?
+        let granted: Grant?
         do {
-            grant = try await withRegisteredClient(clientID) { record, application, snapshot -> Grant? in
+            granted = try await withRegisteredClient(clientID) { record, application, snapshot -> Grant? in
                 guard let redirectURI,
                     RedirectURI.isValid(redirectURI, clientID: clientID, platform: record.data.application.clientPlatform, host: host)
                 else {
                     throw AuthorizationError.invalidRedirectURI
                 }
-                let checks = try checks(of: application, for: scope, version: record.data.application.version)
-                var introspection = IntrospectionResponse()
-                for (check, elements) in checks {
-                    try await snapshot.introspect(check, scope: elements, response: &introspection)
-                }
-                let now = snapshot.context.now
-                var expiresAt = now + Int64(application.maxTokenExpiration) * 1000
-                for (check, _) in checks {
-                    guard let entry = introspection.entries[check.name], entry.expiresAt > now else { return nil }
-                    expiresAt = min(expiresAt, entry.expiresAt)
-                }
-                let names = checks.map(\.check.name)
-                let user = snapshot.context.activeUser
-                return Grant(expiresAt: expiresAt, checks: names, user: user?.id, acr: application.authenticationContexts.acr(of: names),
-                             authTime: user?.authenticatedAt)
+                return try await self.grant(of: application, scope: scope, version: record.data.application.version, snapshot: &snapshot)
             }
         } catch let refusal as DeviceRefusal {
             throw AuthorizationError.deviceBlocked(refusal.message)
         }
         guard let redirectURI else { throw AuthorizationError.invalidRequest("redirect_uri is required") }   // checked above
-        guard let grant else {
+        guard let grant = granted else {
             throw AuthorizationError.accessDenied(
                 "The security checks of scope '\(scope.normalized.prefix(256))' have not all succeeded; pre-authorize first.")
         }
@@ -58,8 +44,28 @@ extension AuthorizationService {
         return redirectURI + "?code=" + code
     }
 
+    /// What the client's state grants for `scope` now, if every check it maps to is in success: the checks, the user,
+    /// the `acr` and when the user authenticated; `nil` otherwise.
+    func grant(of application: ApplicationPolicy, scope: Scope, version: String?, snapshot: inout ClientSnapshot) async throws -> Grant? {
+        let checks = try checks(of: application, for: scope, version: version)
+        var introspection = IntrospectionResponse()
+        for (check, elements) in checks {
+            try await snapshot.introspect(check, scope: elements, response: &introspection)
+        }
+        let now = snapshot.context.now
+        var expiresAt = now + Int64(application.maxTokenExpiration) * 1000
+        for (check, _) in checks {
+            guard let entry = introspection.entries[check.name], entry.expiresAt > now else { return nil }
+            expiresAt = min(expiresAt, entry.expiresAt)
+        }
+        let names = checks.map(\.check.name)
+        let user = snapshot.context.activeUser
+        return Grant(expiresAt: expiresAt, checks: names, user: user?.id, acr: application.authenticationContexts.acr(of: names),
+                     authTime: user?.authenticatedAt)
+    }
+
     /// What a code grants: the token's lifetime, the checks, the user, the `acr` and the user's authentication time.
-    private struct Grant: Sendable {
+    struct Grant: Sendable {
         var expiresAt: Int64
         var checks: [String]
         var user: String?

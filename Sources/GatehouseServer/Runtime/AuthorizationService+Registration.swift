@@ -26,6 +26,10 @@ extension AuthorizationService {
         } catch let error as JWSError {
             throw AuthorizationError.invalidRequest("signedRegistrationData: \(Self.describe(error))")
         }
+        // An OpenID client's sign-in runs as an application of platform `openid`; only its hosted page registers those.
+        guard data.application.clientPlatform.lowercased() != OpenIDClient.platform else {
+            throw AuthorizationError.applicationNotRegistered("Platform '\(OpenIDClient.platform)' is reserved for OpenID Connect sign-in.")
+        }
         let application = try application(for: data)
         do {
             try ClientSignature.verify(jws, with: jwk, minimumBits: application.minimumClientKeyBits)

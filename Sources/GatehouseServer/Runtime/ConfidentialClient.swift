@@ -85,6 +85,11 @@ final class ConfidentialClients: Sendable {
     /// The client named by an `Authorization: Basic` header with the right secret, or `nil`.
     func authenticate(authorization: String?) async throws -> ConfidentialClient? {
         guard let (id, secret) = ClientSecretBasic.parse(authorization) else { return nil }
+        return try await authenticate(id: id, secret: secret)
+    }
+
+    /// The client `id` if `secret` is its secret (HTTP Basic's pair, or a form's `client_id` and `client_secret`), or `nil`.
+    func authenticate(id: String, secret: String) async throws -> ConfidentialClient? {
         let account = "client:\(id)"
         let now = EpochTime.nowMillis()
         guard let client = clients[id] else {

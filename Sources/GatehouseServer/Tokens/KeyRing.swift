@@ -1,4 +1,5 @@
 import Crypto
+import CryptoExtras
 import Foundation
 import GatehouseProtocol
 import GatehouseStore
@@ -25,7 +26,33 @@ final class KeyRing: Sendable {
         }
     }
 
+    /// An RS256 key for id_tokens (OpenID Connect requires RS256 of every provider), with its JWS header.
+    struct RSASigner: Sendable {
+        let kid: String
+        let key: _RSA.Signing.PrivateKey
+        /// `base64url({"alg":"RS256","kid":..,"typ":"JWT"})`.
+        let encodedHeader: String
+        /// The public key as a JWK.
+        let published: JSON
+
+        init(kid: String, pem: String) throws {
+            self.kid = kid
+            key = try _RSA.Signing.PrivateKey(pemRepresentation: pem)
+            let header: JSON = ["alg": "RS256", "kid": .string(kid), "typ": "JWT"]
+            encodedHeader = Base64URL.encode(JSONBody.buffer(header).readableBytesView)
+            let primitives = try key.publicKey.getKeyPrimitives()
+            published = [
+                "kty": "RSA", "n": .string(Base64URL.encode(primitives.modulus)), "e": .string(Base64URL.encode(primitives.publicExponent)),
+                "kid": .string(kid), "alg": "RS256", "use": "sig",
+            ]
+        }
+    }
+
     struct Snapshot: Sendable {
+        /// The RS256 keys (id_tokens), oldest first, and the current one's `kid`.
+        var rsaRecords: [SigningKeyRecord] = []
+        var rsaSigners: [String: RSASigner] = [:]
+        var currentRSAKID: String?
         var records: [SigningKeyRecord] = []
         var known: Set<String> = []
         /// Keys that once verified here and no longer do.
@@ -64,6 +91,9 @@ final class KeyRing: Sendable {
     /// The key new tokens are signed with (without copying the whole snapshot).
     var currentSigner: Signer? { state.withLock { $0.signers[$0.currentKID] } }
 
+    /// The RS256 key new id_tokens are signed with, if the store has one.
+    var currentRSASigner: RSASigner? { state.withLock { state in state.currentRSAKID.flatMap { state.rsaSigners[$0] } } }
+
     /// Whether `kid` is a key this node has seen (usable or retired): unknown ones make it read the store.
     func knows(_ kid: String) -> Bool { state.withLock { $0.known.contains(kid) || $0.retired.contains(kid) } }
 
@@ -73,7 +103,8 @@ final class KeyRing: Sendable {
     /// Reads the store's keys: adds those this node does not know, removes those retired meanwhile. The current
     /// key is the newest usable one, whatever order concurrent refreshes finish in.
     func refresh() async throws {
-        let records = try await store.signingKeys().filter { $0.algorithm == "ES256" }
+        let stored = try await store.signingKeys()
+        let records = stored.filter { $0.algorithm == "ES256" }
         let now = EpochTime.nowMillis()
         let newestKID = records.max { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }?.kid
         let maxAgeMillis = maxAge.map { Int64($0.components.seconds) * 1000 }
@@ -102,6 +133,17 @@ final class KeyRing: Sendable {
             added.append((record, published, try Signer(kid: record.kid, pem: record.privateKeyPEM)))
         }
         for kid in newlyRetired { _ = await keys.remove(kid: JWKIdentifier(string: kid)) }
+        // RS256 keys (id_tokens only): the newest is current; retired ones leave at once, none by age but the current.
+        let rsaRecords = stored.filter { $0.algorithm == "RS256" }
+        let newestRSAKID = rsaRecords.max { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }?.kid
+        let usableRSA = rsaRecords.filter { record in
+            if let retiredAt = record.retiredAt, retiredAt <= now { return false }
+            if let maxAgeMillis, record.kid != newestRSAKID, now - record.createdAt > maxAgeMillis { return false }
+            return true
+        }.sorted { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }
+        let knownRSA = state.withLock { $0.rsaSigners }
+        var rsaSigners: [String: RSASigner] = [:]
+        for record in usableRSA { rsaSigners[record.kid] = try knownRSA[record.kid] ?? RSASigner(kid: record.kid, pem: record.privateKeyPEM) }
         state.withLock { state in
             for (record, published, signer) in added where !state.known.contains(record.kid) && !state.retired.contains(record.kid) {
                 state.known.insert(record.kid)
@@ -118,7 +160,10 @@ final class KeyRing: Sendable {
             }
             state.records.sort { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }
             state.currentKID = state.records.last?.kid ?? ""
-            state.jwks = ["keys": .array(state.records.compactMap { state.published[$0.kid] })]
+            state.rsaRecords = usableRSA
+            state.rsaSigners = rsaSigners
+            state.currentRSAKID = usableRSA.last?.kid
+            state.jwks = ["keys": .array(state.records.compactMap { state.published[$0.kid] } + usableRSA.compactMap { rsaSigners[$0.kid]?.published })]
             state.lastRefresh = .now
         }
     }

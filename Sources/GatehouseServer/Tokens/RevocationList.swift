@@ -16,7 +16,7 @@ import Synchronization
 /// them); applying a revocation twice changes nothing. Entries older than the window given to ``load(since:)``
 /// (the longest token lifetime) are forgotten: no token they could revoke is still valid.
 final class RevocationList: Sendable {
-    private struct Entries {
+    struct Entries {
         var grants: [String: [String: Int64]] = [:]  // clientID → check → revokedAt
         var tokens: [String: Int64] = [:]  // jti → revokedAt
         /// The epoch ms at which the last successful read of the store started.
@@ -31,7 +31,7 @@ final class RevocationList: Sendable {
     /// How far before the previous poll each poll reads again, ms.
     static let overlap: Int64 = 30_000
 
-    private let entries = Mutex(Entries())
+    let entries = Mutex(Entries())
     private let store: any RevocationStore
     private let interval: Duration
     private let poller = Mutex<Task<Void, Never>?>(nil)
@@ -122,4 +122,11 @@ final class RevocationList: Sendable {
         }
     }
 
+}
+
+extension RevocationList {
+    /// Whether `jti` (a token, or anything revoked under a `jti` of its own: an OpenID refresh-token family) was revoked.
+    func isRevoked(jti: String) -> Bool {
+        entries.withLock { !$0.tokens.isEmpty && $0.tokens[jti] != nil }
+    }
 }

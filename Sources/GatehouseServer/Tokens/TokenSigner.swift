@@ -18,7 +18,7 @@ import Synchronization
 /// Rotation: ``rotate()`` (or ``rotate(in:)`` for a store no node has loaded) stores a new key that becomes
 /// current; older keys keep verifying the tokens they signed until those expire.
 public struct TokenSigner: Sendable {
-    private let ring: KeyRing
+    let ring: KeyRing
 
     /// How often a node re-reads the store's keys.
     public static let refreshInterval: Duration = .seconds(30)
@@ -55,7 +55,7 @@ public struct TokenSigner: Sendable {
     /// then they verify its tokens by their unknown `kid`). Returns its `kid`.
     @discardableResult
     public static func rotate(in store: any SigningKeyStore) async throws -> String {
-        let record = newKeyRecord(after: try await store.signingKeys().last)
+        let record = newKeyRecord(after: try await store.signingKeys().filter { $0.algorithm == "ES256" }.last)
         try await store.insertSigningKey(record)
         return record.kid
     }
@@ -88,8 +88,9 @@ public struct TokenSigner: Sendable {
     /// key was retired already (nothing changes).
     @discardableResult
     public static func retire(kid: String, in store: any SigningKeyStore) async throws -> Bool {
-        let records = try await store.signingKeys()
-        guard var record = records.first(where: { $0.kid == kid }) else { throw StoreError.notFound }
+        let all = try await store.signingKeys()
+        guard var record = all.first(where: { $0.kid == kid }) else { throw StoreError.notFound }
+        let records = all.filter { $0.algorithm == record.algorithm }   // the newest of its algorithm is current
         guard records.max(by: { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) })?.kid != kid else { throw KeyError.currentKey }
         guard record.retiredAt == nil else { return false }
         record.retiredAt = EpochTime.nowMillis()
