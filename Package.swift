@@ -466,6 +466,7 @@ let package = Package(
                 server("HummingbirdWSClient", "hummingbird-websocket"),
                 server("BigInt", "BigInt"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 server("HTTPTypes", "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -64,7 +64,7 @@ struct OpenIDAuthorizationRequest: Codable, Sendable, Equatable {
         let asked = Scope(parameters["scope"])
         guard asked.elements.contains("openid") else { throw refuse("invalid_scope", "The scope must contain openid.") }
         // Values the client may not have are left out of the grant (as unknown ones: Core §3.1.2.1), not refused.
-        let granted = Scope(elements: asked.elements.filter { client.allowedScope.contains($0) })
+        let granted = asked.customElements.filter { client.allowedScope.contains($0) }.sorted().joined(separator: " ")
         var codeChallenge: String?
         if let challenge = parameters["code_challenge"] {
             guard (parameters["code_challenge_method"] ?? "plain") == "S256" else {
@@ -93,7 +93,7 @@ struct OpenIDAuthorizationRequest: Codable, Sendable, Equatable {
             if let value = parameters[name], value.utf8.count > limit { throw refuse("invalid_request", "\(name) is longer than \(limit) bytes.") }
         }
         return OpenIDAuthorizationRequest(
-            clientID: clientID, redirectURI: redirectURI, scope: granted.normalized, state: state, nonce: parameters["nonce"],
+            clientID: clientID, redirectURI: redirectURI, scope: granted, state: state, nonce: parameters["nonce"],
             codeChallenge: codeChallenge, acrValues: (parameters["acr_values"] ?? "").split(separator: " ").map(String.init),
             maxAge: maxAge, prompt: prompt, loginHint: parameters["login_hint"].flatMap { $0.isEmpty ? nil : $0 },
             uiLocales: (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init), issuedAt: now)

@@ -93,7 +93,7 @@ extension OpenIDProvider {
         if let asked = form["scope"] {
             let scope = Scope(asked)
             guard Scope(record.scope).contains(scope) else { throw OpenIDError(status: 400, error: "invalid_scope", description: "The scope exceeds the one granted.") }
-            granted.scope = scope.normalized
+            granted.scope = scope.customElements.sorted().joined(separator: " ")
         }
         return try await issueTokens(record: granted, client: client, nonce: nil, family: family, grant: "refresh_token", address: address)
     }
