@@ -16,7 +16,8 @@ echoing the OIDC_CLAIM_* variables the module sets. `gatehouse serve` runs the p
   sign-in       /protected/ -> Gatehouse's sign-in page; a wrong password shows the page's error; john/demo -> back on
                 the protected page, which shows sub john, email john@example.com, acr urn:gatehouse:acr:password
   step-up-mfa   /protected/mfa/ -> Gatehouse's page asks TOTP enrolment (the secret shown), the code computed here ->
-                recovery codes -> continue -> the mfa page shows acr urn:gatehouse:acr:mfa
+                recovery codes (with the continue link as the only way on) -> continue -> the mfa page shows acr
+                urn:gatehouse:acr:mfa
   logout        mod_auth_openidc's logout (/protected/redirect_uri?logout=...) -> Gatehouse's end_session_endpoint with
                 the id_token_hint -> loggedout.html; /protected/ then asks the password again (both sessions ended)
 
@@ -311,6 +312,9 @@ def run_steps(settings, results, folder):
                 "the recovery codes and the continue link", WAIT)
         codes = [item.text for item in ui.find_all("#gatehouse-recovery-codes li")] or \
             ui.text("#gatehouse-recovery-codes").split()
+        # Only the link goes on: the form's own submit button is hidden once the codes are shown.
+        stray = "" if not ui.visible("#gatehouse-submit") else \
+            f"the form's submit button ({ui.text('#gatehouse-submit')!r}) is still visible beside the continue link"
         continue_to = ui.find("#gatehouse-continue").get_attribute("href")
         assert continue_to.startswith(apache.url + "/protected/redirect_uri?"), \
             f"the continue link goes to {continue_to}, not the client's redirect_uri"
@@ -321,6 +325,7 @@ def run_steps(settings, results, folder):
         ui.shoot("openid-protected-mfa")
         assert claims["sub"] == provider.USER and claims["acr"] == provider.ACR_MFA, \
             f"the mfa page shows {claims}, expected sub {provider.USER}, acr {provider.ACR_MFA}"
+        assert not stray, f"{stray} (screenshot openid-recovery-codes); the rest of the step passed: mfa page shows {claims}"
         return f"asked {checks} (secret of {len(secret)} chars); {len(codes)} recovery code(s) shown; mfa page shows {claims}"
 
     def logout():

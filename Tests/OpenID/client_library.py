@@ -32,6 +32,9 @@ Steps (each prints PASS or FAIL; exit status 1 if any failed):
   max-age                max_age=1 after 2 s: prompt=none answers error=login_required; without prompt=none the page
                          asks the password again and the new id_token's auth_time is newer
   step-up-mfa            acr_values=urn:gatehouse:acr:mfa: the TOTP enrolment round, recovery codes, acr mfa
+  rp-logout              RP-initiated logout (EndSessionRequest with the id_token_hint): an unregistered
+                         post_logout_redirect_uri is not redirected to; the registered one gets the state back; the
+                         session is over (prompt=none -> login_required)
 """
 
 import argparse
@@ -55,6 +58,7 @@ from provider import Refused, UserAgent, harness, query  # noqa: E402
 log = harness.log
 REDIRECT = "http://127.0.0.1:8765/callback"          # never contacted: the test reads the redirect's URL
 OTHER_REDIRECT = "http://127.0.0.1:8765/not-registered"
+LOGGED_OUT = "http://127.0.0.1:8765/logged-out"      # lib-confidential's post-logout redirect URI
 SCOPE = "openid profile email"
 
 
@@ -202,7 +206,8 @@ def run_steps(settings, results, folder):
     oic = import_oic()
     binary = settings.gatehouse
     clients = {
-        "confidential": provider.confidential(binary, "lib-confidential", [REDIRECT]),
+        "confidential": provider.confidential(binary, "lib-confidential", [REDIRECT],
+                                              post_logout_redirect_uris=[LOGGED_OUT]),
         "es256": provider.confidential(binary, "lib-es256", [REDIRECT], alg="ES256"),
         "public": provider.OpenIDClient("lib-public", [REDIRECT]),
         "refresh": provider.confidential(binary, "lib-refresh", [REDIRECT]),
@@ -257,7 +262,9 @@ def run_steps(settings, results, folder):
             assert not missing, f"{name} {pcr.get(name)} lacks {missing}"
         keys = rp.client.keyjar.get_issuer_keys(issuer)
         kinds = sorted({key.kty for key in keys})
-        assert "RSA" in kinds and "EC" in kinds, f"the JWKS has keys of kinds {kinds}; RS256 and ES256 need RSA and EC"
+        assert "RSA" in kinds and "EC" in kinds, \
+            (f"the JWKS served before any id_token was issued has keys of kinds {kinds}, while the document advertises "
+             f"{pcr.get('id_token_signing_alg_values_supported')} and the policy has RS256 and ES256 clients")
         return (f"issuer {issuer} as asked; document valid for the library (scheme {scheme}); "
                 f"{len(keys)} keys ({', '.join(kinds)}) loaded from {pcr['jwks_uri']}")
 
@@ -450,6 +457,34 @@ def run_steps(settings, results, folder):
         assert codes and isinstance(codes, list), f"no recoveryCodes with the enrolment's redirect: {agent.rounds[-1]}"
         return f"page asked {agent.asked}, rounds' challenges {asked}; {len(codes)} recovery codes; acr {idt['acr']}, amr {idt['amr']}"
 
+    def rp_logout():
+        rp = relying("confidential")
+        agent, request, response, _ = rp.sign_in_flow(pkce=False)
+        rp.check_tokens(response, request)
+        hint = response["id_token_jwt"]
+
+        def end_session(uri):
+            ask = rp.client.construct_EndSessionRequest(request_args={
+                "id_token_hint": hint, "post_logout_redirect_uri": uri, "state": secrets.token_urlsafe(12)})
+            answer = agent.session.get(ask.request(rp.pcr["end_session_endpoint"]), allow_redirects=False,
+                                       timeout=provider.HTTP_TIMEOUT)
+            return ask, answer
+        _, refused = end_session(OTHER_REDIRECT)
+        location = refused.headers.get("Location", "")
+        assert not location.startswith(OTHER_REDIRECT), \
+            f"logout redirected to an unregistered post_logout_redirect_uri: {provider.describe(refused)}"
+        ask, answer = end_session(LOGGED_OUT)
+        location = answer.headers.get("Location", "")
+        assert answer.status_code in (302, 303) and location.split("?")[0] == LOGGED_OUT \
+            and query(location).get("state") == ask["state"], \
+            f"{provider.describe(answer)}; expected a redirect to {LOGGED_OUT} with the state"
+        url, silent, _ = rp.authorization_url(pkce=False, prompt="none")
+        kind, value = agent.open(url)
+        assert kind == "redirect" and query(value).get("error") == "login_required", \
+            f"after the logout prompt=none answered {value if kind == 'redirect' else 'the sign-in page'}"
+        return (f"unregistered post_logout_redirect_uri -> {refused.status_code} (no redirect); registered -> "
+                f"{answer.status_code} to it with the state; prompt=none then -> login_required")
+
     steps = [("discovery", discovery),
              ("confidential-basic", confidential_flow("client_secret_basic")),
              ("confidential-post", confidential_flow("client_secret_post")),
@@ -463,7 +498,8 @@ def run_steps(settings, results, folder):
              ("pkce-mismatch", pkce_mismatch),
              ("nonce-replay", nonce_replay),
              ("max-age", max_age),
-             ("step-up-mfa", step_up_mfa)]
+             ("step-up-mfa", step_up_mfa),
+             ("rp-logout", rp_logout)]
     for name, function in steps:
         step(name, function)
     return [name for name, _ in steps]

@@ -58,7 +58,8 @@ def confidential(gatehouse, client_id, redirect_uris, **options):
 
 
 def policy(gatehouse, clients):
-    """The policy YAML: the demo's UserLogin and TOTP, each proving an authentication context, and `clients`."""
+    """The policy YAML: the demo's UserLogin and TOTP, each proving an authentication context, `clients`, and one
+    MobileFirst application (a policy lists at least one)."""
     q = json.dumps
     lines = [
         "# Gatehouse as an OpenID Provider (Tests/OpenID/provider.py).",
@@ -81,6 +82,8 @@ def policy(gatehouse, clients):
         lines.append(f"    allowedScope: {q(SCOPE_ALLOWED)}")
         lines.append("    scopeElementMapping: { openid: UserLogin }")
         lines.append(f"    idTokenSigningAlg: {client.alg}")
+    lines += ["applications:",
+              "  - { id: com.sample.web, platform: web, scopeElementMapping: { accessRestricted: UserLogin, transfers: TOTP } }"]
     john = hash_password(gatehouse, PASSWORD)
     jane = hash_password(gatehouse, "secret")
     lines += [

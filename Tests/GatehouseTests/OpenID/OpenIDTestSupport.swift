@@ -22,7 +22,7 @@ struct OpenIDFixture: Sendable {
           UserLogin:
             class: UserLogin
             acr: "\(password)"
-            properties: { maxAttempts: 3, successStateExpirationSec: 600 }
+            properties: { maxAttempts: 3, blockedStateExpirationSec: 60, successStateExpirationSec: 600 }
           TOTP:
             class: TOTP
             requires: [UserLogin]
