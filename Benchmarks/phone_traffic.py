@@ -38,16 +38,31 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 # The FlowBenchmark's policy (Benchmarks/BenchmarkSupport/FlowClient.swift): one PIN check, no registration throttle.
+# Plus, for the OpenID Connect code flow (issue 58): UserLogin with a user whose bcrypt cost is 4 (the flow's own cost, not
+# bcrypt's, is measured; cost 10 adds about 50 ms of CPU a sign-in) and a confidential relying party.
 POLICY = """registrationThrottle: { perAddress: 0 }
 securityChecks:
   PinCodeAttempts:
     class: PinCodeAttempts
     properties: { pinCode: "1234", maxAttempts: 3, successStateExpirationSec: 3600 }
+  UserLogin:
+    class: UserLogin
+    properties: { maxAttempts: 3, successStateExpirationSec: 3600 }
 applications:
   - id: com.bench.app
     platform: ios
     scopeElementMapping: { accessRestricted: PinCodeAttempts }
+openIDClients:
+  - id: bench-rp
+    secretHash: "$2b$04$cVF60iQ6vK9WE5LymdZzuuJfMhNAQw6YLJoJcwAZu1NCY5F/www1K"
+    redirectURIs: ["http://127.0.0.1:9/cb"]
+    allowedScope: "openid profile email"
+    scopeElementMapping: { openid: UserLogin }
+users:
+  - { username: john, displayName: John Doe, passwordHash: "$2b$04$sgAASYgFb4AZKl/vIQClWesqgsJQy2KQVrogNNikfxIwtWl2QMXHa" }
 """
+RP_AUTHORIZATION = "Basic " + base64.b64encode(b"bench-rp:rp-secret-0123456789").decode()
+RP_REDIRECT = "http://127.0.0.1:9/cb"
 REDIRECT = "https://mfpredirecturi"
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -122,6 +137,41 @@ class App:
                                        "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"})
         status, _, _ = call("POST", "/mfp/api/az/v1/token", form, {"Content-Type": "application/x-www-form-urlencoded"})
         assert status == 200, f"token answered {status}"
+
+
+class Browser:
+    """One browser signing a user in to a web app through the hosted page (OpenID Connect code flow): the authorization
+    request (the page, a new session cookie), the page script's first round, the password, then the app's code exchange
+    (client_secret_basic; id_token RS256). Four requests; a new browser session each flow."""
+
+    def __init__(self, number):
+        self.number = number
+
+    def flow(self, connection):
+        def call(method, path, body=None, headers=None):
+            connection.request(method, path, body=body, headers=headers or {})
+            response = connection.getresponse()
+            return response.status, response.getheader("Location"), response.getheader("Set-Cookie"), response.read()
+
+        query = urllib.parse.urlencode({"response_type": "code", "client_id": "bench-rp", "redirect_uri": RP_REDIRECT,
+                                        "scope": "openid profile", "state": f"s{self.number}", "nonce": f"n{self.number}"})
+        status, _, cookie, page = call("GET", "/oidc/authorize?" + query)
+        assert status == 200 and cookie, f"authorize answered {status}"
+        html = page.decode()
+        request = re.search(r'data-request="([^"]+)"', html).group(1)
+        csrf = re.search(r'data-csrf="([^"]+)"', html).group(1)
+        headers = {"Content-Type": "application/json", "Cookie": cookie.split(";")[0]}
+        status, _, _, _ = call("POST", "/oidc/sign-in", json.dumps({"request": request, "csrf": csrf, "answers": {}}), headers)
+        assert status == 200, f"first round answered {status}"
+        status, _, _, body = call("POST", "/oidc/sign-in", json.dumps(
+            {"request": request, "csrf": csrf, "answers": {"UserLogin": {"username": "john", "password": "demo"}}}), headers)
+        redirect = json.loads(body).get("redirect") if status == 200 else None
+        assert redirect, f"sign-in answered {status} {body[:120]!r}"
+        code = urllib.parse.parse_qs(urllib.parse.urlsplit(redirect).query)["code"][0]
+        form = urllib.parse.urlencode({"grant_type": "authorization_code", "code": code, "redirect_uri": RP_REDIRECT})
+        status, _, _, body = call("POST", "/oidc/token", form, {"Content-Type": "application/x-www-form-urlencoded",
+                                                                 "Authorization": RP_AUTHORIZATION})
+        assert status == 200 and b"id_token" in body, f"token answered {status}"
 
 
 class Target:
@@ -357,6 +407,12 @@ def main():
         measure_idle("gatehouse serve", [gatehouse.pid])
         rows.append(measure_flows("plain, kept-alive connections", plain, apps, args.flows, args.rate, True, args.concurrency, [gatehouse.pid], args.seconds))
         rows.append(measure_flows("plain, a new connection per app", plain, apps, args.flows, args.rate, False, args.concurrency, [gatehouse.pid], args.seconds))
+        browsers = [Browser(index) for index in range(64)]
+        measure_flows("warm-up", plain, browsers, min(50, args.flows), args.rate, True, args.concurrency, [gatehouse.pid], args.seconds)
+        rows.append(measure_flows("OpenID code flow, kept-alive connections", plain, browsers, args.flows, args.rate, True, args.concurrency,
+                                  [gatehouse.pid], args.seconds))
+        rows.append(measure_flows("OpenID code flow, a new connection per browser", plain, browsers, args.flows, args.rate, False,
+                                  args.concurrency, [gatehouse.pid], args.seconds))
         compared = None
         if args.compare:
             compared, compared_port = start_gatehouse(args.gatehouse, folder, tls=False, extra=args.compare.split(), name="compared")
