@@ -139,7 +139,7 @@ public enum Gatehouse {
         let runtime = RuntimeRoutes<GatehouseRequestContext>(service: service)
         runtime.add(to: router)
         AdapterRoutes(adapters: configuration.adapters, validator: service.validator).add(to: router)
-        DiscoveryRoutes(signer: service.signer, issuer: service.issuerName).add(to: router)
+        DiscoveryRoutes(signer: service.signer, issuer: service.issuerName, policies: service.policies).add(to: router)
         AdminRoutes(admin: admin).add(to: router)
         ConsoleRoutes().add(to: router)
         OpenIDRoutes<GatehouseRequestContext>(provider: OpenIDProvider(service: service), theme: configuration.signInTheme).add(to: router)

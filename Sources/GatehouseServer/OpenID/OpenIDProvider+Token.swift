@@ -44,7 +44,20 @@ extension OpenIDProvider {
         guard let code = form["code"], !code.isEmpty else { throw OpenIDError.invalidRequest("code is required.") }
         guard let record = try await store.consumeCode(hash: AuthorizationService.hash(code)), let extra = record.openID,
               extra["kind"]?.stringValue == "code"
-        else { throw OpenIDError.invalidGrant("The code is unknown, expired or already used.") }
+        else {
+            // Used before (RFC 6749 §4.1.2): the tokens its first use gave are revoked — the access token, and the
+            // refresh token's family.
+            if let used = try await store.consumeCode(hash: AuthorizationService.hash("used code\u{0}" + code)), let issued = used.openID {
+                var revoked: [RevocationRecord] = []
+                let now = EpochTime.nowMillis()
+                if let jti = issued["jti"]?.stringValue { revoked.append(RevocationRecord(subject: .token(jti: jti), revokedAt: now)) }
+                if let family = issued["family"]?.stringValue { revoked.append(RevocationRecord(subject: .token(jti: "rf:" + family), revokedAt: now)) }
+                try await service.validator.revocations.add(revoked)
+                service.audit.record("openid.code_reused", clientID: used.clientID, user: used.userID, address: address,
+                                     detail: "code used twice; the tokens of its first use are revoked")
+            }
+            throw OpenIDError.invalidGrant("The code is unknown, expired or already used.")
+        }
         guard record.clientID == client.id else { throw OpenIDError.invalidGrant("The code was issued to another client.") }
         guard record.expiresAt > EpochTime.nowMillis() else { throw OpenIDError.invalidGrant("The code has expired.") }
         guard form["redirect_uri"] == record.redirectURI else { throw OpenIDError.invalidGrant("redirect_uri must be the one the code was issued for.") }
@@ -58,8 +71,16 @@ extension OpenIDProvider {
         case (nil, _?): throw OpenIDError.invalidGrant("code_verifier was sent, but the code was issued without a code_challenge.")
         case (nil, nil): break
         }
-        return try await issueTokens(record: record, client: client, nonce: extra["nonce"]?.stringValue, family: nil, grant: "authorization_code",
-                                     address: address)
+        let issued = try await issueTokens(record: record, client: client, nonce: extra["nonce"]?.stringValue, family: nil,
+                                           grant: "authorization_code", address: address)
+        // Kept while the tokens live: a second use of the code is told from a made-up one, and revokes them.
+        var used = record
+        used.codeHash = AuthorizationService.hash("used code\u{0}" + code)
+        used.expiresAt = EpochTime.nowMillis() + Int64(max(client.accessTokenLifetime, issued.family == nil ? 0 : client.refreshTokenLifetime)) * 1000
+        used.openID = ["kind": "used code", "jti": .string(issued.jti)]
+        if let family = issued.family { used.openID?["family"] = .string(family) }
+        try await store.insertCode(used)
+        return issued.answer
     }
 
     private func refresh(form: [String: String], client: OpenIDClient, address: String?) async throws -> JSONObject {
@@ -95,20 +116,22 @@ extension OpenIDProvider {
             guard Scope(record.scope).contains(scope) else { throw OpenIDError(status: 400, error: "invalid_scope", description: "The scope exceeds the one granted.") }
             granted.scope = scope.customElements.sorted().joined(separator: " ")
         }
-        return try await issueTokens(record: granted, client: client, nonce: nil, family: family, grant: "refresh_token", address: address)
+        return try await issueTokens(record: granted, client: client, nonce: nil, family: family, grant: "refresh_token", address: address).answer
     }
 
-    /// An access token, an id_token and, for `offline_access`, a refresh token (of `family`, or a new family).
+    /// An access token, an id_token and, for `offline_access`, a refresh token (of `family`, or a new family); with the
+    /// access token's `jti` and the refresh token's family.
     private func issueTokens(record: AuthorizationCodeRecord, client: OpenIDClient, nonce: String?, family: String?, grant: String,
-                             address: String?) async throws -> JSONObject {
+                             address: String?) async throws -> (answer: JSONObject, jti: String, family: String?) {
         guard let username = record.userID, let user = try await store.user(named: username) else {
             throw OpenIDError.invalidGrant("The user is no longer known.")
         }
         let now = EpochTime.nowMillis()
         let scope = Scope(record.scope)
         let lifetime = client.accessTokenLifetime
+        let jti = AuthorizationService.randomToken(bytes: 16)
         let claims = AccessTokenClaims(
-            iss: issuer, sub: username, exp: now / 1000 + Int64(lifetime), iat: now / 1000, iat_ms: now, jti: AuthorizationService.randomToken(bytes: 16),
+            iss: issuer, sub: username, exp: now / 1000 + Int64(lifetime), iat: now / 1000, iat_ms: now, jti: jti,
             scope: record.scope, client_id: client.id, app: nil, checks: [], user: username, acr: record.acr, auth_time: record.authTime.map { $0 / 1000 })
         let accessToken = try await service.signer.sign(claims)
         var idToken = Self.userClaims(user, scope: scope.elements)
@@ -128,13 +151,16 @@ extension OpenIDProvider {
             "access_token": .string(accessToken), "token_type": "Bearer", "expires_in": .int(Int64(lifetime)), "scope": .string(record.scope),
             "id_token": .string(try await service.signer.signIDToken(.object(idToken), algorithm: client.signingAlgorithm)),
         ]
+        var issuedFamily: String?
         if scope.elements.contains("offline_access") {
             let refreshToken = AuthorizationService.randomToken()
+            let newFamily = family ?? AuthorizationService.randomToken(bytes: 16)
+            issuedFamily = newFamily
             var stored = record
             stored.codeHash = AuthorizationService.hash("refresh\u{0}" + refreshToken)
             stored.redirectURI = record.redirectURI
             stored.expiresAt = family == nil ? now + Int64(client.refreshTokenLifetime) * 1000 : record.expiresAt
-            stored.openID = ["kind": "refresh", "family": .string(family ?? AuthorizationService.randomToken(bytes: 16)),
+            stored.openID = ["kind": "refresh", "family": .string(newFamily),
                              "amr": record.openID?["amr"] ?? .array([]), "session": record.openID?["session"] ?? .null]
             try await store.insertCode(stored)
             answer["refresh_token"] = .string(refreshToken)
@@ -142,6 +168,6 @@ extension OpenIDProvider {
         service.metrics.tokenIssued(grant: "openid_" + grant)
         service.audit.record("token.issued", clientID: client.id, application: client.id, user: username, address: address,
                              detail: "OpenID Connect \(grant), scope '\(record.scope)'")
-        return answer
+        return (answer, jti, issuedFamily)
     }
 }

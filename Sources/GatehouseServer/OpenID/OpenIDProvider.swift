@@ -12,7 +12,7 @@ import GatehouseStore
 /// digest of the cookie and the client id: the checks keep their state there as they do for an app — so a second
 /// sign-in of the same browser to the same client within the checks' success is single sign-on, and `prompt=login`
 /// or a `max_age` exceeded starts a new session.
-public struct OpenIDProvider: Sendable {
+struct OpenIDProvider: Sendable {
     let service: AuthorizationService
 
     /// The cookie that names a browser's sign-in session.
@@ -20,7 +20,7 @@ public struct OpenIDProvider: Sendable {
     /// How long a code can be exchanged, ms.
     static let codeLifetime: Int64 = 60_000
 
-    public init(service: AuthorizationService) {
+    init(service: AuthorizationService) {
         self.service = service
     }
 

@@ -131,8 +131,10 @@ public struct SecurityPolicy: Sendable {
         }
         let dependencies = try Self.dependencies(of: definitions, file: file)
         let contexts = try Self.authenticationContexts(of: policy, file: file)
-        guard let applicationEntries = policy.applications, !applicationEntries.isEmpty else {
-            throw PolicyError(file: file, key: "applications", problem: "must list at least one application")
+        // A policy serves apps, OpenID clients, or both.
+        let applicationEntries = policy.applications ?? []
+        guard !applicationEntries.isEmpty || !(policy.openIDClients ?? []).isEmpty else {
+            throw PolicyError(file: file, key: "applications", problem: "must list at least one application (or an OpenID client in openIDClients)")
         }
         var applications: [ApplicationPolicy] = []
         for (index, entry) in applicationEntries.enumerated() {

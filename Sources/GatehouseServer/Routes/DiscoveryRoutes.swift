@@ -7,12 +7,20 @@ struct DiscoveryRoutes<Context: RequestContext> {
     let signer: TokenSigner
     /// The `iss` of every token this server issues, and its public base URL.
     let issuer: IssuerName
+    /// The policy in force: when an OpenID client signs its id_tokens RS256, the JWKS has the RS256 key before any
+    /// id_token is signed (a relying party may fetch the keys first).
+    let policies: PolicyInForce
 
     func add(to router: Router<Context>) {
         let signer = self.signer
-        // Read per request (re-read from the store when stale): keys rotated or retired on another node show at once.
-        router.get(".well-known/jwks.json") { _, _ in JSONBody.response(.ok, await signer.currentJWKS(), headers: [.cacheControl: "max-age=60"]) }
-        router.get("mfp/api/az/v1/jwks") { _, _ in JSONBody.response(.ok, await signer.currentJWKS(), headers: [.cacheControl: "max-age=60"]) }
+        let policies = self.policies
+        @Sendable func jwks() async throws -> Response {
+            if policies.current.policy.openIDClients.values.contains(where: { $0.signingAlgorithm == .rs256 }) { try await signer.ensureRSAKey() }
+            // Read per request (re-read from the store when stale): keys rotated or retired on another node show at once.
+            return JSONBody.response(.ok, await signer.currentJWKS(), headers: [.cacheControl: "max-age=60"])
+        }
+        router.get(".well-known/jwks.json") { _, _ in try await jwks() }
+        router.get("mfp/api/az/v1/jwks") { _, _ in try await jwks() }
         let issuer = self.issuer
         router.get(".well-known/oauth-authorization-server") { _, _ in
             let base = issuer.current

@@ -24,8 +24,14 @@ extension TokenSigner {
         }
     }
 
-    /// The current RS256 key; the first one is made and stored now if the store has none (a server that never
-    /// signs an RS256 id_token never spends the RSA key generation).
+    /// Makes sure the store has an RS256 key (the JWKS of a server with RS256 clients publishes it before the first
+    /// id_token).
+    func ensureRSAKey() async throws {
+        _ = try await currentRSASigner()
+    }
+
+    /// The current RS256 key; the first one is made and stored now if the store has none (a server without RS256
+    /// clients never spends the RSA key generation).
     private func currentRSASigner() async throws -> KeyRing.RSASigner {
         if let signer = ring.currentRSASigner { return signer }
         try await ring.refresh()

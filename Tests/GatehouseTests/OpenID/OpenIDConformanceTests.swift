@@ -188,13 +188,19 @@ import Testing
         }
     }
 
-    @Test("oidcc-codereuse: a code works once; its second use is invalid_grant")
+    @Test("oidcc-codereuse: a code works once; its second use is invalid_grant and revokes the tokens of the first (RFC 6749 §4.1.2)")
     func codeReuse() async throws {
         try await OpenIDFixture.run { op in
-            let code = try #require(try await TestBrowser(op).signIn(OpenIDFixture.parameters()).parameter("code"))
-            #expect(try await op.exchange(code).status == 200)
+            let code = try #require(try await TestBrowser(op).signIn(OpenIDFixture.parameters(scope: "openid offline_access")).parameter("code"))
+            let first = try await op.exchange(code)
+            let accessToken = try #require(first.json?["access_token"]?.stringValue)
+            let refreshToken = try #require(first.json?["refresh_token"]?.stringValue)
+            let bearer = [("Authorization", "Bearer " + accessToken)]
+            #expect(try await HTTP.send(.GET, op.base + "/oidc/userinfo", headers: bearer).status == 200)
             let again = try await op.exchange(code)
             #expect(again.status == 400 && again.json?["error"]?.stringValue == "invalid_grant")
+            #expect(try await HTTP.send(.GET, op.base + "/oidc/userinfo", headers: bearer).status == 401)
+            #expect(try await op.token(["grant_type": "refresh_token", "refresh_token": refreshToken]).json?["error"]?.stringValue == "invalid_grant")
         }
     }
 
@@ -293,9 +299,7 @@ import Testing
             }
             #expect(metadata["id_token_signing_alg_values_supported"] == ["RS256", "ES256"])
             #expect(metadata["code_challenge_methods_supported"] == ["S256"])
-            // The RS256 key exists once an RS256 id_token was signed.
-            let code = try #require(try await TestBrowser(op).signIn(OpenIDFixture.parameters()).parameter("code"))
-            _ = try await op.exchange(code)
+            // Before any id_token: the JWKS has the RS256 key an RS256 client's tokens will be signed with.
             let jwks = try #require(try await HTTP.send(.GET, op.base + "/.well-known/jwks.json").json?["keys"])
             guard case .array(let keys) = jwks else { throw TestFailure("no keys") }
             #expect(Set(keys.compactMap { $0["alg"]?.stringValue }) == ["RS256", "ES256"])

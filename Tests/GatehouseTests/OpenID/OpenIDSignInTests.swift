@@ -157,6 +157,13 @@ import Testing
             }
         }
         #expect(problem("\"https://app.example.com/cb\"") == nil)
+        // OpenID clients alone make a policy (no MobileFirst application).
+        let onlyOpenID = base.replacingOccurrences(of: "applications:\n  - { id: com.sample.web, platform: web }\n", with: "")
+            .replacingOccurrences(of: "%URI%", with: "\"https://app.example.com/cb\"").replacingOccurrences(of: "%EXTRA%", with: ", scopeElementMapping: { openid: UserLogin }")
+        #expect(!onlyOpenID.contains("applications"))
+        #expect(throws: Never.self) {
+            try SecurityPolicy.parse(yaml: onlyOpenID, file: "policy.yaml", registry: .builtIn, services: SecurityCheckServices(users: PolicyTests.NoUsers()))
+        }
         #expect(problem("\"http://localhost:8080/cb\"") == nil)
         #expect(problem("\"http://app.example.com/cb\"")?.contains("openIDClients[0].redirectURIs[0]") == true)
         #expect(problem("\"https://app.example.com/*\"")?.contains("wildcard") == true)
