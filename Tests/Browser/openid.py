@@ -9,15 +9,30 @@ A throwaway Apache (own ServerRoot and configuration in a temporary folder, in t
 no system service) protects /protected/ with mod_auth_openidc as the confidential client apache-rp (client_secret_basic,
 PKCE S256, scope "openid profile email", the provider's metadata from Gatehouse's discovery), and /protected/mfa/ with
 step-up: `Require claim acr:urn:gatehouse:acr:mfa`, `OIDCPathAuthRequestParams acr_values=urn:gatehouse:acr:mfa` and
-`OIDCUnAutzAction auth` (a session without that acr is sent to the provider again). Its pages are server-side includes
-echoing the OIDC_CLAIM_* variables the module sets. `gatehouse serve` runs the policy of Tests/OpenID/provider.py
-(UserLogin proving urn:gatehouse:acr:password, TOTP urn:gatehouse:acr:mfa). Steps:
+`OIDCUnAutzAction auth` (a session without that acr is sent to the provider again); /protected/passkey/ the same for
+urn:gatehouse:acr:passkey, with prompt=login. Its pages are server-side includes echoing the OIDC_CLAIM_* variables the
+module sets. `gatehouse serve` runs the policy of Tests/OpenID/provider.py (UserLogin proving urn:gatehouse:acr:password,
+TOTP urn:gatehouse:acr:mfa, Passkey urn:gatehouse:acr:passkey) on a free port picked here, as the issuer
+http://localhost:<port>: WebAuthn's relying party must be a domain (rpID localhost), not an address. Steps:
 
   sign-in       /protected/ -> Gatehouse's sign-in page; a wrong password shows the page's error; john/demo -> back on
                 the protected page, which shows sub john, email john@example.com, acr urn:gatehouse:acr:password
   step-up-mfa   /protected/mfa/ -> Gatehouse's page asks TOTP enrolment (the secret shown), the code computed here ->
                 recovery codes (with the continue link as the only way on) -> continue -> the mfa page shows acr
                 urn:gatehouse:acr:mfa
+  passkey       Chromium with a virtual authenticator (WebDriver's WebAuthn extension: CTAP2, internal, resident key,
+                user verification). /protected/passkey/ -> the page asks the password (prompt=login), then shows
+                "Create a passkey" -> navigator.credentials.create -> the passkey page shows acr
+                urn:gatehouse:acr:passkey, amr with hwk. Then Apache's session cookie is dropped (Gatehouse's kept):
+                /protected/passkey/ again -> password (prompt=login: a new sign-in session) -> "Sign in with a passkey"
+                -> navigator.credentials.get -> signed in the same way; the authenticator holds 1 credential
+  custom-check  the page contract's generic renderer (a check of one's own: `message` and `fields` in its challenge),
+                against a stub: a loopback Python server serving Gatehouse's sign-in page, sign-in.js and the
+                stylesheets as fetched from `gatehouse serve` (unmodified bytes, the page with Gatehouse's headers, its
+                CSP included) and answering POST /oidc/sign-in itself: a LetterPIN challenge (a password and a number
+                field), then, for exactly {"LetterPIN":{"pin":"8472","count":3}}, a redirect to its /done. Checks the
+                labels (`for` = the inputs' ids), no inline script or handler, no CSP violation, and that every round
+                carried the page's request and csrf
   logout        mod_auth_openidc's logout (/protected/redirect_uri?logout=...) -> Gatehouse's end_session_endpoint with
                 the id_token_hint -> loggedout.html; /protected/ then asks the password again (both sessions ended)
 
@@ -48,7 +63,7 @@ import fixtures  # noqa: E402
 import nginx  # noqa: E402 - free_port
 import provider  # noqa: E402 - the OpenID Provider's policy, clients and TOTP codes
 
-STEPS = ["sign-in", "step-up-mfa", "logout"]
+STEPS = ["sign-in", "step-up-mfa", "passkey", "custom-check", "logout"]
 CLIENT_ID = "apache-rp"
 WAIT = 20
 log = harness.log
@@ -104,10 +119,13 @@ class Apache:
         self.logged_out = self.url + "/loggedout.html"
         htdocs = self.folder / "htdocs"
         (htdocs / "protected" / "mfa").mkdir(parents=True, exist_ok=True)
+        (htdocs / "protected" / "passkey").mkdir(parents=True, exist_ok=True)
         (self.folder / "run").mkdir(exist_ok=True)
         (htdocs / "protected" / "index.shtml").write_text(CLAIMS_PAGE.format(title="Apache test app: protected"))
         (htdocs / "protected" / "mfa" / "index.shtml").write_text(
             CLAIMS_PAGE.format(title="Apache test app: protected, second factor"))
+        (htdocs / "protected" / "passkey" / "index.shtml").write_text(
+            CLAIMS_PAGE.format(title="Apache test app: protected, passkey"))
         (htdocs / "loggedout.html").write_text(LOGGED_OUT_PAGE)
         # Apache's workers run as www-data when started by root: they read the pages.
         for path in [self.folder, *self.folder.rglob("*")]:
@@ -162,6 +180,12 @@ OIDCDefaultLoggedOutURL {self.logged_out}
     OIDCPathAuthRequestParams acr_values={urllib.parse.quote(provider.ACR_MFA, safe="")}
     OIDCUnAutzAction auth
     Require claim acr:{provider.ACR_MFA}
+</Location>
+<Location /protected/passkey/>
+    AuthType openid-connect
+    OIDCPathAuthRequestParams "acr_values={urllib.parse.quote(provider.ACR_PASSKEY, safe="")}&prompt=login"
+    OIDCUnAutzAction auth
+    Require claim acr:{provider.ACR_PASSKEY}
 </Location>
 """
         self.config = self.folder / "apache2.conf"

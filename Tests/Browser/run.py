@@ -183,8 +183,8 @@ class ServerProcess:
 
 
 class Gatehouse(ServerProcess):
-    def __init__(self, binary, data_dir, log_path, start_timeout, policy=None, extra=()):
-        command = [str(binary), "serve", "--port", "0", "--data", str(data_dir)]
+    def __init__(self, binary, data_dir, log_path, start_timeout, policy=None, extra=(), port=0):
+        command = [str(binary), "serve", "--port", str(port), "--data", str(data_dir)]
         if policy is not None:
             command += ["--policy", str(policy), "--sample-adapter", "true"]
         command += list(extra)

@@ -25,6 +25,7 @@ from kaazing import hash_password  # noqa: E402 - `gatehouse hash-password --cos
 
 ACR_PASSWORD = "urn:gatehouse:acr:password"
 ACR_MFA = "urn:gatehouse:acr:mfa"
+ACR_PASSKEY = "urn:gatehouse:acr:passkey"
 HTTP_TIMEOUT = 15
 MAX_ROUNDS = 6
 SCOPE_ALLOWED = "openid profile email offline_access"
@@ -57,20 +58,27 @@ def confidential(gatehouse, client_id, redirect_uris, **options):
     return OpenIDClient(client_id, redirect_uris, secret=secret, secret_hash=secret_hash, **options)
 
 
-def policy(gatehouse, clients):
+def policy(gatehouse, clients, passkey_origin=None):
     """The policy YAML: the demo's UserLogin and TOTP, each proving an authentication context, `clients`, and one
-    MobileFirst application (a policy lists at least one)."""
+    MobileFirst application (a policy lists at least one). With `passkey_origin` (http://localhost:<port>: WebAuthn's
+    relying party is a domain), also a Passkey check after UserLogin for the pages of that origin, proving
+    urn:gatehouse:acr:passkey (level 3)."""
     q = json.dumps
+    passkey_level = f", {q(ACR_PASSKEY)}: 3" if passkey_origin else ""
     lines = [
         "# Gatehouse as an OpenID Provider (Tests/OpenID/provider.py).",
-        f'authenticationContexts: {{ {q(ACR_PASSWORD)}: 1, {q(ACR_MFA)}: 2 }}',
+        f'authenticationContexts: {{ {q(ACR_PASSWORD)}: 1, {q(ACR_MFA)}: 2{passkey_level} }}',
         "securityChecks:",
         f"  UserLogin: {{ class: UserLogin, acr: {q(ACR_PASSWORD)}, properties: {{ maxAttempts: 3, "
         "blockedStateExpirationSec: 60, successStateExpirationSec: 3600 } }",
         f"  TOTP: {{ class: TOTP, requires: [UserLogin], acr: {q(ACR_MFA)}, properties: {{ issuer: Gatehouse test, "
         "maxAttempts: 3, blockedStateExpirationSec: 60 } }",
-        "openIDClients:",
     ]
+    if passkey_origin:
+        host = urllib.parse.urlsplit(passkey_origin).hostname
+        lines.append(f"  Passkey: {{ class: Passkey, requires: [UserLogin], acr: {q(ACR_PASSKEY)}, properties: {{ "
+                     f"rpID: {host}, origins: {q(passkey_origin)}, userVerification: required }} }}")
+    lines.append("openIDClients:")
     for client in clients:
         lines.append(f"  - id: {q(client.id)}")
         lines.append(f"    displayName: {q(client.display_name or client.id)}")
@@ -95,14 +103,16 @@ def policy(gatehouse, clients):
     return "\n".join(lines) + "\n"
 
 
-def start(gatehouse, folder, clients, start_timeout=30):
-    """`gatehouse serve` on a free port with the policy for `clients` (fresh data folder), until the current cleanup
+def start(gatehouse, folder, clients, start_timeout=30, port=0, issuer=None, passkey_origin=None):
+    """`gatehouse serve` on `port` (0: a free one it picks) with the policy for `clients` (fresh data folder; a Passkey
+    check for `passkey_origin` if given, see policy()), as `issuer` if given (--issuer), until the current cleanup
     scope ends; returns (the Gatehouse process, its discovery document)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     policy_path = folder / "policy.yaml"
-    policy_path.write_text(policy(gatehouse, clients), encoding="utf-8")
-    server = harness.Gatehouse(gatehouse, folder / "data", folder / "gatehouse.log", start_timeout, policy=policy_path)
+    policy_path.write_text(policy(gatehouse, clients, passkey_origin), encoding="utf-8")
+    server = harness.Gatehouse(gatehouse, folder / "data", folder / "gatehouse.log", start_timeout, policy=policy_path,
+                               port=port, extra=["--issuer", issuer] if issuer else [])
     return server, discovery(server.url)
 
 
