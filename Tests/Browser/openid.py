@@ -41,6 +41,8 @@ scripts/browser-test runs this under its watchdog (--openid-only runs it alone, 
 """
 
 import argparse
+import http.server
+import json
 import os
 import secrets
 import shutil
@@ -49,6 +51,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 from pathlib import Path
@@ -222,6 +225,103 @@ OIDCDefaultLoggedOutURL {self.logged_out}
         fixtures.terminate(self.process)
 
 
+CUSTOM_CHECK = "LetterPIN"
+CUSTOM_CHALLENGE = {"message": "Enter the PIN from your letter",
+                    "fields": [{"name": "pin", "label": "PIN", "type": "password"},
+                               {"name": "count", "label": "Count", "type": "number"}]}
+CUSTOM_ANSWERS = {CUSTOM_CHECK: {"pin": "8472", "count": 3}}
+DONE_PAGE = b"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Done</title></head>
+<body><h1 id="done">The stub's sign-in is done</h1></body></html>
+"""
+# Gatehouse's headers the stub does not copy onto its copy of the page: the connection's own, and its cookie.
+NOT_COPIED = {"content-length", "date", "connection", "keep-alive", "transfer-encoding", "set-cookie", "server"}
+
+
+def exactly(value, expected):
+    """JSON equality that also tells 3 from 3.0, "3" and true."""
+    if isinstance(expected, dict):
+        return isinstance(value, dict) and value.keys() == expected.keys() and \
+            all(exactly(value[key], expected[key]) for key in expected)
+    return type(value) is type(expected) and value == expected
+
+
+class CustomCheckStub:
+    """A stand-in for a server with a check of its own (the `gatehouse` binary has only built-in ones): serves, on a
+    free loopback port, Gatehouse's sign-in page (`page`: the bytes and headers `GET /oidc/authorize` answered, at
+    that path whatever the query) and its assets (path -> (bytes, Content-Type)), all as fetched, and answers the
+    page's rounds (`POST /oidc/sign-in`) itself: the LetterPIN challenge, then for exactly CUSTOM_ANSWERS a redirect
+    to its /done. `posts`: every round received, (headers, raw body)."""
+
+    def __init__(self, page_body, page_headers, assets):
+        self.posts = []
+        self.requests = []
+        self.lock = threading.Lock()
+        self.origin = None
+        stub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            timeout = 10
+
+            def log_message(self, *_args):
+                pass
+
+            def send(self, status, body, headers):
+                self.send_response(status)
+                for name, value in headers:
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                with stub.lock:
+                    stub.requests.append(f"{self.command} {self.path} -> {status}")
+
+            def do_GET(self):  # noqa: N802 - the http.server interface
+                path = self.path.split("?")[0]
+                if path == "/oidc/authorize":
+                    self.send(200, page_body, page_headers)
+                elif path in assets:
+                    body, content_type = assets[path]
+                    self.send(200, body, [("Content-Type", content_type)])
+                elif path == "/done":
+                    self.send(200, DONE_PAGE, [("Content-Type", "text/html; charset=utf-8")])
+                else:
+                    self.send(404, b"not here\n", [("Content-Type", "text/plain")])
+
+            def do_POST(self):  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(min(length, 65536)).decode("utf-8", "replace")
+                if self.path != "/oidc/sign-in":
+                    self.send(404, b"not here\n", [("Content-Type", "text/plain")])
+                    return
+                with stub.lock:
+                    stub.posts.append(({name.lower(): value for name, value in self.headers.items()}, body))
+                try:
+                    answers = json.loads(body).get("answers")
+                except (ValueError, AttributeError):
+                    answers = None
+                if exactly(answers, CUSTOM_ANSWERS):
+                    value = {"redirect": stub.origin + "/done"}
+                else:
+                    challenge = dict(CUSTOM_CHALLENGE)
+                    if answers:   # shown on the page: a wrong answer ends the wait at once
+                        challenge["errorMsg"] = f"the stub expected {json.dumps(CUSTOM_ANSWERS)}, got {json.dumps(answers)}"
+                    value = {"challenges": {CUSTOM_CHECK: {"kind": CUSTOM_CHECK, "challenge": challenge}}}
+                self.send(200, json.dumps(value).encode(), [("Content-Type", "application/json"),
+                                                            ("Cache-Control", "no-store")])
+
+        self.handler = Handler
+
+    def start(self):
+        self.origin = harness.start_server(self.handler)
+        return self.origin
+
+    def rounds(self):
+        with self.lock:
+            return list(self.posts)
+
+
 class SignInUI(console.Console):
     """Gatehouse's hosted sign-in page and the Apache pages in Chromium: the console test's bounded waits and
     screenshots, the errors read from the sign-in page's #gatehouse-error."""
@@ -254,9 +354,23 @@ def run_steps(settings, results, folder):
     client = provider.confidential(settings.gatehouse, CLIENT_ID, [apache_url + "/protected/redirect_uri"],
                                    post_logout_redirect_uris=[apache_url + "/loggedout.html"],
                                    display_name="Apache test app")
-    gatehouse, document = provider.start(settings.gatehouse, folder / "gatehouse", [client], settings.start_timeout)
+    # WebAuthn's relying party is a domain: Gatehouse is reached (and is the issuer) as http://localhost:<port>, a free
+    # port picked here (another process may take it meanwhile: then once more with another).
+    for attempt in range(3):
+        gatehouse_port = nginx.free_port()
+        local_issuer = f"http://localhost:{gatehouse_port}"
+        try:
+            gatehouse, document = provider.start(settings.gatehouse, folder / f"gatehouse-{attempt}", [client],
+                                                 settings.start_timeout, port=gatehouse_port, issuer=local_issuer,
+                                                 passkey_origin=local_issuer)
+            break
+        except RuntimeError as error:
+            if attempt == 2 or "before listening" not in str(error):
+                raise
+            log(f"INFO gatehouse did not start on port {gatehouse_port} (taken meanwhile?); another port")
     settings.logs.append(("gatehouse output", gatehouse.text))
     issuer = document["issuer"]
+    assert issuer == local_issuer, f"the discovery document's issuer is {issuer}, expected {local_issuer} (--issuer)"
     apache_folder = Path(tempfile.mkdtemp(prefix="gatehouse-apache-"))
     harness.on_cleanup(lambda: shutil.rmtree(apache_folder, ignore_errors=True) if not settings.keep else None)
     apache = Apache(apache_folder, apache_port, issuer, client)
@@ -352,6 +466,183 @@ def run_steps(settings, results, folder):
         assert not stray, f"{stray} (screenshot openid-recovery-codes); the rest of the step passed: mfa page shows {claims}"
         return f"asked {checks} (secret of {len(secret)} chars); {len(codes)} recovery code(s) shown; mfa page shows {claims}"
 
+    def passkey():
+        from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
+        options = VirtualAuthenticatorOptions()
+        options.protocol = VirtualAuthenticatorOptions.Protocol.CTAP2
+        options.transport = VirtualAuthenticatorOptions.Transport.INTERNAL
+        options.has_resident_key = True
+        options.has_user_verification = True
+        options.is_user_verified = True
+        options.is_user_consenting = True
+        driver.add_virtual_authenticator(options)
+        path = "/protected/passkey/"
+
+        def gatehouse_cookie():
+            cookies = driver.execute_cdp_cmd("Network.getCookies", {"urls": [issuer + "/oidc/sign-in"]})["cookies"]
+            return next((cookie["value"] for cookie in cookies if cookie["name"] == "gatehouse_sid"), None)
+
+        def password_then_passkey(button, shot):
+            """From /protected/passkey/ to the page's passkey button (after the password); returns the request."""
+            driver.get(apache.url + path)
+            ui.wait(lambda: on_gatehouse_page("UserLogin"), "Gatehouse's page asking the password", WAIT)
+            asked = provider.query(ui.url())
+            assert asked.get("acr_values") == provider.ACR_PASSKEY and asked.get("prompt") == "login", \
+                f"the request for {path}: acr_values {asked.get('acr_values')!r}, prompt {asked.get('prompt')!r}"
+            ui.type('input[name="username"]', provider.USER)
+            ui.type('input[name="password"]', provider.PASSWORD)
+            ui.click("#gatehouse-submit")
+            ui.wait(lambda: "Passkey" in ui.checks() and ui.visible("#gatehouse-passkey") or ui.error_text(),
+                    "the page's passkey button after the password", WAIT)
+            assert not ui.error_text(), f"after the password the page shows {ui.error_text()!r}"
+            shown = ui.text("#gatehouse-passkey")
+            assert shown == button, f"the passkey button says {shown!r}, expected {button!r}"
+            ui.shoot(shot)
+            return asked
+
+        def use_passkey(what):
+            browser.drain()
+            mark = len(browser.network.entries)
+            ui.click("#gatehouse-passkey")
+            ui.wait(lambda: on_apache_page(path) or ui.error_text(), f"the passkey page after {what}", WAIT)
+            if not on_apache_page(path):
+                browser.drain()
+                rounds = [entry for entry in browser.network.since(mark) if "/oidc/sign-in" in entry["url"]]
+                raise AssertionError(f"{what}: the page shows {ui.error_text()!r}; its rounds:\n" +
+                                     "\n".join(browser.network.lines(rounds)))
+            claims = {name: ui.text(f"#claim-{name}") for name in ("sub", "acr", "amr")}
+            assert claims["sub"] == provider.USER and claims["acr"] == provider.ACR_PASSKEY and \
+                "hwk" in claims["amr"].split(","), \
+                f"after {what} the passkey page shows {claims}, expected sub {provider.USER}, acr " \
+                f"{provider.ACR_PASSKEY}, amr with hwk"
+            return claims
+
+        password_then_passkey("Create a passkey", "openid-passkey-create")
+        created = use_passkey("the registration")
+        ui.shoot("openid-protected-passkey")
+        credentials = driver.get_credentials()
+        assert len(credentials) == 1, f"after the registration the authenticator holds {len(credentials)} credentials"
+        registered = credentials[0]
+        assert registered.rp_id == "localhost" and registered.is_resident_credential, \
+            f"the credential: rp {registered.rp_id}, resident {registered.is_resident_credential}"
+
+        # A second sign-in: Apache's session dropped (its cookies on 127.0.0.1), Gatehouse's cookie kept; prompt=login
+        # makes the page ask again on a new sign-in session.
+        before = gatehouse_cookie()
+        driver.delete_all_cookies()
+        password_then_passkey("Sign in with a passkey", "openid-passkey-sign-in")
+        used = use_passkey("the passkey sign-in")
+        after = gatehouse_cookie()
+        credentials = driver.get_credentials()
+        assert len(credentials) == 1, f"after the passkey sign-in the authenticator holds {len(credentials)} credentials"
+        assert credentials[0].id == registered.id and credentials[0].sign_count > registered.sign_count, \
+            f"the sign-in did not use the registered credential (sign count {registered.sign_count} -> " \
+            f"{credentials[0].sign_count})"
+        assert before and after and after != before, \
+            f"prompt=login kept the sign-in session: gatehouse_sid {'unchanged' if before == after else 'missing'}"
+        return (f"registered (page showed 'Create a passkey') -> {created}; a new session (prompt=login, new "
+                f"gatehouse_sid) -> password -> 'Sign in with a passkey' -> {used}; the authenticator holds 1 "
+                f"credential (rp localhost, resident, sign count {credentials[0].sign_count})")
+
+    def custom_check():
+        import requests
+        query = urllib.parse.urlencode({
+            "client_id": CLIENT_ID, "redirect_uri": apache.url + "/protected/redirect_uri", "response_type": "code",
+            "scope": "openid", "state": secrets.token_urlsafe(12), "nonce": secrets.token_urlsafe(12)})
+        page_path = "/oidc/authorize?" + query
+        fetched = requests.get(gatehouse.url + page_path, timeout=provider.HTTP_TIMEOUT, allow_redirects=False)
+        assert fetched.status_code == 200 and "text/html" in fetched.headers.get("Content-Type", ""), \
+            f"GET {page_path} answered {provider.describe(fetched)}"
+        csp = fetched.headers.get("Content-Security-Policy")
+        assert csp, f"Gatehouse's sign-in page has no Content-Security-Policy: {dict(fetched.headers)}"
+        page = provider.SignInPage(fetched.text)
+        assert page.request and page.csrf, "Gatehouse's sign-in page has no data-request and data-csrf"
+        assets = {}
+        for name in ("sign-in.js", "sign-in.css", "theme.css"):
+            asset = requests.get(gatehouse.url + "/oidc/assets/" + name, timeout=provider.HTTP_TIMEOUT,
+                                 allow_redirects=False)
+            assert asset.status_code == 200, f"GET /oidc/assets/{name} answered {asset.status_code}"
+            assets["/oidc/assets/" + name] = (asset.content, asset.headers.get("Content-Type", ""))
+        page_headers = [(name, value) for name, value in fetched.headers.items() if name.lower() not in NOT_COPIED]
+        stub = CustomCheckStub(fetched.content, page_headers, assets)
+        origin = stub.start()
+        settings.logs.append(("custom-check stub", lambda: "\n".join(stub.requests + [
+            f"POST body: {body}" for _headers, body in stub.rounds()])))
+
+        browser.drain()
+        mark, console_mark = len(browser.network.entries), len(browser.console)
+        driver.get(origin + page_path)
+        ui.wait(lambda: CUSTOM_CHECK in ui.checks() and ui.visible("#gatehouse-submit"),
+                "the stub's page showing the LetterPIN check", WAIT)
+        shown = driver.execute_script("""
+            const fieldset = document.querySelector('fieldset[data-check="LetterPIN"]');
+            const inputs = [...fieldset.querySelectorAll('input')].map((input) => ({
+                id: input.id, name: input.name, type: input.type,
+                labels: [...document.querySelectorAll('label')].filter((l) => l.htmlFor === input.id).map((l) => l.textContent),
+                labelled: [...(input.labels || [])].map((l) => l.textContent) }));
+            const all = [...document.querySelectorAll('*')];
+            return {
+                legend: (fieldset.querySelector('legend') || {}).textContent,
+                messages: [...fieldset.querySelectorAll('p')].map((p) => p.textContent),
+                inputs,
+                scripts: [...document.scripts].map((s) => s.getAttribute('src')),
+                inline: [...document.scripts].filter((s) => !s.src || s.textContent.trim()).length,
+                handlers: all.flatMap((e) => [...e.attributes].filter((a) => /^on/i.test(a.name)).map((a) => e.tagName + ' ' + a.name)),
+                javascriptURLs: document.querySelectorAll('[href^="javascript:" i], [src^="javascript:" i], [action^="javascript:" i]').length,
+                styles: document.querySelectorAll('style, [style]').length,
+                button: document.getElementById('gatehouse-submit').textContent };
+        """)
+        problems = []
+        if CUSTOM_CHALLENGE["message"] not in shown["messages"]:
+            problems.append(f"the message is not shown (paragraphs {shown['messages']})")
+        expected_inputs = [(spec["name"], spec["type"], spec["label"]) for spec in CUSTOM_CHALLENGE["fields"]]
+        found_inputs = [(item["name"], item["type"], item["labels"][0] if len(item["labels"]) == 1 else item["labels"])
+                        for item in shown["inputs"]]
+        if found_inputs != expected_inputs:
+            problems.append(f"inputs (name, type, the one <label for=id>) {found_inputs}, expected {expected_inputs}")
+        if any(item["labelled"] != item["labels"] or not item["id"] for item in shown["inputs"]):
+            problems.append(f"input.labels differ from the <label for> found: {shown['inputs']}")
+        if shown["inline"] or shown["handlers"] or shown["javascriptURLs"] or shown["styles"]:
+            problems.append(f"inline script or style: {shown['inline']} inline script(s), handlers {shown['handlers']}, "
+                            f"{shown['javascriptURLs']} javascript: URL(s), {shown['styles']} style element(s)/attribute(s)")
+        if shown["scripts"] != ["/oidc/assets/sign-in.js"]:
+            problems.append(f"the page's scripts are {shown['scripts']}")
+        assert not problems, "; ".join(problems)
+        ui.shoot("openid-custom-check")
+        ui.type('input[name="pin"]', "8472")
+        ui.type('input[name="count"]', "3")
+        ui.click("#gatehouse-submit")
+        ui.wait(lambda: ui.url() == origin + "/done" and ui.find("#done") is not None or ui.error_text(),
+                "the stub's /done after the LetterPIN answer", WAIT)
+        rounds = stub.rounds()
+        assert ui.url() == origin + "/done", \
+            f"the page shows {ui.error_text()!r} at {ui.url()}; the stub received {[body for _h, body in rounds]}"
+        sent = [json.loads(body) for _headers, body in rounds]
+        assert len(sent) == 2 and sent[0].get("answers") == {} and exactly(sent[1].get("answers"), CUSTOM_ANSWERS), \
+            f"the stub received {[body for _h, body in rounds]}, expected a first round with {{}} then exactly " \
+            f"{json.dumps(CUSTOM_ANSWERS)}"
+        wrong = [body for value, (_h, body) in zip(sent, rounds)
+                 if value.get("request") != page.request or value.get("csrf") != page.csrf]
+        assert not wrong, f"rounds without the page's request and csrf: {wrong}"
+        headers = [(h.get("content-type"), h.get("origin")) for h, _body in rounds]
+        assert all(kind == "application/json" and sender == origin for kind, sender in headers), \
+            f"the rounds' Content-Type and Origin: {headers}"
+
+        browser.drain()
+        served = [entry for entry in browser.network.since(mark)
+                  if entry["url"] == origin + page_path and entry["method"] == "GET"]
+        assert served and served[0]["status"] == 200, "the browser's request for the stub's page is not in its log"
+        stub_csp = served[0]["response_headers"].get("content-security-policy")
+        assert stub_csp == csp, f"the stub's page came with CSP {stub_csp!r}, Gatehouse's with {csp!r}"
+        scripts = [entry for entry in browser.network.since(mark) if entry["url"] == origin + "/oidc/assets/sign-in.js"]
+        assert scripts and scripts[0]["status"] == 200, "the page's script was not loaded from the stub"
+        violations = [line for line in browser.console[console_mark:] if "Content Security Policy" in line]
+        assert not violations, f"CSP violations in the console: {violations}"
+        return (f"the stub's page (Gatehouse's bytes and CSP {csp!r}) showed {shown['messages'][0]!r} and inputs "
+                f"{[(name, kind, label) for name, kind, label in found_inputs]} (each <label for> its id), no inline "
+                f"script; rounds {[json.dumps(value['answers']) for value in sent]} with the page's request and csrf "
+                f"-> {origin}/done")
+
     def logout():
         browser.drain()
         mark = len(browser.network.entries)
@@ -380,8 +671,9 @@ def run_steps(settings, results, folder):
         return (f"through {ends[0]['url'].split('?')[0]} ({ends[0]['status']}, state "
                 f"{'given back' if sent.get('state') else 'not sent'}) to {landed}; /protected/ asks the password again")
 
-    for name, function in (("sign-in", sign_in), ("step-up-mfa", step_up_mfa), ("logout", logout)):
-        if name != "sign-in" and results.get("sign-in", ("fail",))[0] != "pass":
+    for name, function in (("sign-in", sign_in), ("step-up-mfa", step_up_mfa), ("passkey", passkey),
+                           ("custom-check", custom_check), ("logout", logout)):
+        if name not in ("sign-in", "custom-check") and results.get("sign-in", ("fail",))[0] != "pass":
             results[name] = ("fail", "not run: the sign-in failed")
             log(f"FAIL [openid] {name}: not run (the sign-in failed)")
             continue

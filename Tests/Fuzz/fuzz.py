@@ -117,6 +117,11 @@ class Fuzzer:
                 ("GET", "/.well-known/jwks.json", None), ("GET", "/.well-known/oauth-authorization-server", None),
                 ("GET", "/mfp/api/az/v1/jwks", None), ("GET", "/mfp/api/nothing", None), ("GET", "/", None),
                 ("HEAD", "/health", None), ("HEAD", "/mfp/api/adapters/ResourceAdapter/balance", "bearer"),
+                # The OpenID Provider (issue 58): its page, rounds, token, UserInfo, logout and discovery.
+                ("GET", "/oidc/authorize", "authorization-query"), ("POST", "/oidc/authorize", "form"),
+                ("POST", "/oidc/sign-in", "json"), ("POST", "/oidc/token", "form"), ("GET", "/oidc/userinfo", "bearer"),
+                ("POST", "/oidc/userinfo", "form"), ("GET", "/oidc/logout", None), ("POST", "/oidc/logout", "form"),
+                ("GET", "/.well-known/openid-configuration", None), ("GET", "/oidc/assets/sign-in.js", None),
             ]
         else:
             self.endpoints = [
