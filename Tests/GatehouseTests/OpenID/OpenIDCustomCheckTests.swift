@@ -54,3 +54,36 @@ import Testing
         }
     }
 }
+
+/// OpenID clients registered by an operator through the admin API (a policy applied live), and gone the same way.
+@Suite(.timeLimit(.minutes(3))) struct OpenIDAdminTests {
+    @Test("a policy applied through the admin API adds an OpenID client at once; a policy without it removes it")
+    func clientsByTheAdminAPI() async throws {
+        let withoutClients = Admin.policy.replacingOccurrences(
+            of: "users:\n", with: "users:\n  - { username: jane, displayName: Jane, passwordHash: \"$2b$04$sgAASYgFb4AZKl/vIQClWesqgsJQy2KQVrogNNikfxIwtWl2QMXHa\" }\n")
+        try await TestServer.run(policy: withoutClients) { server in
+            let op = OpenIDFixture(server: server)
+            let token = try await Admin.writer(server)
+            let unknown = try await TestBrowser(op).authorize(OpenIDFixture.parameters(client: "added"))
+            #expect(unknown.status == 400)
+            let withClient = withoutClients + """
+
+                openIDClients:
+                  - { id: added, secretHash: "$2b$04$cVF60iQ6vK9WE5LymdZzuuJfMhNAQw6YLJoJcwAZu1NCY5F/www1K", redirectURIs: ["\(OpenIDFixture.redirect)"], scopeElementMapping: { openid: UserLogin } }
+                """
+            let applied = try await HTTP.send(.PUT, server.baseURL + "/admin/v1/policy",
+                                              headers: [("Content-Type", "application/yaml"), ("Authorization", "Bearer \(token)")], body: Data(withClient.utf8))
+            #expect(applied.status == 200, "\(String(decoding: applied.body, as: UTF8.self))")
+            let browser = TestBrowser(op)
+            #expect(try await browser.authorize(OpenIDFixture.parameters(client: "added")).status == 200)
+            let done = try await browser.round(["UserLogin": ["username": "jane", "password": "demo"]])
+            let code = try #require(done.json?["redirect"]?.stringValue.flatMap(URLComponents.init(string:))?.parameter("code"))
+            let tokens = try await op.exchange(code, basic: ("added", OpenIDFixture.secret))
+            #expect(try await op.verifiedIDToken(tokens).token.sub == "jane")
+            let removed = try await HTTP.send(.PUT, server.baseURL + "/admin/v1/policy",
+                                              headers: [("Content-Type", "application/yaml"), ("Authorization", "Bearer \(token)")], body: Data(withoutClients.utf8))
+            #expect(removed.status == 200)
+            #expect(try await TestBrowser(op).authorize(OpenIDFixture.parameters(client: "added")).status == 400)
+        }
+    }
+}
