@@ -108,14 +108,7 @@ extension SecurityPolicy {
                 throw PolicyError(file: file, key: "\(key).refreshTokenLifetimeSec", problem: "must be between 60 and 31536000 seconds")
             }
             let checks = try makeChecks(definitions, overrides: [:], key: key, file: file, registry: registry, services: services, warnings: &warnings)
-            var mapping: [String: [String]] = [:]
-            for (element, target) in entry.scopeElementMapping ?? [:] {
-                let names = target.split(separator: " ").map(String.init)
-                for name in names where checks[name] == nil {
-                    throw PolicyError(file: file, key: "\(key).scopeElementMapping.\(element)", problem: "maps to '\(name)', which is not in securityChecks")
-                }
-                mapping[element] = names
-            }
+            let mapping = try scopeElementMapping(entry.scopeElementMapping, checks: checks, key: key, file: file)
             guard !(mapping["openid"] ?? []).isEmpty else {
                 throw PolicyError(file: file, key: "\(key).scopeElementMapping.openid",
                                   problem: "must name the checks users sign in with (openid: UserLogin)")

@@ -43,11 +43,7 @@ struct OpenIDRoutes<Context: ClientRequestContext> {
 
     @Sendable func authorize(_ request: Request, context: Context) async throws -> Response {
         var request = request
-        let parameters = request.method == .post ? try await RequestReading.form(from: &request) : RequestReading.query(request)
-        let session = Self.cookie(OpenIDProvider.sessionCookie, in: request.headers)
-        let language = theme.language(uiLocales: (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init),
-                                      acceptLanguage: request.headers[.acceptLanguage])
-        let strings = theme.strings(language)
+        let (parameters, session, language, strings) = try await browserRequest(&request)
         switch try await provider.start(parameters, session: session) {
         case .error(let status, let message):
             return html(SignInPage.error(strings: strings, language: language, message: message), status: .init(code: status))
@@ -95,11 +91,7 @@ struct OpenIDRoutes<Context: ClientRequestContext> {
 
     @Sendable func logout(_ request: Request, context: Context) async throws -> Response {
         var request = request
-        let parameters = request.method == .post ? try await RequestReading.form(from: &request) : RequestReading.query(request)
-        let session = Self.cookie(OpenIDProvider.sessionCookie, in: request.headers)
-        let language = theme.language(uiLocales: (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init),
-                                      acceptLanguage: request.headers[.acceptLanguage])
-        let strings = theme.strings(language)
+        let (parameters, session, language, strings) = try await browserRequest(&request)
         // Only a form of this page confirms: its CSRF token in the body of a POST.
         let confirmation = request.method == .post ? parameters["csrf"] : nil
         switch try await provider.logout(parameters, session: session, confirmedWith: confirmation) {
@@ -116,6 +108,17 @@ struct OpenIDRoutes<Context: ClientRequestContext> {
             response.headers[.setCookie] = expired
             return response
         }
+    }
+
+    /// A browser's request: its parameters (the query, or a POSTed form), its session cookie, and the language and
+    /// strings to answer in (`ui_locales`, then `Accept-Language`).
+    private func browserRequest(_ request: inout Request) async throws
+        -> (parameters: [String: String], session: String?, language: String, strings: [String: String])
+    {
+        let parameters = request.method == .post ? try await RequestReading.form(from: &request) : RequestReading.query(request)
+        let language = theme.language(uiLocales: (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init),
+                                      acceptLanguage: request.headers[.acceptLanguage])
+        return (parameters, Self.cookie(OpenIDProvider.sessionCookie, in: request.headers), language, theme.strings(language))
     }
 
     // MARK: The client's endpoints

@@ -147,14 +147,7 @@ public struct SecurityPolicy: Sendable {
             }
             let checks = try makeChecks(definitions, overrides: overrides, key: key, file: file, registry: registry, services: services,
                                         warnings: &warnings)
-            var mapping: [String: [String]] = [:]
-            for (element, target) in entry.scopeElementMapping ?? [:] {
-                let names = target.split(separator: " ").map(String.init)
-                for name in names where checks[name] == nil {
-                    throw PolicyError(file: file, key: "\(key).scopeElementMapping.\(element)", problem: "maps to '\(name)', which is not in securityChecks")
-                }
-                mapping[element] = names
-            }
+            let mapping = try scopeElementMapping(entry.scopeElementMapping, checks: checks, key: key, file: file)
             let mandatory = Scope(entry.mandatoryScope).customElements
             for element in mandatory where mapping[element] == nil && checks[element] == nil {
                 throw PolicyError(file: file, key: "\(key).mandatoryScope", problem: "element '\(element)' maps to no check")
@@ -237,6 +230,21 @@ public struct SecurityPolicy: Sendable {
         return result
     }
 
+
+    /// A `scopeElementMapping` (element → space-separated check names) read, every name one of `checks`.
+    static func scopeElementMapping(_ entries: [String: String]?, checks: [String: any SecurityCheck], key: String, file: String) throws
+        -> [String: [String]]
+    {
+        var mapping: [String: [String]] = [:]
+        for (element, target) in entries ?? [:] {
+            let names = target.split(separator: " ").map(String.init)
+            for name in names where checks[name] == nil {
+                throw PolicyError(file: file, key: "\(key).scopeElementMapping.\(element)", problem: "maps to '\(name)', which is not in securityChecks")
+            }
+            mapping[element] = names
+        }
+        return mapping
+    }
 
     /// The checks of `definitions`, created for one application (or OpenID client) with its property `overrides`.
     static func makeChecks(_ definitions: [String: PolicyFile.CheckDefinition], overrides: [String: [String: JSON]], key: String, file: String,
