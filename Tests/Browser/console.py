@@ -26,20 +26,15 @@ Screenshots of the dashboard, the client page and the policy editor, at desktop 
 screenshots folder (git-ignored). Every wait is bounded; scripts/browser-test runs this under a watchdog.
 """
 
-import argparse
 import base64
 import hashlib
 import hmac
 import http.client
 import json
-import os
 import re
-import shutil
-import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 from pathlib import Path
@@ -351,15 +346,7 @@ def run_steps(settings, results, folder):
     settings.logs.insert(0, ("browser console", lambda: (ui.drain(), "\n".join(ui.console_lines))[1]))
     ui.size(*DESKTOP, False)
 
-    def step(name, function):
-        started = time.monotonic()
-        try:
-            detail = function()
-            results[name] = ("pass", detail)
-            log(f"PASS {name}: {detail} ({time.monotonic() - started:.1f} s)")
-        except Exception as error:  # noqa: BLE001 - a failed step is reported, the others still run
-            results[name] = ("fail", f"{type(error).__name__}: {error}")
-            log(f"FAIL {name}: {type(error).__name__}: {error}")
+    step = harness.step_runner(results)
 
     def sign_in():
         driver.get(base + "/console")
@@ -664,71 +651,17 @@ def run_steps(settings, results, folder):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--gatehouse", default=str(REPO / ".build/debug/gatehouse"), help="the gatehouse binary")
-    parser.add_argument("--screenshots", default=str(HERE / "screenshots"), help="where the screenshots go")
-    parser.add_argument("--chromium", default=None)
-    parser.add_argument("--chromedriver", default=None)
-    parser.add_argument("--start-timeout", type=float, default=30)
-    parser.add_argument("--keep", action="store_true", help="keep the work folder (logs, data, profile, policy)")
-    parser.add_argument("--verbose", "-v", action="store_true", help="print the logs even when everything passes")
-    args = parser.parse_args()
-
-    signal.signal(signal.SIGTERM, harness._terminate)
-    signal.signal(signal.SIGHUP, harness._terminate)
-
-    settings = harness.Settings()
-    settings.gatehouse = Path(args.gatehouse)
-    if not settings.gatehouse.is_absolute():
-        settings.gatehouse = Path.cwd() / settings.gatehouse
-    settings.start_timeout = args.start_timeout
-    settings.screenshots = Path(args.screenshots).resolve()
-    settings.screenshots.mkdir(parents=True, exist_ok=True)
-    settings.logs = []
-    if not os.access(settings.gatehouse, os.X_OK):
-        log(f"FAIL setup: no gatehouse binary at {settings.gatehouse} (build it with `swift build`)")
-        return 2
-    settings.chromium = harness.find_executable(args.chromium, ["chromium", "chromium-browser", "google-chrome"])
-    settings.chromedriver = harness.find_executable(args.chromedriver, ["chromedriver"])
-    if not settings.chromium or not settings.chromedriver:
-        log("FAIL setup: chromium or chromedriver not found (apt-get install chromium chromium-driver)")
+    settings = harness.standalone_settings(__doc__, keep_help="keep the work folder (logs, data, profile, policy)")
+    if settings is None:
         return 2
     try:
         import cryptography  # noqa: F401
     except ImportError:
         log("FAIL setup: the python cryptography package is missing (pip install cryptography)")
         return 2
-
-    work = Path(tempfile.mkdtemp(prefix="gatehouse-console-"))
-    if args.keep:
-        log(f"work folder: {work}")
-    else:
-        harness.on_cleanup(lambda: shutil.rmtree(work, ignore_errors=True))
-
-    log("\n---------------- console ----------------")
-    started = time.monotonic()
-    results = {}
-    try:
-        run_steps(settings, results, work)
-    except Exception as error:  # noqa: BLE001 - the set-up failed: reported, logs dumped
-        log(f"FAIL setup: {type(error).__name__}: {error}")
-        results.setdefault("setup", ("fail", str(error)))
-    failed = [name for name in STEPS if results.get(name, ("fail",))[0] != "pass"] + \
-             (["setup"] if "setup" in results else [])
-    if failed or args.verbose:
-        for title, text in settings.logs:
-            log(f"\n================ [console] {title} ================")
-            try:
-                log(text().rstrip())
-            except Exception as error:  # noqa: BLE001 - diagnostics only
-                log(f"(unavailable: {error!r})")
-    elapsed = time.monotonic() - started
-    passed = len(STEPS) - len([name for name in failed if name in STEPS])
-    if failed:
-        log(f"\nconsole browser test FAILED: {passed}/{len(STEPS)} steps ({', '.join(failed)}); {elapsed:.1f} s")
-        return 1
-    log(f"\nconsole browser test passed: {passed}/{len(STEPS)} steps; {elapsed:.1f} s; screenshots in {settings.screenshots}")
-    return 0
+    return harness.run_standalone(run_steps, settings, folder="gatehouse-console-", heading="console",
+                                  title="console browser test", label="console", steps=STEPS,
+                                  note=f"; screenshots in {settings.screenshots}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Debian's nginx as a real reverse proxy in the browser tests, run by the test (no root, no system config): a
 configuration written into the work folder around the documentation's own snippets (Examples/nginx/*.conf, included as
-they are, only their upstream address pointed at the process under test)."""
+they are, only their upstream address pointed at the process under test). Also what it shares with the other servers
+the tests run in a folder of their own (openid.py's Apache): a free loopback port, the wait for it to listen, the
+logs."""
 
 import os
 import re
@@ -43,7 +45,39 @@ def snippet(name, upstream):
     return pointed
 
 
-class Nginx:
+class FolderServer:
+    """A server the test runs (`self.process`) on the loopback port `self.port`, its error.log and access.log in
+    `self.folder`, until `stop()`."""
+
+    def wait_listening(self, name, start_timeout, output=lambda: ""):
+        """Waits (at most `start_timeout` s) until the port takes connections; raises RuntimeError with the error log
+        (after `output()`, what the process printed, if it exited) when the process exits first or time runs out."""
+        deadline = time.monotonic() + start_timeout
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{name} exited with status {self.process.returncode}:\n"
+                                   f"{output()}{self.error_log()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{name} did not listen within {start_timeout} s:\n{self.error_log()}")
+                time.sleep(0.1)
+
+    def error_log(self):
+        path = self.folder / "error.log"
+        return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+    def access_log(self):
+        path = self.folder / "access.log"
+        return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+    def stop(self):
+        fixtures.terminate(self.process)
+
+
+class Nginx(FolderServer):
     """nginx listening on a free loopback port with `server_body` (text inside its `server { }` block), until
     `stop()`. Logs in `folder`."""
 
@@ -82,25 +116,4 @@ http {{
         self.config.write_text(config, encoding="utf-8")
         self.process = subprocess.Popen([binary, "-p", str(self.folder), "-e", str(self.folder / "error.log"), "-c", str(self.config)],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + start_timeout
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"nginx exited with status {self.process.returncode}:\n{self.error_log()}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"nginx did not listen within {start_timeout} s:\n{self.error_log()}")
-                time.sleep(0.1)
-
-    def error_log(self):
-        path = self.folder / "error.log"
-        return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
-
-    def access_log(self):
-        path = self.folder / "access.log"
-        return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
-
-    def stop(self):
-        fixtures.terminate(self.process)
+        self.wait_listening("nginx", start_timeout)

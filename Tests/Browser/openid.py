@@ -40,19 +40,15 @@ Screenshots (desktop and phone width) go to the screenshots folder (git-ignored)
 scripts/browser-test runs this under its watchdog (--openid-only runs it alone, --no-openid skips it).
 """
 
-import argparse
 import http.server
 import json
 import os
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 import urllib.parse
 from pathlib import Path
 
@@ -62,8 +58,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "Tests" / "OpenID"))
 import run as harness  # noqa: E402 - the shared helpers of the browser tests (gatehouse, cleanup, browser)
 import console  # noqa: E402 - its bounded DOM waits and screenshots
-import fixtures  # noqa: E402
-import nginx  # noqa: E402 - free_port
+import nginx  # noqa: E402 - free_port, FolderServer (the wait to listen, the logs)
 import provider  # noqa: E402 - the OpenID Provider's policy, clients and TOTP codes
 
 STEPS = ["sign-in", "step-up-mfa", "passkey", "custom-check", "logout"]
@@ -103,7 +98,7 @@ def find_apache():
     return None
 
 
-class Apache:
+class Apache(nginx.FolderServer):
     """Debian's Apache with mod_auth_openidc on `port`, as the relying party `client` of the provider at `issuer`,
     until `stop()`. Its ServerRoot, configuration, pages and logs are in `folder`."""
 
@@ -200,29 +195,8 @@ OIDCDefaultLoggedOutURL {self.logged_out}
             raise RuntimeError(f"apache2 -t refused the configuration:\n{checked.stdout}{checked.stderr}")
         self.process = subprocess.Popen([binary, "-d", str(self.folder), "-f", str(self.config), "-DFOREGROUND"],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + start_timeout
-        while True:
-            if self.process.poll() is not None:
-                output = self.process.stdout.read().decode("utf-8", "replace")
-                raise RuntimeError(f"apache2 exited with status {self.process.returncode}:\n{output}{self.error_log()}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"apache2 did not listen within {start_timeout} s:\n{self.error_log()}")
-                time.sleep(0.1)
-
-    def error_log(self):
-        path = self.folder / "error.log"
-        return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
-
-    def access_log(self):
-        path = self.folder / "access.log"
-        return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
-
-    def stop(self):
-        fixtures.terminate(self.process)
+        self.wait_listening("apache2", start_timeout,
+                            output=lambda: self.process.stdout.read().decode("utf-8", "replace"))
 
 
 CUSTOM_CHECK = "LetterPIN"
@@ -395,15 +369,7 @@ def run_steps(settings, results, folder):
     def on_apache_page(path):
         return ui.url().split("?")[0] == apache.url + path and ui.find("#claim-sub") is not None
 
-    def step(name, function):
-        started = time.monotonic()
-        try:
-            detail = function()
-            results[name] = ("pass", detail)
-            log(f"PASS [openid] {name}: {detail} ({time.monotonic() - started:.1f} s)")
-        except Exception as error:  # noqa: BLE001 - a failed step is reported, the others still run
-            results[name] = ("fail", f"{type(error).__name__}: {error}")
-            log(f"FAIL [openid] {name}: {type(error).__name__}: {error} (at {ui.url()})")
+    step = harness.step_runner(results, "[openid] ", where=lambda: f" (at {ui.url()})")
 
     def sign_in():
         driver.get(apache.url + "/protected/")
@@ -467,15 +433,7 @@ def run_steps(settings, results, folder):
         return f"asked {checks} (secret of {len(secret)} chars); {len(codes)} recovery code(s) shown; mfa page shows {claims}"
 
     def passkey():
-        from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
-        options = VirtualAuthenticatorOptions()
-        options.protocol = VirtualAuthenticatorOptions.Protocol.CTAP2
-        options.transport = VirtualAuthenticatorOptions.Transport.INTERNAL
-        options.has_resident_key = True
-        options.has_user_verification = True
-        options.is_user_verified = True
-        options.is_user_consenting = True
-        driver.add_virtual_authenticator(options)
+        browser.add_authenticator()
         path = "/protected/passkey/"
 
         def gatehouse_cookie():
@@ -681,65 +639,13 @@ def run_steps(settings, results, folder):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--gatehouse", default=str(REPO / ".build/debug/gatehouse"), help="the gatehouse binary")
-    parser.add_argument("--screenshots", default=str(HERE / "screenshots"), help="where the screenshots go")
-    parser.add_argument("--chromium", default=None)
-    parser.add_argument("--chromedriver", default=None)
-    parser.add_argument("--start-timeout", type=float, default=30)
-    parser.add_argument("--keep", action="store_true", help="keep the work folders (logs, data, profile, Apache)")
-    parser.add_argument("--verbose", "-v", action="store_true", help="print the logs even when everything passes")
-    args = parser.parse_args()
-
-    signal.signal(signal.SIGTERM, harness._terminate)
-    signal.signal(signal.SIGHUP, harness._terminate)
-
-    settings = harness.Settings()
-    settings.gatehouse = Path(args.gatehouse).absolute()
-    settings.start_timeout = args.start_timeout
-    settings.keep = args.keep
-    settings.screenshots = Path(args.screenshots).resolve()
-    settings.screenshots.mkdir(parents=True, exist_ok=True)
-    settings.logs = []
-    if not os.access(settings.gatehouse, os.X_OK):
-        log(f"FAIL setup: no gatehouse binary at {settings.gatehouse} (build it with `swift build`)")
+    settings = harness.standalone_settings(__doc__, keep_help="keep the work folders (logs, data, profile, Apache)")
+    if settings is None:
         return 2
-    settings.chromium = harness.find_executable(args.chromium, ["chromium", "chromium-browser", "google-chrome"])
-    settings.chromedriver = harness.find_executable(args.chromedriver, ["chromedriver"])
-    if not settings.chromium or not settings.chromedriver:
-        log("FAIL setup: chromium or chromedriver not found (apt-get install chromium chromium-driver)")
-        return 2
-
-    work = Path(tempfile.mkdtemp(prefix="gatehouse-openid-browser-"))
-    if args.keep:
-        log(f"work folder: {work}")
-    else:
-        harness.on_cleanup(lambda: shutil.rmtree(work, ignore_errors=True))
-
-    log("\n---------------- openid (Apache mod_auth_openidc) ----------------")
-    started = time.monotonic()
-    results = {}
-    try:
-        run_steps(settings, results, work)
-    except Exception as error:  # noqa: BLE001 - the set-up failed: reported, logs dumped
-        log(f"FAIL [openid] setup: {type(error).__name__}: {error}")
-        results.setdefault("setup", ("fail", str(error)))
-    failed = [name for name in STEPS if results.get(name, ("fail",))[0] != "pass"] + \
-             (["setup"] if "setup" in results else [])
-    if failed or args.verbose:
-        for title, text in settings.logs:
-            log(f"\n================ [openid] {title} ================")
-            try:
-                log(text().rstrip()[-30000:])
-            except Exception as error:  # noqa: BLE001 - diagnostics only
-                log(f"(unavailable: {error!r})")
-    elapsed = time.monotonic() - started
-    passed = len(STEPS) - len([name for name in failed if name in STEPS])
-    if failed:
-        log(f"\nopenid browser test FAILED: {passed}/{len(STEPS)} steps ({', '.join(failed)}); {elapsed:.1f} s")
-        return 1
-    log(f"\nopenid browser test passed: {passed}/{len(STEPS)} steps; {elapsed:.1f} s; screenshots in {settings.screenshots}")
-    return 0
+    return harness.run_standalone(run_steps, settings, folder="gatehouse-openid-browser-",
+                                  heading="openid (Apache mod_auth_openidc)", title="openid browser test",
+                                  label="openid", prefix="[openid] ", steps=STEPS, log_tail=30000,
+                                  note=f"; screenshots in {settings.screenshots}")
 
 
 if __name__ == "__main__":

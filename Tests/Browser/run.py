@@ -49,6 +49,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import urllib.parse
 from pathlib import Path
 
@@ -531,6 +532,19 @@ class Browser:
             if service_process is not None and service_process.poll() is None:
                 service_process.kill()
 
+    def add_authenticator(self):
+        """A virtual authenticator standing in for the phone's (WebDriver's WebAuthn extension): CTAP2, internal
+        transport, resident keys, user verification, the user verified and consenting."""
+        from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
+        options = VirtualAuthenticatorOptions()
+        options.protocol = VirtualAuthenticatorOptions.Protocol.CTAP2
+        options.transport = VirtualAuthenticatorOptions.Transport.INTERNAL
+        options.has_resident_key = True
+        options.has_user_verification = True
+        options.is_user_verified = True
+        options.is_user_consenting = True
+        self.driver.add_virtual_authenticator(options)
+
     def drain(self):
         try:
             for entry in self.driver.get_log("browser"):
@@ -616,12 +630,19 @@ class ModeRun:
         return f"{self.label} {self.passed_count()}/{len(self.required)}"
 
     def dump(self):
-        for title, text in self.logs:
-            log(f"\n================ [{self.label}] {title} ================")
-            try:
-                log(text().rstrip())
-            except Exception as error:  # noqa: BLE001 - diagnostics only
-                log(f"(unavailable: {error!r})")
+        dump_logs(self.label, self.logs)
+
+
+def dump_logs(label, logs, tail=None):
+    """Prints each (title, function returning the text) of `logs` under a `[label] title` heading; with `tail`, only
+    the last `tail` characters of each."""
+    for title, text in logs:
+        log(f"\n================ [{label}] {title} ================")
+        try:
+            shown = text().rstrip()
+            log(shown[-tail:] if tail else shown)
+        except Exception as error:  # noqa: BLE001 - diagnostics only
+            log(f"(unavailable: {error!r})")
 
 
 def run_mode(function, settings, label, required):
@@ -780,6 +801,117 @@ def cross_origin_mode(settings, run, folder):
         log(f"PASS [{run.label}] {FORBIDDEN_STEP}: {summary}")
 
 
+# ------------------------------------------------------------------------------------------------ tests of their own
+
+# The tests with a main of their own and steps of their own (console.py, openid.py, Tests/OpenID/client_library.py):
+# their arguments and settings, work folder, steps, and the report of their outcome.
+
+def standalone_settings(description, keep_help, verbose_help="print the logs even when everything passes",
+                        browser=True):
+    """Parses the arguments every such test takes (--gatehouse, --start-timeout, --keep, --verbose; with `browser`,
+    --screenshots, --chromium and --chromedriver too), makes SIGTERM and SIGHUP run the cleanups, and returns the
+    Settings (with `logs`: the (title, text function) pairs shown on failure); None, after a `FAIL setup` line, when
+    the gatehouse binary, or for a browser test Chromium or chromedriver, is missing."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gatehouse", default=str(REPO / ".build/debug/gatehouse"), help="the gatehouse binary")
+    if browser:
+        parser.add_argument("--screenshots", default=str(HERE / "screenshots"), help="where the screenshots go")
+        parser.add_argument("--chromium", default=None)
+        parser.add_argument("--chromedriver", default=None)
+    parser.add_argument("--start-timeout", type=float, default=30)
+    parser.add_argument("--keep", action="store_true", help=keep_help)
+    parser.add_argument("--verbose", "-v", action="store_true", help=verbose_help)
+    args = parser.parse_args()
+
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGHUP, _terminate)
+
+    settings = Settings()
+    settings.gatehouse = Path(args.gatehouse).absolute()
+    settings.start_timeout = args.start_timeout
+    settings.keep = args.keep
+    settings.verbose = args.verbose
+    if browser:
+        settings.screenshots = Path(args.screenshots).resolve()
+        settings.screenshots.mkdir(parents=True, exist_ok=True)
+    settings.logs = []
+    if not os.access(settings.gatehouse, os.X_OK):
+        log(f"FAIL setup: no gatehouse binary at {settings.gatehouse} (build it with `swift build`)")
+        return None
+    if browser:
+        settings.chromium = find_executable(args.chromium, ["chromium", "chromium-browser", "google-chrome"])
+        settings.chromedriver = find_executable(args.chromedriver, ["chromedriver"])
+        if not settings.chromium or not settings.chromedriver:
+            log("FAIL setup: chromium or chromedriver not found (apt-get install chromium chromium-driver)")
+            return None
+    return settings
+
+
+def work_folder(prefix, keep):
+    """A new temporary folder named `prefix`…, removed when the cleanups run unless `keep` (then its path is
+    printed)."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    if keep:
+        log(f"work folder: {work}")
+    else:
+        on_cleanup(lambda: shutil.rmtree(work, ignore_errors=True))
+    return work
+
+
+def step_runner(results, prefix="", where=None, tracebacks=False):
+    """The `step(name, function)` of a test's steps: runs `function`, records ("pass", its detail) or ("fail", the
+    error) as `results[name]` and prints PASS or FAIL with `prefix` before the name, after a failure `where()` (e.g.
+    the page's URL) and, with `tracebacks`, the traceback; a failed step does not stop the others."""
+    def step(name, function):
+        started = time.monotonic()
+        try:
+            detail = function()
+            results[name] = ("pass", detail)
+            log(f"PASS {prefix}{name}: {detail} ({time.monotonic() - started:.1f} s)")
+        except Exception as error:  # noqa: BLE001 - a failed step is reported, the others still run
+            results[name] = ("fail", f"{type(error).__name__}: {error}")
+            log(f"FAIL {prefix}{name}: {type(error).__name__}: {error}{where() if where else ''}")
+            if tracebacks:
+                log(traceback.format_exc())
+    return step
+
+
+def run_standalone(run_steps, settings, *, folder, heading, title, label, prefix="", steps=None, log_tail=None,
+                   note="", counts=False):
+    """Runs `run_steps(settings, results, work)` in a new work folder (prefix `folder`) under the heading `heading`
+    and reports it: a failed set-up as `FAIL <prefix>setup`; on failure (or with --verbose) settings.logs under
+    `[label]` headings (the last `log_tail` characters of each); then `<title> passed` or `FAILED` with the count of
+    the `steps` that passed (None: the names run_steps returns), `note` after a pass, and with `counts` a line
+    `N passed, M failed`. Returns the exit status: 0 if every step passed, else 1."""
+    work = work_folder(folder, settings.keep)
+    log(f"\n---------------- {heading} ----------------")
+    started = time.monotonic()
+    results = {}
+    names = list(steps or [])
+    try:
+        returned = run_steps(settings, results, work)
+        if steps is None:
+            names = list(returned)
+    except Exception as error:  # noqa: BLE001 - the set-up failed: reported, logs dumped
+        log(f"FAIL {prefix}setup: {type(error).__name__}: {error}")
+        results.setdefault("setup", ("fail", str(error)))
+    failed = [name for name in names if results.get(name, ("fail",))[0] != "pass"] + \
+             (["setup"] if "setup" in results else [])
+    if failed or settings.verbose:
+        dump_logs(label, settings.logs, log_tail)
+    elapsed = time.monotonic() - started
+    passed = len([name for name in names if results.get(name, ("fail",))[0] == "pass"])
+    if failed or not names:
+        log(f"\n{title} FAILED: {passed}/{len(names)} steps ({', '.join(failed)}); {elapsed:.1f} s")
+        if counts:
+            log(f"{passed} passed, {len(failed)} failed")
+        return 1
+    log(f"\n{title} passed: {passed}/{len(names)} steps; {elapsed:.1f} s{note}")
+    if counts:
+        log(f"{passed} passed, 0 failed")
+    return 0
+
+
 # ------------------------------------------------------------------------------------------------ main
 
 class Settings:
@@ -834,11 +966,7 @@ def main():
             "(apt-get install chromium chromium-driver)")
         return 2
 
-    settings.work = Path(tempfile.mkdtemp(prefix="gatehouse-browser-"))
-    if args.keep:
-        log(f"work folder: {settings.work}")
-    else:
-        on_cleanup(lambda: shutil.rmtree(settings.work, ignore_errors=True))
+    settings.work = work_folder("gatehouse-browser-", args.keep)
 
     started = time.monotonic()
     modes = {"same-origin": same_origin_mode, "cross-origin": cross_origin_mode, "nginx": nginx_mode,

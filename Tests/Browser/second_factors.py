@@ -25,8 +25,6 @@ def policy(demo, origin):
 
 
 def mode(harness, settings, run, folder):
-    from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
-
     # The proxy first: its port is in the policy's origin. It forwards to Gatehouse once that has started.
     upstream = types.SimpleNamespace(host=None, port=None)
     proxy_log = harness.ProxyLog(folder / "proxy.log")
@@ -43,14 +41,7 @@ def mode(harness, settings, run, folder):
 
     browser = harness.Browser(settings, folder / "chromium-profile")
     run.logs.insert(0, ("browser console", harness.console_log(browser)))
-    options = VirtualAuthenticatorOptions()
-    options.protocol = VirtualAuthenticatorOptions.Protocol.CTAP2
-    options.transport = VirtualAuthenticatorOptions.Transport.INTERNAL
-    options.has_resident_key = True
-    options.has_user_verification = True
-    options.is_user_verified = True
-    options.is_user_consenting = True
-    browser.driver.add_virtual_authenticator(options)
+    browser.add_authenticator()
     done, fatal = browser.run_page(f"{origin}/app/second-factors.html", settings.page_timeout, run.label, run.steps)
     run.check_page(done, fatal, settings.page_timeout)
     credentials = browser.driver.get_credentials()

@@ -37,18 +37,11 @@ Steps (each prints PASS or FAIL; exit status 1 if any failed):
                          session is over (prompt=none -> login_required)
 """
 
-import argparse
 import base64
-import hashlib
 import json
-import os
 import secrets
-import shutil
-import signal
 import sys
-import tempfile
 import time
-import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -172,13 +165,20 @@ class Relying:
         return info
 
     def sign_in_flow(self, agent=None, pkce=True, respond=None, **extra):
-        """A whole flow with a fresh user agent (or `agent`): (agent, request, token response, id_token)."""
+        """A whole flow with a fresh user agent (or `agent`): (agent, request, token response, the code_verifier or
+        None)."""
         agent = agent or UserAgent(self.pcr["issuer"])
         url, request, verifier = self.authorization_url(pkce=pkce, **extra)
         redirect = agent.authorize(url, respond)
         self.parse_redirect(redirect, request)
         response = self.token(request, verifier)
         return agent, request, response, verifier
+
+    def checked_sign_in(self, acr=provider.ACR_PASSWORD, **flow):
+        """sign_in_flow(**flow), then check_tokens (`acr` the one expected): (agent, request, token response,
+        id_token)."""
+        agent, request, response, _verifier = self.sign_in_flow(**flow)
+        return agent, request, response, self.check_tokens(response, request, acr=acr)
 
 
 def token_error(response, expected):
@@ -217,17 +217,7 @@ def run_steps(settings, results, folder):
     issuer = document.get("issuer")
     log(f"INFO issuer {issuer}")
 
-    def step(name, function):
-        started = time.monotonic()
-        try:
-            detail = function()
-            results[name] = ("pass", detail)
-            log(f"PASS {name}: {detail} ({time.monotonic() - started:.1f} s)")
-        except Exception as error:  # noqa: BLE001 - a failed step is reported, the others still run
-            results[name] = ("fail", f"{type(error).__name__}: {error}")
-            log(f"FAIL {name}: {type(error).__name__}: {error}")
-            if settings.verbose:
-                log(traceback.format_exc())
+    step = harness.step_runner(results, tracebacks=settings.verbose)
 
     def relying(kind, method="client_secret_basic"):
         return Relying(oic, issuer, clients[kind], method)
@@ -271,8 +261,7 @@ def run_steps(settings, results, folder):
     def confidential_flow(method):
         def run():
             rp = relying("confidential", method)
-            agent, request, response, _ = rp.sign_in_flow(pkce=False)
-            idt = rp.check_tokens(response, request)
+            agent, request, _, idt = rp.checked_sign_in(pkce=False)
             info = rp.userinfo(request)
             return (f"{method}: page asked {agent.asked}; id_token RS256 verified (signature, iss, aud, azp, exp, nonce, "
                     f"at_hash), sub {idt['sub']}, acr {idt['acr']}, amr {idt['amr']}; userinfo email {info['email']}")
@@ -313,8 +302,7 @@ def run_steps(settings, results, folder):
 
     def es256():
         rp = relying("es256")
-        _, request, response, _ = rp.sign_in_flow(pkce=False)
-        idt = rp.check_tokens(response, request)
+        _, request, response, idt = rp.checked_sign_in(pkce=False)
         kid = jwt_header(response["id_token_jwt"])["kid"]
         key = [k for k in rp.client.keyjar.get_issuer_keys(issuer) if k.kid == kid]
         assert key and key[0].kty == "EC" and key[0].crv == "P-256", \
@@ -323,8 +311,7 @@ def run_steps(settings, results, folder):
 
     def refresh_rotation():
         rp = relying("refresh")
-        _, request, response, _ = rp.sign_in_flow(pkce=False, scope=provider.SCOPE_ALLOWED)
-        rp.check_tokens(response, request)
+        _, request, response, _ = rp.checked_sign_in(pkce=False, scope=provider.SCOPE_ALLOWED)
         first = rp.client.get_token(state=request["state"])
         assert first.refresh_token, f"no refresh_token for scope {provider.SCOPE_ALLOWED}: {response.to_dict()}"
         old_refresh = first.refresh_token
@@ -371,8 +358,7 @@ def run_steps(settings, results, folder):
 
     def reused_code():
         rp = relying("confidential")
-        _, request, response, _ = rp.sign_in_flow(pkce=False)
-        rp.check_tokens(response, request)
+        _, request, response, _ = rp.checked_sign_in(pkce=False)
         again = rp.token(request)
         error = token_error(again, "invalid_grant")
         revoked = rp.client.do_user_info_request(method="GET", token=response["access_token"])
@@ -392,8 +378,7 @@ def run_steps(settings, results, folder):
 
     def nonce_replay():
         rp = relying("confidential")
-        agent, first_request, first, _ = rp.sign_in_flow(pkce=False)
-        rp.check_tokens(first, first_request)
+        agent, first_request, first, _ = rp.checked_sign_in(pkce=False)
         replayed = first["id_token"]
         # A second flow (its own state and nonce) is fed the first flow's id_token, as a replaying attacker would.
         url, second_request, _ = rp.authorization_url(pkce=False)
@@ -420,8 +405,7 @@ def run_steps(settings, results, folder):
 
     def max_age():
         rp = relying("confidential")
-        agent, request, response, _ = rp.sign_in_flow(pkce=False)
-        first = rp.check_tokens(response, request)
+        agent, request, response, first = rp.checked_sign_in(pkce=False)
         # The session is there: prompt=none gives a code at once (so the refusal below is max_age's).
         url, silent, _ = rp.authorization_url(pkce=False, prompt="none")
         kind, value = agent.open(url)
@@ -449,9 +433,8 @@ def run_steps(settings, results, folder):
 
     def step_up_mfa():
         rp = relying("confidential")
-        agent, request, response, _ = rp.sign_in_flow(pkce=False, respond=provider.password_and_totp,
-                                                      acr_values=provider.ACR_MFA)
-        idt = rp.check_tokens(response, request, acr=provider.ACR_MFA)
+        agent, request, response, idt = rp.checked_sign_in(pkce=False, respond=provider.password_and_totp,
+                                                           acr_values=provider.ACR_MFA, acr=provider.ACR_MFA)
         asked = [sorted((value.get("challenges") or {}).keys()) for _, value in agent.rounds]
         codes = agent.recovery_codes
         assert codes and isinstance(codes, list), f"no recoveryCodes with the enrolment's redirect: {agent.rounds[-1]}"
@@ -459,8 +442,7 @@ def run_steps(settings, results, folder):
 
     def rp_logout():
         rp = relying("confidential")
-        agent, request, response, _ = rp.sign_in_flow(pkce=False)
-        rp.check_tokens(response, request)
+        agent, request, response, _ = rp.checked_sign_in(pkce=False)
         hint = response["id_token_jwt"]
 
         def end_session(uri):
@@ -506,23 +488,9 @@ def run_steps(settings, results, folder):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--gatehouse", default=str(provider.REPO / ".build/debug/gatehouse"), help="the gatehouse binary")
-    parser.add_argument("--start-timeout", type=float, default=30)
-    parser.add_argument("--keep", action="store_true", help="keep the work folder (policy, data, gatehouse log)")
-    parser.add_argument("--verbose", "-v", action="store_true", help="print the logs and tracebacks even on success")
-    args = parser.parse_args()
-
-    signal.signal(signal.SIGTERM, harness._terminate)
-    signal.signal(signal.SIGHUP, harness._terminate)
-
-    settings = harness.Settings()
-    settings.gatehouse = Path(args.gatehouse).absolute()
-    settings.start_timeout = args.start_timeout
-    settings.verbose = args.verbose
-    settings.logs = []
-    if not os.access(settings.gatehouse, os.X_OK):
-        log(f"FAIL setup: no gatehouse binary at {settings.gatehouse} (build it with `swift build`)")
+    settings = harness.standalone_settings(__doc__, keep_help="keep the work folder (policy, data, gatehouse log)",
+                                           verbose_help="print the logs and tracebacks even on success", browser=False)
+    if settings is None:
         return 2
     try:
         import oic
@@ -530,39 +498,9 @@ def main():
     except ImportError:
         log("FAIL setup: the oic package (pyoidc) is missing (pip install oic; scripts/openid-check installs it)")
         return 2
-
-    work = Path(tempfile.mkdtemp(prefix="gatehouse-openid-"))
-    if args.keep:
-        log(f"work folder: {work}")
-    else:
-        harness.on_cleanup(lambda: shutil.rmtree(work, ignore_errors=True))
-
-    log("\n---------------- OpenID Connect: pyoidc against gatehouse serve ----------------")
-    started = time.monotonic()
-    results = {}
-    names = []
-    try:
-        names = run_steps(settings, results, work)
-    except Exception as error:  # noqa: BLE001 - the set-up failed
-        log(f"FAIL setup: {type(error).__name__}: {error}")
-        results["setup"] = ("fail", str(error))
-    failed = [name for name, (outcome, _) in results.items() if outcome != "pass"]
-    if failed or args.verbose:
-        for title, text in settings.logs:
-            log(f"\n================ [openid] {title} ================")
-            try:
-                log(text().rstrip()[-20000:])
-            except Exception as error:  # noqa: BLE001 - diagnostics only
-                log(f"(unavailable: {error!r})")
-    elapsed = time.monotonic() - started
-    passed = len([name for name in names if results.get(name, ("fail",))[0] == "pass"])
-    if failed or not names:
-        log(f"\nOpenID client library check FAILED: {passed}/{len(names)} steps ({', '.join(failed)}); {elapsed:.1f} s")
-        log(f"{passed} passed, {len(failed)} failed")
-        return 1
-    log(f"\nOpenID client library check passed: {passed}/{len(names)} steps; {elapsed:.1f} s")
-    log(f"{passed} passed, 0 failed")
-    return 0
+    return harness.run_standalone(run_steps, settings, folder="gatehouse-openid-",
+                                  heading="OpenID Connect: pyoidc against gatehouse serve",
+                                  title="OpenID client library check", label="openid", log_tail=20000, counts=True)
 
 
 if __name__ == "__main__":
