@@ -5,12 +5,15 @@ import GatehouseProtocol
 /// An OpenID Connect relying party declared in the policy (``PolicyFile/OpenIDClientEntry``): its redirect URIs, the
 /// scope it may ask for, the checks its users sign in with, and how its id_tokens are signed.
 ///
-/// Its sign-in runs as an application of its own (``application``, platform ``platform``): each browser's sign-in
-/// session is a registration of it, so the checks keep their state per browser exactly as per app instance —
-/// attempts, blocks, a login's success and its expiry.
+/// Every client's sign-in runs as one application (``application``: ``signInApplication``, platform ``platform``):
+/// each browser's sign-in session is a registration of it, so the checks keep their state per browser exactly as per
+/// app instance — attempts, blocks, a login's success and its expiry — and a user signed in for one client is signed
+/// in for the others (single sign-on), each client asking for the checks of its own scope mapping.
 public struct OpenIDClient: Sendable {
-    /// The platform of the application an OpenID client signs in as.
+    /// The platform of the application OpenID clients sign in as.
     public static let platform = "openid"
+    /// The id of that application: one for every client.
+    public static let signInApplication = "gatehouse.openid"
 
     /// How the id_token is signed.
     public enum SigningAlgorithm: String, Sendable, CaseIterable {
@@ -34,17 +37,16 @@ public struct OpenIDClient: Sendable {
     public let accessTokenLifetime: Int
     /// Seconds.
     public let refreshTokenLifetime: Int
-    /// The application its sign-in runs as: the checks, the scope mapping, the `acr` levels.
+    /// The application every client's sign-in runs as: the policy's checks, their `requires`, the `acr` levels.
     public let application: ApplicationPolicy
-
-    /// The scope values that run checks (the others only choose claims).
-    var signInElements: Set<String> { Set(application.scopeElementMapping.keys) }
+    /// Scope value → the checks this client's sign-in runs for it (`scopeElementMapping`).
+    public let scopeMapping: [String: [String]]
 
     /// The checks a sign-in for `scope` runs, with those that prove `acrValues` (the first value this client's checks
     /// can prove; RFC 9470 step-up) and the checks they require. Empty when the client maps nothing.
     func checkNames(for scope: Scope, acrValues: [String]) -> Set<String> {
         var names: Set<String> = []
-        for element in scope.elements { names.formUnion(application.scopeElementMapping[element] ?? []) }
+        for element in scope.elements { names.formUnion(scopeMapping[element] ?? []) }
         let contexts = application.authenticationContexts
         if let wanted = acrValues.first(where: { contexts.levels[$0] != nil }), let level = contexts.levels[wanted] {
             // Checks proving the requested class, or one of a higher level (the lowest such level).
@@ -65,8 +67,17 @@ extension SecurityPolicy {
     static func openIDClients(of policy: PolicyFile, file: String, contexts: AuthenticationContexts, dependencies: [String: [String]],
                               registry: SecurityCheckRegistry, services: SecurityCheckServices, warnings: inout [String]) throws -> [OpenIDClient] {
         var clients: [OpenIDClient] = []
+        guard let entries = policy.openIDClients, !entries.isEmpty else { return [] }
         let definitions = policy.securityChecks ?? [:]
-        for (index, entry) in (policy.openIDClients ?? []).enumerated() {
+        let checks = try makeChecks(definitions, overrides: [:], key: "openIDClients", file: file, registry: registry, services: services,
+                                    warnings: &warnings)
+        // One application for every client's sign-in; a token's lifetime is the client's own (accessTokenLifetimeSec).
+        var application = ApplicationPolicy(
+            id: OpenIDClient.signInApplication, platform: OpenIDClient.platform, version: nil, scopeElementMapping: [:], mandatoryScope: [],
+            maxTokenExpiration: 86_400, checks: checks)
+        application.dependencies = dependencies
+        application.authenticationContexts = contexts
+        for (index, entry) in entries.enumerated() {
             let key = "openIDClients[\(index)]"
             guard !entry.id.isEmpty, entry.id.utf8.count <= 128, !entry.id.contains(where: { $0.isWhitespace || $0 == ":" }) else {
                 throw PolicyError(file: file, key: "\(key).id", problem: "must be 1 to 128 characters, without spaces or ':'")
@@ -107,23 +118,17 @@ extension SecurityPolicy {
             guard (60...86_400 * 365).contains(refreshLifetime) else {
                 throw PolicyError(file: file, key: "\(key).refreshTokenLifetimeSec", problem: "must be between 60 and 31536000 seconds")
             }
-            let checks = try makeChecks(definitions, overrides: [:], key: key, file: file, registry: registry, services: services, warnings: &warnings)
             let mapping = try scopeElementMapping(entry.scopeElementMapping, checks: checks, key: key, file: file)
             guard !(mapping["openid"] ?? []).isEmpty else {
                 throw PolicyError(file: file, key: "\(key).scopeElementMapping.openid",
                                   problem: "must name the checks users sign in with (openid: UserLogin)")
             }
-            var application = ApplicationPolicy(
-                id: entry.id, platform: OpenIDClient.platform, version: nil, scopeElementMapping: mapping, mandatoryScope: [],
-                maxTokenExpiration: accessLifetime, checks: checks)
-            application.dependencies = dependencies
-            application.authenticationContexts = contexts
             var allowed = Set((entry.allowedScope ?? "openid").split(separator: " ").map(String.init))
             allowed.insert("openid")
             clients.append(OpenIDClient(
                 id: entry.id, displayName: entry.displayName ?? entry.id, secretHash: secretHash, redirectURIs: entry.redirectURIs,
                 postLogoutRedirectURIs: entry.postLogoutRedirectURIs ?? [], allowedScope: allowed, signingAlgorithm: algorithm,
-                accessTokenLifetime: accessLifetime, refreshTokenLifetime: refreshLifetime, application: application))
+                accessTokenLifetime: accessLifetime, refreshTokenLifetime: refreshLifetime, application: application, scopeMapping: mapping))
         }
         return clients
     }

@@ -78,7 +78,7 @@ extension OpenIDProvider {
                               description: "This sign-in page has expired or was opened in another browser. Go back to the application and sign in again.")
         }
         guard let client = clients[request.clientID] else { throw OpenIDError.invalidRequest("The application is no longer known here.") }
-        let registration = try await ensureRegistration(session: session, client: client)
+        let registration = try await ensureRegistration(session: session)
         let names = client.checkNames(for: Scope(request.scope), acrValues: request.acrValues)
         let outcome = try await service.preauthorize(
             PreauthorizeRequest(clientID: registration, scope: names.sorted().joined(separator: " "), challengeResponse: answers),
@@ -107,7 +107,7 @@ extension OpenIDProvider {
     private func currentGrant(_ request: OpenIDAuthorizationRequest, client: OpenIDClient, session: String) async throws
         -> (registration: String, grant: AuthorizationService.Grant, amr: [String])?
     {
-        let registration = Self.registrationID(session: session, client: client.id)
+        let registration = Self.registrationID(session: session)
         let names = client.checkNames(for: Scope(request.scope), acrValues: request.acrValues)
         guard try await store.registration(clientID: registration) != nil else { return nil }
         let grant = try await service.withRegisteredClient(registration) { record, application, snapshot in

@@ -69,13 +69,9 @@ extension OpenIDProvider {
                 return .confirm(csrf: seal.csrf(session: sessionKey, purpose: "logout"), parameters: parameters)
             }
         }
-        if let session, Self.isSession(session) {
-            for client in clients.values {
-                let registration = Self.registrationID(session: session, client: client.id)
-                guard try await store.registration(clientID: registration) != nil else { continue }
-                try await service.withRegisteredClient(registration) { _, application, snapshot in
-                    for check in application.checks.values { try await snapshot.logout(check) }
-                }
+        if let session, Self.isSession(session), try await store.registration(clientID: Self.registrationID(session: session)) != nil {
+            try await service.withRegisteredClient(Self.registrationID(session: session)) { _, application, snapshot in
+                for check in application.checks.values { try await snapshot.logout(check) }
             }
         }
         service.audit.record("openid.logout", clientID: client?.id, detail: hinted ? "id_token_hint" : "confirmed by the user")

@@ -7,11 +7,11 @@ import GatehouseStore
 /// The OpenID Provider: OpenID Connect Core's authorization code flow (with PKCE) on top of the authorization
 /// server — the same users, security checks, `acr` levels, signing keys and store.
 ///
-/// A browser's sign-in session is a cookie (``sessionCookie``, random, HttpOnly). For each relying party the browser
-/// signs in to, the session is a registration of the client's application (``OpenIDClient/application``), named by a
-/// digest of the cookie and the client id: the checks keep their state there as they do for an app — so a second
-/// sign-in of the same browser to the same client within the checks' success is single sign-on, and `prompt=login`
-/// or a `max_age` exceeded starts a new session.
+/// A browser's sign-in session is a cookie (``sessionCookie``, random, HttpOnly), and a registration of the sign-in
+/// application (``OpenIDClient/application``) named by a digest of the cookie: the checks keep their state there as
+/// they do for an app — so a sign-in of the same browser to any client within the checks' success is single sign-on
+/// (each client still asks for the checks of its own mapping and `acr_values`), and `prompt=login` or a `max_age`
+/// exceeded starts a new session.
 struct OpenIDProvider: Sendable {
     let service: AuthorizationService
 
@@ -43,19 +43,19 @@ struct OpenIDProvider: Sendable {
         return Base64URL.decode(value)?.count == 32
     }
 
-    /// The registration that holds the checks' state of `session` signing in to `client`.
-    static func registrationID(session: String, client: String) -> String {
-        let digest = SHA256.hash(data: Data("gatehouse openid session\u{0}\(session)\u{0}\(client)".utf8))
+    /// The registration that holds the checks' state of `session`.
+    static func registrationID(session: String) -> String {
+        let digest = SHA256.hash(data: Data("gatehouse openid session\u{0}\(session)".utf8))
         return "oidc-" + digest.prefix(16).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// The registration of `session` for `client`, made on first use.
-    func ensureRegistration(session: String, client: OpenIDClient) async throws -> String {
-        let clientID = Self.registrationID(session: session, client: client.id)
+    /// The registration of `session`, made on first use.
+    func ensureRegistration(session: String) async throws -> String {
+        let clientID = Self.registrationID(session: session)
         if try await store.registration(clientID: clientID) != nil { return clientID }
         let now = EpochTime.nowMillis()
         let data = RegistrationData(device: DeviceData(id: clientID, platform: "browser", deviceDisplayName: "Browser (OpenID sign-in)"),
-                                    application: ApplicationData(id: client.id, clientPlatform: OpenIDClient.platform, version: nil))
+                                    application: ApplicationData(id: OpenIDClient.signInApplication, clientPlatform: OpenIDClient.platform, version: nil))
         // No key: nobody can sign for this registration, so none of the runtime's signed requests can speak for it.
         let record = ClientRegistrationRecord(clientID: clientID, data: data, publicKey: RSAPublicJWK(n: "", e: ""), createdAt: now, updatedAt: now)
         do {

@@ -211,7 +211,7 @@ public struct SecurityPolicy: Sendable {
         }
         let openIDClients = try Self.openIDClients(of: policy, file: file, contexts: contexts, dependencies: dependencies,
                                                    registry: registry, services: services, warnings: &warnings)
-        var result = SecurityPolicy(applications: applications + openIDClients.map(\.application), users: users,
+        var result = SecurityPolicy(applications: applications + (openIDClients.first.map { [$0.application] } ?? []), users: users,
                                     confidentialClients: confidentialClients, warnings: warnings)
         result.openIDClients = Dictionary(uniqueKeysWithValues: openIDClients.map { ($0.id, $0) })
         result.accountLockout = try accountLockout(of: policy, file: file)

@@ -36,6 +36,26 @@ import Testing
         }
     }
 
+    @Test("single sign-on: signed in for one client, the browser gets a code for another at once; a step-up one asks only the TOTP")
+    func singleSignOn() async throws {
+        try await OpenIDFixture.run { op in
+            let browser = TestBrowser(op)
+            _ = try await browser.signIn(OpenIDFixture.parameters())
+            let (verifier, challenge) = OpenIDFixture.pkce()
+            let other = try await browser.authorize(OpenIDFixture.parameters(client: "spa", ["code_challenge": challenge, "code_challenge_method": "S256"]))
+            #expect(other.status == 302)
+            let code = try #require(other.header("Location").flatMap(URLComponents.init(string:))?.parameter("code"))
+            let tokens = try await op.exchange(code, redirect: OpenIDFixture.spaRedirect, extra: ["client_id": "spa", "code_verifier": verifier], basic: nil)
+            #expect(try await op.verifiedIDToken(tokens).token.aud == "spa")
+            // Another browser is not signed in.
+            #expect(try await TestBrowser(op).authorize(OpenIDFixture.parameters(client: "narrow")).status == 200)
+            // Step-up for a third client: the password holds, only the second factor is asked.
+            #expect(try await browser.authorize(OpenIDFixture.parameters(client: "narrow", ["acr_values": OpenIDFixture.mfa])).status == 200)
+            let round = try await browser.round()
+            #expect(round.json?["challenges"]?["TOTP"] != nil && round.json?["challenges"]?["UserLogin"] == nil)
+        }
+    }
+
     @Test("the page: CSP without inline script or style, never framed, no-store; its strings escaped")
     func pageHeaders() async throws {
         try await OpenIDFixture.run { op in
