@@ -156,6 +156,29 @@ import Testing
         }
     }
 
+    @Test("an operator's theme: its stylesheet served after the page's own, its strings over the built-in ones, a language of its own")
+    func theme() async throws {
+        let folder = TestServer.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try ":root { --gatehouse-accent: #7a1fa2; }\n".write(toFile: folder + "/theme.css", atomically: true, encoding: .utf8)
+        try #"{"en": {"heading": "Sign in to {client} with your Example ID"}, "nl": {"heading": "Inloggen bij {client}"}}"#
+            .write(toFile: folder + "/strings.json", atomically: true, encoding: .utf8)
+        let theme = try SignInTheme.load(folder: folder)
+        try await TestServer.run(policy: OpenIDFixture.policy, signInTheme: theme) { server in
+            let op = OpenIDFixture(server: server)
+            let english = String(decoding: try await TestBrowser(op).authorize(OpenIDFixture.parameters()).body, as: UTF8.self)
+            #expect(english.contains("Sign in to Test RP with your Example ID"))
+            #expect(english.range(of: "sign-in.css")!.lowerBound < english.range(of: "theme.css")!.lowerBound)
+            let dutch = String(decoding: try await TestBrowser(op).authorize(OpenIDFixture.parameters(["ui_locales": "nl"])).body, as: UTF8.self)
+            #expect(dutch.contains("<html lang=\"nl\">") && dutch.contains("Inloggen bij Test RP"))
+            #expect(dutch.contains("Password"))   // a key the theme's language lacks: English
+            let css = try await HTTP.send(.GET, op.base + "/oidc/assets/theme.css")
+            #expect(String(decoding: css.body, as: UTF8.self).contains("#7a1fa2"))
+        }
+        try "{not json".write(toFile: folder + "/strings.json", atomically: true, encoding: .utf8)
+        #expect(throws: (any Error).self) { try SignInTheme.load(folder: folder) }
+    }
+
     @Test("the policy refuses OpenID clients it cannot serve safely, naming the key")
     func policyChecks() throws {
         let base = """

@@ -79,7 +79,7 @@ import Testing
         try await TestServer.run { server in
             let document = try #require(try await HTTP.send(.GET, server.baseURL + "/openapi.json").json)
             let paths = try #require(document["paths"]?.objectValue)
-            #expect(paths.count == 39)
+            #expect(paths.count == 45)
             let httpMethods: Set<String> = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
             for (template, item) in paths {
                 let path = template.replacingOccurrences(of: "{clientId}", with: "some-client")

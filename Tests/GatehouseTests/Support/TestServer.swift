@@ -17,7 +17,8 @@ struct TestServer: Sendable {
         policy: String = TestPolicies.standard, dataDirectory: String? = nil,
         registry: SecurityCheckRegistry = .builtIn, issuer: String? = nil, headerReadTimeout: Duration? = nil,
         auditLines: Logger? = nil, introspectedClientLifetime: Duration? = nil, trustedProxies: [String] = [],
-        metricsAccess: ServerConfiguration.MetricsAccess? = nil, tracer: OTLPTracer? = nil, _ body: (TestServer) async throws -> T
+        metricsAccess: ServerConfiguration.MetricsAccess? = nil, tracer: OTLPTracer? = nil, signInTheme: SignInTheme? = nil,
+        _ body: (TestServer) async throws -> T
     ) async throws -> T {
         let directory = dataDirectory ?? Self.temporaryDirectory()
         let policyPath = (directory as NSString).appendingPathComponent("policy.yaml")
@@ -34,6 +35,7 @@ struct TestServer: Sendable {
         configuration.trustedProxies = try TrustedProxies(trustedProxies)
         configuration.metricsAccess = metricsAccess
         configuration.tracer = tracer
+        if let signInTheme { configuration.signInTheme = signInTheme }
         if let introspectedClientLifetime { configuration.introspectedClientLifetime = introspectedClientLifetime }
         var logger = Logger(label: "gatehouse-test")
         logger.logLevel = .warning
