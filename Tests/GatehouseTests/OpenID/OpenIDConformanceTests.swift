@@ -5,7 +5,7 @@ import Testing
 /// The OpenID Connect conformance suite's Basic OP plan (`oidcc-basic-certification-test-plan`), one test per module
 /// that applies to a code-flow provider without dynamic registration, each named after its module; the relying
 /// party's checks (signature by the JWKS, `iss`, `aud`, `nonce`, `at_hash`, expiry) are jwt-kit's and the test's own.
-@Suite(.timeLimit(.minutes(3))) struct OpenIDConformanceTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct OpenIDConformanceTests {
     @Test("oidcc-server: the code flow gives an id_token that verifies with the JWKS, with iss, aud, nonce, at_hash, auth_time")
     func server() async throws {
         try await OpenIDFixture.run { op in

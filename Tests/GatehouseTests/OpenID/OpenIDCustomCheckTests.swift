@@ -6,7 +6,7 @@ import Testing
 
 /// A check of one's own on the hosted page: the page contract's `message` and `fields` (docs/openid-connect.md), its
 /// kind (the check's type), the answer handed to the check as the page sends it.
-@Suite(.timeLimit(.minutes(3))) struct OpenIDCustomCheckTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct OpenIDCustomCheckTests {
     /// The docs' example: a PIN from a letter, after the login.
     struct LetterPIN: CredentialsValidationSecurityCheck {
         let name: String
@@ -56,7 +56,7 @@ import Testing
 }
 
 /// OpenID clients registered by an operator through the admin API (a policy applied live), and gone the same way.
-@Suite(.timeLimit(.minutes(3))) struct OpenIDAdminTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct OpenIDAdminTests {
     @Test("a policy applied through the admin API adds an OpenID client at once; a policy without it removes it")
     func clientsByTheAdminAPI() async throws {
         let withoutClients = Admin.policy.replacingOccurrences(

@@ -6,7 +6,7 @@ import Testing
 
 /// The hosted page beyond the conformance modules: TOTP step-up by `acr_values`, the page's own protections (CSP,
 /// CSRF, the seal, the origin), RP-initiated logout, and the policy's checks of OpenID clients.
-@Suite(.timeLimit(.minutes(3))) struct OpenIDSignInTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct OpenIDSignInTests {
     @Test("acr_values=mfa adds TOTP after the password: enrolment, a code, recovery codes once; the id_token says acr mfa, amr pwd otp mfa")
     func stepUpWithTOTP() async throws {
         try await OpenIDFixture.run { op in
