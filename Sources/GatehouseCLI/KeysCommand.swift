@@ -42,9 +42,10 @@ struct KeysCommand: AsyncParsableCommand {
             let keys = try await store.withStore { try await $0.signingKeys() }
             let formatter = ISO8601DateFormatter()
             func date(_ ms: Int64) -> String { formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000)) }
-            let current = keys.last { $0.retiredAt == nil }?.kid
+            // The newest usable key of each algorithm signs: ES256 the access tokens, RS256 the RS256 clients' id_tokens.
+            let current = Set(Dictionary(grouping: keys.filter { $0.retiredAt == nil }, by: \.algorithm).compactMap { $0.value.last?.kid })
             for key in keys {
-                let status = key.retiredAt.map { "retired \(date($0))" } ?? (key.kid == current ? "current" : "verifies")
+                let status = key.retiredAt.map { "retired \(date($0))" } ?? (current.contains(key.kid) ? "current" : "verifies")
                 print("\(key.kid)  \(key.algorithm)  created \(date(key.createdAt))  \(status)")
             }
         }
@@ -53,10 +54,18 @@ struct KeysCommand: AsyncParsableCommand {
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Store a new key that becomes current on every node; older keys keep verifying.")
         @OptionGroup var store: StoreOptions
+        @Option(help: ArgumentHelp("ES256 (access tokens, and ES256 clients' id_tokens) or RS256 (RS256 OpenID clients' id_tokens).",
+                                   valueName: "algorithm"))
+        var algorithm = "ES256"
 
         func run() async throws {
-            let kid = try await store.withStore { try await TokenSigner.rotate(in: $0) }
-            print("New current key \(kid)")
+            let kid: String
+            switch algorithm.uppercased() {
+            case "ES256": kid = try await store.withStore { try await TokenSigner.rotate(in: $0) }
+            case "RS256": kid = try await store.withStore { try await TokenSigner.rotateRS256(in: $0) }
+            default: throw CommandFailure("--algorithm must be ES256 or RS256, not \(algorithm)")
+            }
+            print("New current \(algorithm.uppercased()) key \(kid)")
         }
     }
 

@@ -78,7 +78,7 @@ extension OpenIDProvider {
                               description: "This sign-in page has expired or was opened in another browser. Go back to the application and sign in again.")
         }
         guard let client = clients[request.clientID] else { throw OpenIDError.invalidRequest("The application is no longer known here.") }
-        let registration = try await ensureRegistration(session: session)
+        let registration = try await ensureRegistration(session: session, address: checkRequest.remoteAddress)
         let names = client.checkNames(for: Scope(request.scope), acrValues: request.acrValues)
         let outcome = try await service.preauthorize(
             PreauthorizeRequest(clientID: registration, scope: names.sorted().joined(separator: " "), challengeResponse: answers),

@@ -49,10 +49,15 @@ struct OpenIDProvider: Sendable {
         return "oidc-" + digest.prefix(16).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// The registration of `session`, made on first use.
-    func ensureRegistration(session: String) async throws -> String {
+    /// The registration of `session`, made on first use — counted against `address` as the runtime's registrations are
+    /// (``RegistrationThrottle``): a script making new sessions makes no more registrations than a script registering.
+    func ensureRegistration(session: String, address: String?) async throws -> String {
         let clientID = Self.registrationID(session: session)
         if try await store.registration(clientID: clientID) != nil { return clientID }
+        if let registrations = service.policies.current.registrationThrottle, let address,
+           try await !registrations.admit(address, now: EpochTime.nowMillis()) {
+            throw OpenIDError(status: 429, error: "too_many_requests", description: "Too many sign-ins from this address; try again later.")
+        }
         let now = EpochTime.nowMillis()
         let data = RegistrationData(device: DeviceData(id: clientID, platform: "browser", deviceDisplayName: "Browser (OpenID sign-in)"),
                                     application: ApplicationData(id: OpenIDClient.signInApplication, clientPlatform: OpenIDClient.platform, version: nil))

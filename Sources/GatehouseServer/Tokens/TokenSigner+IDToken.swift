@@ -2,7 +2,7 @@ import Crypto
 import CryptoExtras
 import Foundation
 import GatehouseProtocol
-import GatehouseStore
+public import GatehouseStore
 
 /// id_tokens (OpenID Connect Core §2): signed with the current ES256 key (the access tokens' key) or the current
 /// RS256 key, made on first use and kept in the store beside the ES256 keys (every node signs with the newest and
@@ -36,12 +36,22 @@ extension TokenSigner {
         if let signer = ring.currentRSASigner { return signer }
         try await ring.refresh()
         if let signer = ring.currentRSASigner { return signer }
-        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        try await ring.store.insertSigningKey(SigningKeyRecord(
-            kid: UUID().uuidString.lowercased(), algorithm: "RS256", privateKeyPEM: key.pemRepresentation, createdAt: EpochTime.nowMillis()))
+        try await Self.rotateRS256(in: ring.store)
         try await ring.refresh()
         guard let signer = ring.currentRSASigner else { throw TokenError.noKey }
         return signer
+    }
+
+    /// Stores a new RS256 key that becomes current for RS256 id_tokens on every node (at its next read of the store);
+    /// older RS256 keys keep verifying until retired. Returns its `kid`.
+    @discardableResult
+    public static func rotateRS256(in store: any SigningKeyStore) async throws -> String {
+        let newest = try await store.signingKeys().filter { $0.algorithm == "RS256" }.max { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let record = SigningKeyRecord(kid: UUID().uuidString.lowercased(), algorithm: "RS256", privateKeyPEM: key.pemRepresentation,
+                                      createdAt: max(EpochTime.nowMillis(), (newest?.createdAt ?? 0) + 1))
+        try await store.insertSigningKey(record)
+        return record.kid
     }
 
     /// The claims of an id_token this server signed (any usable key, either algorithm), its expiry not checked:

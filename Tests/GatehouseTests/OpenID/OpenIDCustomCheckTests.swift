@@ -2,6 +2,7 @@ import Foundation
 import GatehouseChecks
 import GatehouseProtocol
 import GatehouseServer
+import GatehouseSQLite
 import Testing
 
 /// A check of one's own on the hosted page: the page contract's `message` and `fields` (docs/openid-connect.md), its
@@ -85,5 +86,37 @@ import Testing
             #expect(removed.status == 200)
             #expect(try await TestBrowser(op).authorize(OpenIDFixture.parameters(client: "added")).status == 400)
         }
+    }
+}
+
+/// The RS256 key of id_tokens, rotated and retired by an operator as the ES256 keys are (`gatehouse keys`).
+@Suite(.serialized, .timeLimit(.minutes(3))) struct OpenIDKeyTests {
+    @Test("a rotated RS256 key signs the next id_tokens; the old one verifies until retired; the newest cannot be retired")
+    func rotateAndRetireRS256() async throws {
+        try await OpenIDFixture.run { op in
+            let store = try SQLiteStore.open(dataDirectory: op.server.dataDirectory)
+            let first = try await op.exchange(try #require(try await TestBrowser(op).signIn(OpenIDFixture.parameters()).parameter("code")))
+            let oldKID = try #require(Self.kid(first))
+            let newKID = try await TokenSigner.rotateRS256(in: store)
+            #expect(newKID != oldKID)
+            await #expect(throws: TokenSigner.KeyError.self) { try await TokenSigner.retire(kid: newKID, in: store) }
+            let keys = try await store.signingKeys().filter { $0.algorithm == "RS256" }
+            #expect(keys.map(\.kid).sorted() == [oldKID, newKID].sorted())
+            #expect(try await TokenSigner.retire(kid: oldKID, in: store))
+            // The node reads the store when the JWKS is asked for and its last read is older than 2 s.
+            try await Task.sleep(for: .milliseconds(2100))
+            let jwks = try #require(try await HTTP.send(.GET, op.base + "/.well-known/jwks.json").json?["keys"]?.arrayValue)
+            let published = Set(jwks.compactMap { $0["kid"]?.stringValue })
+            #expect(published.contains(newKID) && !published.contains(oldKID))
+            let second = try await op.exchange(try #require(try await TestBrowser(op).signIn(OpenIDFixture.parameters()).parameter("code")))
+            #expect(Self.kid(second) == newKID)
+            _ = try await op.verifiedIDToken(second)
+        }
+    }
+
+    static func kid(_ response: TestResponse) -> String? {
+        guard let token = response.json?["id_token"]?.stringValue, let header = token.split(separator: ".").first,
+              let bytes = Base64URL.decode(header) else { return nil }
+        return (try? JSONDecoder().decode(JSON.self, from: bytes))?["kid"]?.stringValue
     }
 }

@@ -179,6 +179,21 @@ import Testing
         #expect(throws: (any Error).self) { try SignInTheme.load(folder: folder) }
     }
 
+    @Test("new sign-in sessions are registrations, throttled per address as the runtime's are: a script cannot fill the store")
+    func sessionsAreThrottled() async throws {
+        let policy = OpenIDFixture.policy.replacingOccurrences(of: "registrationThrottle: { perAddress: 0 }",
+                                                               with: "registrationThrottle: { perAddress: 3, windowSec: 60 }")
+        try await OpenIDFixture.run(policy: policy) { op in
+            var statuses: [Int] = []
+            for _ in 0..<4 {
+                let browser = TestBrowser(op)   // a new session each time
+                _ = try await browser.authorize(OpenIDFixture.parameters())
+                statuses.append(try await browser.round().status)
+            }
+            #expect(statuses == [200, 200, 200, 429])
+        }
+    }
+
     @Test("the policy refuses OpenID clients it cannot serve safely, naming the key")
     func policyChecks() throws {
         let base = """
