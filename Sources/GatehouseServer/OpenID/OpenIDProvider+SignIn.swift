@@ -34,7 +34,7 @@ extension OpenIDProvider {
         }
         guard let client = clients[request.clientID] else { return .error(status: 400, message: "Unknown client.") }
         var session = Self.isSession(cookie) ? cookie! : Self.newSession()
-        let existing = Self.isSession(cookie) ? try await currentGrant(request, client: client, session: session) : nil
+        let existing = session == cookie ? try await currentGrant(request, client: client, session: session) : nil
         var mustSignInAgain = request.prompt.contains("login")
         if let existing, let maxAge = request.maxAge, let authTime = existing.grant.authTime, now - authTime > Int64(maxAge) * 1000 {
             mustSignInAgain = true
@@ -49,7 +49,7 @@ extension OpenIDProvider {
                 issuer: issuer), session: nil)
         }
         // A sign-in asked for anew (prompt=login, max_age exceeded): a new session, whose checks have not succeeded.
-        if mustSignInAgain || existing == nil && !Self.isSession(cookie) { session = Self.newSession() }
+        if mustSignInAgain { session = Self.newSession() }
         let seal = try seal()
         let sealed = seal.seal(request)
         return .page(request, sealed: sealed, csrf: seal.csrf(session: session, purpose: sealed), session: session)
@@ -109,9 +109,14 @@ extension OpenIDProvider {
     {
         let registration = Self.registrationID(session: session)
         let names = client.checkNames(for: Scope(request.scope), acrValues: request.acrValues)
-        guard try await store.registration(clientID: registration) != nil else { return nil }
-        let grant = try await service.withRegisteredClient(registration) { record, application, snapshot in
-            try await service.grant(of: application, scope: Scope(elements: names), version: nil, snapshot: &snapshot)
+        let grant: AuthorizationService.Grant?
+        do {
+            // One store read: the registration, its state and its device's hold (a session never signed in has none).
+            grant = try await service.withRegisteredClient(registration) { record, application, snapshot in
+                try await service.grant(of: application, scope: Scope(elements: names), version: nil, snapshot: &snapshot)
+            }
+        } catch AuthorizationError.unknownClient {
+            return nil
         }
         guard let grant, grant.user != nil else { return nil }
         return (registration, grant, Self.amr(of: grant.checks, in: client.application))

@@ -69,9 +69,13 @@ extension OpenIDProvider {
                 return .confirm(csrf: seal.csrf(session: sessionKey, purpose: "logout"), parameters: parameters)
             }
         }
-        if let session, Self.isSession(session), try await store.registration(clientID: Self.registrationID(session: session)) != nil {
-            try await service.withRegisteredClient(Self.registrationID(session: session)) { _, application, snapshot in
-                for check in application.checks.values { try await snapshot.logout(check) }
+        if let session, Self.isSession(session) {
+            do {
+                try await service.withRegisteredClient(Self.registrationID(session: session)) { _, application, snapshot in
+                    for check in application.checks.values { try await snapshot.logout(check) }
+                }
+            } catch AuthorizationError.unknownClient {
+                // A session that never signed in: nothing to end.
             }
         }
         service.audit.record("openid.logout", clientID: client?.id, detail: hinted ? "id_token_hint" : "confirmed by the user")

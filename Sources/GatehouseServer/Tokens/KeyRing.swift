@@ -21,8 +21,7 @@ final class KeyRing: Sendable {
         init(kid: String, pem: String) throws {
             self.kid = kid
             key = try P256.Signing.PrivateKey(pemRepresentation: pem)
-            let header: JSON = ["alg": "ES256", "kid": .string(kid), "typ": "JWT"]
-            encodedHeader = Base64URL.encode(JSONBody.buffer(header).readableBytesView)
+            encodedHeader = KeyRing.encodedHeader(algorithm: "ES256", kid: kid)
         }
     }
 
@@ -38,14 +37,19 @@ final class KeyRing: Sendable {
         init(kid: String, pem: String) throws {
             self.kid = kid
             key = try _RSA.Signing.PrivateKey(pemRepresentation: pem)
-            let header: JSON = ["alg": "RS256", "kid": .string(kid), "typ": "JWT"]
-            encodedHeader = Base64URL.encode(JSONBody.buffer(header).readableBytesView)
+            encodedHeader = KeyRing.encodedHeader(algorithm: "RS256", kid: kid)
             let primitives = try key.publicKey.getKeyPrimitives()
             published = [
                 "kty": "RSA", "n": .string(Base64URL.encode(primitives.modulus)), "e": .string(Base64URL.encode(primitives.publicExponent)),
                 "kid": .string(kid), "alg": "RS256", "use": "sig",
             ]
         }
+    }
+
+    /// `base64url({"alg":..,"kid":..,"typ":"JWT"})`: a key's JWS header, encoded once.
+    static func encodedHeader(algorithm: String, kid: String) -> String {
+        let header: JSON = ["alg": .string(algorithm), "kid": .string(kid), "typ": "JWT"]
+        return Base64URL.encode(JSONBody.buffer(header).readableBytesView)
     }
 
     struct Snapshot: Sendable {
